@@ -1,0 +1,20 @@
+//! recap's core: the value model and printer, sessions and corpora, the strategy
+//! contract and registry. Everything here is pure and deterministic; I/O is limited to
+//! reading corpora line by line.
+
+pub mod corpus;
+pub mod memory;
+pub mod message;
+pub mod printer;
+pub mod registry;
+pub mod session;
+pub mod strategy;
+pub mod value;
+
+pub use corpus::{CorpusReader, Entry, RejectedSession};
+pub use message::{Message, Role};
+pub use printer::{PrintOptions, to_clojure, type_of};
+pub use registry::{OptionInfo, Registry, SpecError, StrategyInfo, StrategySpec};
+pub use session::{DefKind, Definition, FieldError, Session, ToolCall, ToolSpec, Turn, TurnError};
+pub use strategy::{Invariant, RenderError, RenderRequest, RequestError, Strategy, turns_line};
+pub use value::{Closure, SpecialFloat, Value, ValueError};

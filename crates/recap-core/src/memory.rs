@@ -1,0 +1,80 @@
+//! Memory folding (SPEC section 4, DEF-001/002/009): the definitions of all successful
+//! turns so far, applied in order; a redefinition replaces the entry and moves the name
+//! to the end.
+
+use crate::session::{Definition, Turn};
+
+/// The live definitions before a call, in order of (latest) definition.
+pub fn fold<'a>(turns: &'a [Turn]) -> Vec<&'a Definition> {
+    let mut live: Vec<&'a Definition> = Vec::new();
+    for turn in turns.iter().filter(|t| t.success) {
+        for def in &turn.definitions {
+            if let Some(pos) = live.iter().position(|d| d.name == def.name) {
+                live.remove(pos);
+            }
+            live.push(def);
+        }
+    }
+    live
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::session::{DefKind, TurnError};
+    use crate::value::Value;
+
+    fn def(name: &str, v: i64) -> Definition {
+        Definition {
+            name: name.into(),
+            kind: DefKind::Def,
+            docstring: None,
+            value: Some(Value::Int(v)),
+        }
+    }
+
+    fn turn(number: u32, success: bool, defs: Vec<Definition>) -> Turn {
+        Turn {
+            number,
+            program: String::new(),
+            raw_response: String::new(),
+            success,
+            error: (!success).then(|| TurnError {
+                message: "boom".into(),
+                reason: None,
+            }),
+            result: None,
+            prints: vec![],
+            tool_calls: vec![],
+            definitions: defs,
+            feedback: None,
+            usage: None,
+        }
+    }
+
+    #[test]
+    fn def_002_redefinition_moves_to_end_and_latest_wins() {
+        let turns = vec![
+            turn(1, true, vec![def("a", 1), def("b", 2)]),
+            turn(2, true, vec![def("a", 3)]),
+        ];
+        let live = fold(&turns);
+        let names: Vec<_> = live.iter().map(|d| d.name.as_str()).collect();
+        assert_eq!(names, ["b", "a"]);
+        assert_eq!(live[1].value, Some(Value::Int(3)));
+    }
+
+    #[test]
+    fn def_001_redefinition_within_a_turn_keeps_final_value() {
+        let turns = vec![turn(1, true, vec![def("x", 1), def("x", 2)])];
+        let live = fold(&turns);
+        assert_eq!(live.len(), 1);
+        assert_eq!(live[0].value, Some(Value::Int(2)));
+    }
+
+    #[test]
+    fn failed_turns_define_nothing() {
+        let turns = vec![turn(1, false, vec![def("x", 1)])];
+        assert!(fold(&turns).is_empty());
+    }
+}

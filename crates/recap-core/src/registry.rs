@@ -1,0 +1,230 @@
+//! Strategy spec strings (`name` or `name:key=value,key=value`) and the registry that
+//! turns them into strategies, with clear errors for unknown names, keys and values.
+
+use crate::strategy::Strategy;
+use std::collections::BTreeMap;
+use std::fmt;
+use std::sync::Arc;
+
+/// A parsed spec string. Options keep their textual values; the factory parses them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StrategySpec {
+    pub name: String,
+    pub options: BTreeMap<String, String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SpecError {
+    #[error("empty strategy spec")]
+    Empty,
+    #[error("strategy spec {spec:?}: {message}")]
+    Syntax { spec: String, message: String },
+    #[error("unknown strategy {name:?}; known strategies: {known}")]
+    UnknownStrategy { name: String, known: String },
+    #[error("strategy {strategy:?} has no option {key:?}; its options: {known}")]
+    UnknownOption {
+        strategy: String,
+        key: String,
+        known: String,
+    },
+    #[error("strategy {strategy:?}, option {key}={value:?}: {expected}")]
+    BadValue {
+        strategy: String,
+        key: String,
+        value: String,
+        expected: String,
+    },
+    #[error("strategy {name:?} is registered twice ({first} and {second})")]
+    Duplicate {
+        name: String,
+        first: String,
+        second: String,
+    },
+}
+
+impl StrategySpec {
+    pub fn parse(spec: &str) -> Result<Self, SpecError> {
+        let spec = spec.trim();
+        if spec.is_empty() {
+            return Err(SpecError::Empty);
+        }
+        let syntax = |message: String| SpecError::Syntax {
+            spec: spec.to_string(),
+            message,
+        };
+        let (name, rest) = match spec.split_once(':') {
+            Some((n, r)) => (n.trim(), Some(r)),
+            None => (spec, None),
+        };
+        if name.is_empty() {
+            return Err(syntax("missing strategy name before ':'".into()));
+        }
+        let mut options = BTreeMap::new();
+        if let Some(rest) = rest {
+            for part in rest.split(',') {
+                let (k, v) = part
+                    .split_once('=')
+                    .ok_or_else(|| syntax(format!("option {part:?} is not key=value")))?;
+                let (k, v) = (k.trim(), v.trim());
+                if k.is_empty() {
+                    return Err(syntax(format!("option {part:?} has an empty key")));
+                }
+                if options.insert(k.to_string(), v.to_string()).is_some() {
+                    return Err(syntax(format!("option {k:?} given twice")));
+                }
+            }
+        }
+        Ok(Self {
+            name: name.to_string(),
+            options,
+        })
+    }
+
+    /// Reads an integer option ≥ 1, or the default when absent.
+    pub fn positive_int(&self, key: &str, default: u32) -> Result<u32, SpecError> {
+        match self.options.get(key) {
+            None => Ok(default),
+            Some(v) => match v.parse::<u32>() {
+                Ok(n) if n >= 1 => Ok(n),
+                _ => Err(SpecError::BadValue {
+                    strategy: self.name.clone(),
+                    key: key.to_string(),
+                    value: v.clone(),
+                    expected: "expected an integer ≥ 1".into(),
+                }),
+            },
+        }
+    }
+}
+
+impl fmt::Display for StrategySpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.name)?;
+        for (i, (k, v)) in self.options.iter().enumerate() {
+            f.write_str(if i == 0 { ":" } else { "," })?;
+            write!(f, "{k}={v}")?;
+        }
+        Ok(())
+    }
+}
+
+/// One option a strategy accepts.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OptionInfo {
+    pub key: String,
+    pub default: String,
+    pub help: String,
+}
+
+/// What a registered strategy is, for `recap strategies` and error messages.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StrategyInfo {
+    pub name: String,
+    pub summary: String,
+    pub options: Vec<OptionInfo>,
+    /// Where it comes from: `built-in` or a plugin library path.
+    pub origin: String,
+}
+
+type Factory = Arc<dyn Fn(&StrategySpec) -> Result<Arc<dyn Strategy>, SpecError> + Send + Sync>;
+
+/// Name → factory. Iteration is in name order, so listings are deterministic.
+#[derive(Clone, Default)]
+pub struct Registry {
+    entries: BTreeMap<String, (StrategyInfo, Factory)>,
+}
+
+impl Registry {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Registers a strategy; a name can be registered once.
+    pub fn register(
+        &mut self,
+        info: StrategyInfo,
+        factory: impl Fn(&StrategySpec) -> Result<Arc<dyn Strategy>, SpecError> + Send + Sync + 'static,
+    ) -> Result<(), SpecError> {
+        if let Some((existing, _)) = self.entries.get(&info.name) {
+            return Err(SpecError::Duplicate {
+                name: info.name.clone(),
+                first: existing.origin.clone(),
+                second: info.origin.clone(),
+            });
+        }
+        self.entries
+            .insert(info.name.clone(), (info, Arc::new(factory)));
+        Ok(())
+    }
+
+    pub fn infos(&self) -> impl Iterator<Item = &StrategyInfo> {
+        self.entries.values().map(|(info, _)| info)
+    }
+
+    pub fn get(&self, name: &str) -> Option<&StrategyInfo> {
+        self.entries.get(name).map(|(info, _)| info)
+    }
+
+    /// Parses a spec string, checks its option keys, and builds the strategy.
+    pub fn build(&self, spec: &str) -> Result<Arc<dyn Strategy>, SpecError> {
+        self.build_spec(&StrategySpec::parse(spec)?)
+    }
+
+    pub fn build_spec(&self, spec: &StrategySpec) -> Result<Arc<dyn Strategy>, SpecError> {
+        let (info, factory) =
+            self.entries
+                .get(&spec.name)
+                .ok_or_else(|| SpecError::UnknownStrategy {
+                    name: spec.name.clone(),
+                    known: self.entries.keys().cloned().collect::<Vec<_>>().join(", "),
+                })?;
+        for key in spec.options.keys() {
+            if !info.options.iter().any(|o| &o.key == key) {
+                let known = if info.options.is_empty() {
+                    "none".to_string()
+                } else {
+                    info.options
+                        .iter()
+                        .map(|o| o.key.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                };
+                return Err(SpecError::UnknownOption {
+                    strategy: spec.name.clone(),
+                    key: key.clone(),
+                    known,
+                });
+            }
+        }
+        factory(spec)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_name_and_options() {
+        let s = StrategySpec::parse("rolling-window:window=2,println_limit=4").unwrap();
+        assert_eq!(s.name, "rolling-window");
+        assert_eq!(s.options["window"], "2");
+        assert_eq!(s.to_string(), "rolling-window:println_limit=4,window=2");
+    }
+
+    #[test]
+    fn syntax_errors_are_clear() {
+        for bad in ["", ":a=1", "x:a", "x:=1", "x:a=1,a=2"] {
+            assert!(StrategySpec::parse(bad).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn positive_int_rejects_zero_and_text() {
+        let s = StrategySpec::parse("x:n=0,m=abc,k=3").unwrap();
+        assert!(s.positive_int("n", 1).is_err());
+        assert!(s.positive_int("m", 1).is_err());
+        assert_eq!(s.positive_int("k", 1).unwrap(), 3);
+        assert_eq!(s.positive_int("absent", 7).unwrap(), 7);
+    }
+}

@@ -1,0 +1,160 @@
+//! The strategy contract (SPEC section 5).
+
+use crate::message::Message;
+use crate::session::{Session, ToolSpec, Turn};
+use crate::value::Value;
+use std::collections::BTreeMap;
+
+/// Everything a strategy may look at to render the prompt for the call that will
+/// produce turn `turns.len() + 1`.
+#[derive(Debug, Clone, Copy)]
+pub struct RenderRequest<'a> {
+    pub system_prompt: &'a str,
+    pub mission: &'a str,
+    pub max_turns: u32,
+    pub tools: &'a BTreeMap<String, ToolSpec>,
+    pub data: &'a BTreeMap<String, Value>,
+    /// The turns completed so far.
+    pub turns: &'a [Turn],
+}
+
+/// Why a request cannot be made for a session.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RequestError {
+    #[error("session has {recorded} turns; cannot render after {asked}")]
+    TooManyTurns { asked: usize, recorded: usize },
+    #[error("no call follows turn {asked}: max_turns is {max_turns} (the last call is after {last} turns)", last = max_turns.saturating_sub(1))]
+    BudgetExhausted { asked: usize, max_turns: u32 },
+}
+
+impl<'a> RenderRequest<'a> {
+    /// The request for the call after `k` completed turns of `session`.
+    pub fn for_call(session: &'a Session, k: usize) -> Result<Self, RequestError> {
+        if k > session.turns.len() {
+            return Err(RequestError::TooManyTurns {
+                asked: k,
+                recorded: session.turns.len(),
+            });
+        }
+        if k >= session.max_turns as usize {
+            return Err(RequestError::BudgetExhausted {
+                asked: k,
+                max_turns: session.max_turns,
+            });
+        }
+        Ok(Self {
+            system_prompt: &session.system_prompt,
+            mission: &session.mission,
+            max_turns: session.max_turns,
+            tools: &session.tools,
+            data: &session.data,
+            turns: &session.turns[..k],
+        })
+    }
+
+    /// Turns left `N = max_turns - k`, the call being made included.
+    pub fn turns_left(&self) -> u32 {
+        self.max_turns.saturating_sub(self.turns.len() as u32)
+    }
+
+    /// The turns line of SPEC section 5 for this call (MSG-005).
+    pub fn turns_line(&self) -> String {
+        turns_line(self.turns_left())
+    }
+}
+
+/// MSG-005: `Turns left: N` for N ≥ 2, the final-turn warning for N ≤ 1.
+pub fn turns_line(turns_left: u32) -> String {
+    if turns_left >= 2 {
+        format!("Turns left: {turns_left}")
+    } else {
+        FINAL_TURN_LINE.to_string()
+    }
+}
+
+pub const FINAL_TURN_LINE: &str =
+    "⚠️ FINAL TURN - you must call (return result) or (fail response) next.";
+
+/// A strategy could not render (plugins can fail; built-ins never do).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{kind}: {message}")]
+pub struct RenderError {
+    /// A short machine-readable class: `panic`, `invalid_response`, `timeout`, …
+    pub kind: String,
+    pub message: String,
+}
+
+impl RenderError {
+    pub fn new(kind: impl Into<String>, message: impl Into<String>) -> Self {
+        Self {
+            kind: kind.into(),
+            message: message.into(),
+        }
+    }
+}
+
+/// The invariants of SPEC section 7 that a strategy may declare it keeps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Invariant {
+    /// 1. The first message is SYSTEM with exactly the system prompt.
+    SystemFirst,
+    /// 2. The mission appears verbatim.
+    MissionVerbatim,
+    /// 2 (built-ins). The first USER message starts with the mission.
+    MissionLeadsFirstUser,
+    /// 3. SYSTEM, then USER, then alternating, ending with USER.
+    RoleAlternation,
+    /// 4. Every failed turn's program and error message appear verbatim.
+    FailedTurnsVerbatim,
+    /// 5. The last USER message ends with the correct turns line.
+    TurnsLine,
+    /// 6. Rendering twice gives identical bytes.
+    Deterministic,
+    /// 7. Tool-call lines ≤ `tool_call_limit`, Output lines ≤ `println_limit` prints.
+    Limits { tool_call_limit: u32, println_limit: u32 },
+    /// 8. Each prompt starts with the previous one, message for message.
+    AppendOnly,
+}
+
+impl Invariant {
+    /// A stable identifier for reports.
+    pub fn id(&self) -> &'static str {
+        match self {
+            Invariant::SystemFirst => "system-first",
+            Invariant::MissionVerbatim => "mission-verbatim",
+            Invariant::MissionLeadsFirstUser => "mission-leads-first-user",
+            Invariant::RoleAlternation => "role-alternation",
+            Invariant::FailedTurnsVerbatim => "failed-turns-verbatim",
+            Invariant::TurnsLine => "turns-line",
+            Invariant::Deterministic => "deterministic",
+            Invariant::Limits { .. } => "limits",
+            Invariant::AppendOnly => "append-only",
+        }
+    }
+
+    /// The invariants every strategy must keep, whoever wrote it.
+    pub const UNIVERSAL: [Invariant; 4] = [
+        Invariant::SystemFirst,
+        Invariant::MissionVerbatim,
+        Invariant::RoleAlternation,
+        Invariant::Deterministic,
+    ];
+}
+
+/// A message-history compression strategy: a pure function of the request.
+///
+/// Implementations must be deterministic (same request → byte-identical messages) and
+/// thread-safe: the harness renders sessions in parallel.
+pub trait Strategy: Send + Sync {
+    /// The canonical spec string of this instance, options included
+    /// (`rolling-window:window=2`), used as its name in reports.
+    fn spec(&self) -> String;
+
+    /// The prompt for the call that will produce turn `request.turns.len() + 1`.
+    fn render(&self, request: &RenderRequest<'_>) -> Result<Vec<Message>, RenderError>;
+
+    /// The invariants of SPEC section 7 this strategy promises to keep.
+    fn invariants(&self) -> Vec<Invariant> {
+        Invariant::UNIVERSAL.to_vec()
+    }
+}

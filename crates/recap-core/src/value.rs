@@ -1,0 +1,489 @@
+//! Recorded values (SPEC section 1) and their JSON encoding.
+//!
+//! Decoding is strict: a single-key object whose key starts with `$` must be one of
+//! the known tags, so a typo in a corpus is an error instead of a silently different
+//! value. Encoding is the inverse; `decode(encode(v)) == v` for every value.
+
+use serde_json::{Map, Number, Value as Json};
+use std::cmp::Ordering;
+
+/// A Clojure-like value as recorded by an agent run.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Value {
+    Nil,
+    Bool(bool),
+    Int(i64),
+    Float(f64),
+    Str(String),
+    Keyword(String),
+    List(Vec<Value>),
+    Set(Vec<Value>),
+    /// Entries in recorded order; printing sorts them (SPEC section 2).
+    Map(Vec<(Value, Value)>),
+    Fn(Closure),
+    Special(SpecialFloat),
+    Var(String),
+    Tuple(Vec<Value>),
+    /// `YYYY-MM-DD`, validated on decode.
+    Date(String),
+    Builtin,
+}
+
+/// A closure as recorded: parameter names (`None` is a destructuring pattern).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Closure {
+    pub params: Vec<Option<String>>,
+    pub rest: Option<String>,
+    pub docstring: Option<String>,
+    pub return_type: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SpecialFloat {
+    Infinity,
+    NegativeInfinity,
+    NaN,
+}
+
+/// Why a JSON value is not a valid encoded value. `path` is a JSON-pointer-like
+/// location inside the value (`/0/$map/1`), empty for the root.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{}{message}", if path.is_empty() { String::new() } else { format!("at {path}: ") })]
+pub struct ValueError {
+    pub path: String,
+    pub message: String,
+}
+
+impl ValueError {
+    fn new(path: &str, message: impl Into<String>) -> Self {
+        Self {
+            path: path.to_string(),
+            message: message.into(),
+        }
+    }
+}
+
+const TAGS: &str = "$kw, $set, $map, $fn, $special, $var, $tuple, $date, $builtin";
+
+impl Value {
+    /// Decodes the JSON encoding of SPEC section 1.
+    pub fn from_json(json: &Json) -> Result<Value, ValueError> {
+        decode(json, &mut String::new())
+    }
+
+    /// Encodes back to JSON. Maps whose keys are all keywords become plain objects;
+    /// any other map uses `$map`.
+    pub fn to_json(&self) -> Json {
+        encode(self)
+    }
+
+    /// A short name of the variant, for error messages.
+    pub fn kind_name(&self) -> &'static str {
+        match self {
+            Value::Nil => "nil",
+            Value::Bool(_) => "boolean",
+            Value::Int(_) => "integer",
+            Value::Float(_) | Value::Special(_) => "float",
+            Value::Str(_) => "string",
+            Value::Keyword(_) => "keyword",
+            Value::List(_) => "list",
+            Value::Set(_) => "set",
+            Value::Map(_) => "map",
+            Value::Fn(_) => "closure",
+            Value::Var(_) => "var",
+            Value::Tuple(_) => "tuple",
+            Value::Date(_) => "date",
+            Value::Builtin => "builtin",
+        }
+    }
+
+    /// Looks up a map entry by keyword or string key.
+    pub fn get(&self, key: &str) -> Option<&Value> {
+        match self {
+            Value::Map(entries) => entries.iter().find_map(|(k, v)| match k {
+                Value::Keyword(s) | Value::Str(s) if s == key => Some(v),
+                _ => None,
+            }),
+            _ => None,
+        }
+    }
+}
+
+fn with_seg<T>(path: &mut String, seg: &str, f: impl FnOnce(&mut String) -> T) -> T {
+    let len = path.len();
+    path.push('/');
+    path.push_str(seg);
+    let out = f(path);
+    path.truncate(len);
+    out
+}
+
+fn decode(json: &Json, path: &mut String) -> Result<Value, ValueError> {
+    Ok(match json {
+        Json::Null => Value::Nil,
+        Json::Bool(b) => Value::Bool(*b),
+        Json::Number(n) => decode_number(n, path)?,
+        Json::String(s) => Value::Str(s.clone()),
+        Json::Array(items) => Value::List(decode_items(items, path)?),
+        Json::Object(obj) => decode_object(obj, path)?,
+    })
+}
+
+fn decode_number(n: &Number, path: &str) -> Result<Value, ValueError> {
+    if let Some(i) = n.as_i64() {
+        return Ok(Value::Int(i));
+    }
+    if n.is_u64() {
+        return Err(ValueError::new(
+            path,
+            format!("integer {n} is out of the i64 range"),
+        ));
+    }
+    n.as_f64()
+        .map(Value::Float)
+        .ok_or_else(|| ValueError::new(path, format!("number {n} is not representable")))
+}
+
+fn decode_items(items: &[Json], path: &mut String) -> Result<Vec<Value>, ValueError> {
+    items
+        .iter()
+        .enumerate()
+        .map(|(i, item)| with_seg(path, &i.to_string(), |p| decode(item, p)))
+        .collect()
+}
+
+fn decode_object(obj: &Map<String, Json>, path: &mut String) -> Result<Value, ValueError> {
+    if obj.len() == 1 {
+        let (tag, body) = obj.iter().next().expect("len checked");
+        if tag.starts_with('$') {
+            return with_seg(path, tag, |p| decode_tagged(tag, body, p));
+        }
+    }
+    let mut entries = Vec::with_capacity(obj.len());
+    for (k, v) in obj {
+        let value = with_seg(path, k, |p| decode(v, p))?;
+        entries.push((Value::Keyword(k.clone()), value));
+    }
+    Ok(Value::Map(entries))
+}
+
+fn expect_str<'a>(body: &'a Json, path: &str, what: &str) -> Result<&'a str, ValueError> {
+    body.as_str()
+        .ok_or_else(|| ValueError::new(path, format!("expected {what} (a string)")))
+}
+
+fn expect_array<'a>(body: &'a Json, path: &str, what: &str) -> Result<&'a [Json], ValueError> {
+    body.as_array()
+        .map(Vec::as_slice)
+        .ok_or_else(|| ValueError::new(path, format!("expected {what} (an array)")))
+}
+
+fn decode_tagged(tag: &str, body: &Json, path: &mut String) -> Result<Value, ValueError> {
+    Ok(match tag {
+        "$kw" => Value::Keyword(expect_str(body, path, "a keyword name")?.to_string()),
+        "$var" => Value::Var(expect_str(body, path, "a var name")?.to_string()),
+        "$set" => Value::Set(decode_items(expect_array(body, path, "set elements")?, path)?),
+        "$tuple" => Value::Tuple(decode_items(
+            expect_array(body, path, "tuple elements")?,
+            path,
+        )?),
+        "$map" => decode_explicit_map(body, path)?,
+        "$fn" => Value::Fn(decode_closure(body, path)?),
+        "$special" => Value::Special(match expect_str(body, path, "a special float")? {
+            "infinity" => SpecialFloat::Infinity,
+            "negative_infinity" => SpecialFloat::NegativeInfinity,
+            "nan" => SpecialFloat::NaN,
+            other => {
+                return Err(ValueError::new(
+                    path,
+                    format!("unknown special float {other:?}; expected infinity, negative_infinity or nan"),
+                ));
+            }
+        }),
+        "$date" => {
+            let s = expect_str(body, path, "a date YYYY-MM-DD")?;
+            if !is_iso_date(s) {
+                return Err(ValueError::new(
+                    path,
+                    format!("{s:?} is not a date of the form YYYY-MM-DD"),
+                ));
+            }
+            Value::Date(s.to_string())
+        }
+        "$builtin" => match body {
+            Json::Bool(true) => Value::Builtin,
+            _ => return Err(ValueError::new(path, "expected `true`")),
+        },
+        other => {
+            return Err(ValueError::new(
+                path,
+                format!("unknown tag {other:?}; expected one of {TAGS} (a map key starting with `$` needs `$map`)"),
+            ));
+        }
+    })
+}
+
+fn is_iso_date(s: &str) -> bool {
+    let b = s.as_bytes();
+    b.len() == 10
+        && b[4] == b'-'
+        && b[7] == b'-'
+        && b.iter()
+            .enumerate()
+            .all(|(i, c)| i == 4 || i == 7 || c.is_ascii_digit())
+}
+
+fn decode_explicit_map(body: &Json, path: &mut String) -> Result<Value, ValueError> {
+    let pairs = expect_array(body, path, "[key, value] pairs")?;
+    let mut entries = Vec::with_capacity(pairs.len());
+    for (i, pair) in pairs.iter().enumerate() {
+        let entry = with_seg(path, &i.to_string(), |p| match pair.as_array() {
+            Some(kv) if kv.len() == 2 => {
+                let k = with_seg(p, "0", |p| decode(&kv[0], p))?;
+                let v = with_seg(p, "1", |p| decode(&kv[1], p))?;
+                Ok((k, v))
+            }
+            _ => Err(ValueError::new(p, "expected a [key, value] pair")),
+        })?;
+        entries.push(entry);
+    }
+    Ok(Value::Map(entries))
+}
+
+fn decode_closure(body: &Json, path: &mut String) -> Result<Closure, ValueError> {
+    let obj = body
+        .as_object()
+        .ok_or_else(|| ValueError::new(path, "expected an object with `params`"))?;
+    let mut closure = Closure::default();
+    for (key, v) in obj {
+        with_seg(path, key, |p| -> Result<(), ValueError> {
+            match key.as_str() {
+                "params" => {
+                    for (i, param) in expect_array(v, p, "parameter names")?.iter().enumerate() {
+                        closure.params.push(match param {
+                            Json::Null => None,
+                            Json::String(s) => Some(s.clone()),
+                            _ => {
+                                return Err(ValueError::new(
+                                    &format!("{p}/{i}"),
+                                    "expected a parameter name or null",
+                                ));
+                            }
+                        });
+                    }
+                }
+                "rest" => closure.rest = optional_str(v, p)?,
+                "docstring" => closure.docstring = optional_str(v, p)?,
+                "return_type" => closure.return_type = optional_str(v, p)?,
+                // Unknown fields are ignored so that newer recorders stay readable.
+                _ => {}
+            }
+            Ok(())
+        })?;
+    }
+    Ok(closure)
+}
+
+fn optional_str(v: &Json, path: &str) -> Result<Option<String>, ValueError> {
+    match v {
+        Json::Null => Ok(None),
+        Json::String(s) => Ok(Some(s.clone())),
+        _ => Err(ValueError::new(path, "expected a string or null")),
+    }
+}
+
+fn encode(v: &Value) -> Json {
+    match v {
+        Value::Nil => Json::Null,
+        Value::Bool(b) => Json::Bool(*b),
+        Value::Int(i) => Json::from(*i),
+        Value::Float(f) => match Number::from_f64(*f) {
+            Some(n) => Json::Number(n),
+            None => tagged("$special", Json::from(special_name(*f))),
+        },
+        Value::Str(s) => Json::String(s.clone()),
+        Value::Keyword(k) => tagged("$kw", Json::String(k.clone())),
+        Value::List(items) => Json::Array(items.iter().map(encode).collect()),
+        Value::Set(items) => tagged("$set", Json::Array(items.iter().map(encode).collect())),
+        Value::Tuple(items) => tagged("$tuple", Json::Array(items.iter().map(encode).collect())),
+        Value::Map(entries) => encode_map(entries),
+        Value::Fn(c) => {
+            let mut obj = Map::new();
+            obj.insert(
+                "params".into(),
+                Json::Array(
+                    c.params
+                        .iter()
+                        .map(|p| p.clone().map_or(Json::Null, Json::String))
+                        .collect(),
+                ),
+            );
+            for (key, field) in [
+                ("rest", &c.rest),
+                ("docstring", &c.docstring),
+                ("return_type", &c.return_type),
+            ] {
+                if let Some(s) = field {
+                    obj.insert(key.into(), Json::String(s.clone()));
+                }
+            }
+            tagged("$fn", Json::Object(obj))
+        }
+        Value::Special(s) => tagged(
+            "$special",
+            Json::from(match s {
+                SpecialFloat::Infinity => "infinity",
+                SpecialFloat::NegativeInfinity => "negative_infinity",
+                SpecialFloat::NaN => "nan",
+            }),
+        ),
+        Value::Var(name) => tagged("$var", Json::String(name.clone())),
+        Value::Date(d) => tagged("$date", Json::String(d.clone())),
+        Value::Builtin => tagged("$builtin", Json::Bool(true)),
+    }
+}
+
+fn special_name(f: f64) -> &'static str {
+    if f.is_nan() {
+        "nan"
+    } else if f > 0.0 {
+        "infinity"
+    } else {
+        "negative_infinity"
+    }
+}
+
+fn tagged(tag: &str, body: Json) -> Json {
+    let mut obj = Map::new();
+    obj.insert(tag.to_string(), body);
+    Json::Object(obj)
+}
+
+fn encode_map(entries: &[(Value, Value)]) -> Json {
+    let plain = entries.iter().all(|(k, _)| matches!(k, Value::Keyword(_)))
+        && !is_tag_lookalike(entries)
+        && has_unique_keyword_keys(entries);
+    if plain {
+        let mut obj = Map::new();
+        for (k, v) in entries {
+            if let Value::Keyword(name) = k {
+                obj.insert(name.clone(), encode(v));
+            }
+        }
+        Json::Object(obj)
+    } else {
+        tagged(
+            "$map",
+            Json::Array(
+                entries
+                    .iter()
+                    .map(|(k, v)| Json::Array(vec![encode(k), encode(v)]))
+                    .collect(),
+            ),
+        )
+    }
+}
+
+/// `{:$kw 1}` as a plain object would decode as a keyword tag, so it needs `$map`.
+fn is_tag_lookalike(entries: &[(Value, Value)]) -> bool {
+    entries.len() == 1 && matches!(&entries[0].0, Value::Keyword(k) if k.starts_with('$'))
+}
+
+fn has_unique_keyword_keys(entries: &[(Value, Value)]) -> bool {
+    let mut names: Vec<&str> = entries
+        .iter()
+        .filter_map(|(k, _)| match k {
+            Value::Keyword(s) => Some(s.as_str()),
+            _ => None,
+        })
+        .collect();
+    names.sort_unstable();
+    names.windows(2).all(|w| w[0] != w[1])
+}
+
+/// The total order used for map keys and set elements when printing (SPEC section 2):
+/// numbers < keywords < strings < everything else, then by value.
+pub fn key_order(a: &Value, b: &Value) -> Ordering {
+    fn rank(v: &Value) -> u8 {
+        match v {
+            Value::Int(_) | Value::Float(_) | Value::Special(_) => 0,
+            Value::Keyword(_) => 1,
+            Value::Str(_) => 2,
+            _ => 3,
+        }
+    }
+    rank(a).cmp(&rank(b)).then_with(|| match (a, b) {
+        (Value::Keyword(x), Value::Keyword(y)) | (Value::Str(x), Value::Str(y)) => x.cmp(y),
+        (Value::Int(x), Value::Int(y)) => x.cmp(y),
+        _ => number_of(a).total_cmp(&number_of(b)),
+    })
+}
+
+fn number_of(v: &Value) -> f64 {
+    match v {
+        Value::Int(i) => *i as f64,
+        Value::Float(f) => *f,
+        Value::Special(SpecialFloat::Infinity) => f64::INFINITY,
+        Value::Special(SpecialFloat::NegativeInfinity) => f64::NEG_INFINITY,
+        Value::Special(SpecialFloat::NaN) => f64::NAN,
+        _ => 0.0,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn decodes_every_tag() {
+        let j = json!([null, true, 1, 1.5, "s", {"$kw": "k"}, {"$set": [1]},
+            {"$map": [["a", 1]]}, {"$fn": {"params": ["x", null], "rest": "more"}},
+            {"$special": "nan"}, {"$var": "v"}, {"$tuple": [1, 2]}, {"$date": "2024-01-15"},
+            {"$builtin": true}, {"a": 1}]);
+        let v = Value::from_json(&j).unwrap();
+        let Value::List(items) = &v else { panic!("not a list") };
+        assert_eq!(items.len(), 15);
+        assert_eq!(items[5], Value::Keyword("k".into()));
+        assert_eq!(items[7], Value::Map(vec![(Value::Str("a".into()), Value::Int(1))]));
+        assert_eq!(
+            items[14],
+            Value::Map(vec![(Value::Keyword("a".into()), Value::Int(1))])
+        );
+        assert_eq!(Value::from_json(&v.to_json()).unwrap(), v);
+    }
+
+    #[test]
+    fn unknown_tag_is_an_error_with_a_path() {
+        let err = Value::from_json(&json!([1, {"$kword": "x"}])).unwrap_err();
+        assert_eq!(err.path, "/1/$kword");
+        assert!(err.message.contains("unknown tag \"$kword\""), "{err}");
+    }
+
+    #[test]
+    fn bad_tag_bodies_are_errors() {
+        for bad in [
+            json!({"$kw": 1}),
+            json!({"$set": {}}),
+            json!({"$map": [[1]]}),
+            json!({"$special": "huge"}),
+            json!({"$date": "15/01/2024"}),
+            json!({"$builtin": false}),
+            json!({"$fn": {"params": [1]}}),
+        ] {
+            assert!(Value::from_json(&bad).is_err(), "{bad} should be rejected");
+        }
+    }
+
+    #[test]
+    fn integer_out_of_range_is_an_error() {
+        let j: Json = serde_json::from_str("18446744073709551615").unwrap();
+        assert!(Value::from_json(&j).unwrap_err().message.contains("i64"));
+    }
+
+    #[test]
+    fn maps_that_look_like_tags_round_trip() {
+        let v = Value::Map(vec![(Value::Keyword("$kw".into()), Value::Int(1))]);
+        assert_eq!(Value::from_json(&v.to_json()).unwrap(), v);
+    }
+}

@@ -1,0 +1,1 @@
+//! The `full-history` strategy (SPEC section 6).

@@ -1,0 +1,1 @@
+//! The `per-turn-summary` strategy (SPEC section 6).

@@ -1,0 +1,1 @@
+//! The `rolling-window` strategy (SPEC section 6).

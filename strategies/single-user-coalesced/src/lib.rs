@@ -1,0 +1,1 @@
+//! The `single-user-coalesced` strategy (SPEC section 6).
