@@ -3,6 +3,7 @@
 //! reading corpora line by line.
 
 pub mod corpus;
+pub mod invariants;
 pub mod memory;
 pub mod message;
 pub mod printer;

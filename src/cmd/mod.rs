@@ -1,0 +1,5 @@
+//! One module per subcommand. Each exposes `Args` (clap) and
+//! `run(Args) -> anyhow::Result<ExitCode>`: `Ok` with exit 1 for "ran, found problems",
+//! `Err` (exit 2) for "could not run".
+
+pub mod validate;

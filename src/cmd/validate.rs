@@ -1,0 +1,43 @@
+use anyhow::Result;
+use recap_core::CorpusReader;
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// Corpus files (JSON Lines, one session per line).
+    #[arg(required = true)]
+    corpora: Vec<PathBuf>,
+}
+
+pub fn run(args: Args) -> Result<ExitCode> {
+    let stdout = std::io::stdout();
+    let mut out = stdout.lock();
+    let (mut ok, mut rejected) = (0usize, 0usize);
+    for path in &args.corpora {
+        let reader = match CorpusReader::open(path) {
+            Ok(r) => r,
+            Err(e) => {
+                writeln!(out, "{e}")?;
+                rejected += 1;
+                continue;
+            }
+        };
+        for entry in reader {
+            match entry.session {
+                Ok(_) => ok += 1,
+                Err(e) => {
+                    writeln!(out, "{e}")?;
+                    rejected += 1;
+                }
+            }
+        }
+    }
+    writeln!(out, "{ok} sessions ok, {rejected} rejected")?;
+    Ok(if rejected > 0 {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    })
+}
