@@ -7,7 +7,7 @@ use crate::session::{FieldError, Session};
 use std::collections::HashSet;
 use std::fmt;
 use std::fs::File;
-use std::io::{self, BufRead, BufReader, Read};
+use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 
 /// A session that could not be read, with where and why.
@@ -101,7 +101,7 @@ impl<R: BufRead> CorpusReader<R> {
                 ),
             )
         })?;
-        let json: serde_json::Value = serde_json::from_str(text).map_err(|e| {
+        let json = crate::strict_json::from_str(text).map_err(|e| {
             self.reject(
                 None,
                 FieldError::new("json", format!("malformed JSON: {e}")),
@@ -170,23 +170,4 @@ impl<R: BufRead> Iterator for CorpusReader<R> {
 /// Reads a whole corpus from any reader (tests, stdin).
 pub fn read_all<R: Read>(file: &Path, reader: R) -> Vec<Entry> {
     CorpusReader::new(file, BufReader::new(reader)).collect()
-}
-
-/// Counts of a validation pass.
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
-pub struct Tally {
-    pub ok: usize,
-    pub rejected: usize,
-}
-
-impl From<io::Error> for RejectedSession {
-    fn from(e: io::Error) -> Self {
-        RejectedSession {
-            file: PathBuf::new(),
-            line: 0,
-            session_id: None,
-            field: "file".into(),
-            message: e.to_string(),
-        }
-    }
 }
