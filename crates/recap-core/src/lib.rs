@@ -9,6 +9,7 @@ pub mod message;
 pub mod printer;
 pub mod registry;
 pub mod session;
+pub mod strict_json;
 pub mod strategy;
 pub mod value;
 
