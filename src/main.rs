@@ -17,12 +17,27 @@ struct Cli {
 enum Command {
     /// Validate corpora: one line per rejected session, then a count.
     Validate(cmd::validate::Args),
+    /// Print the prompt a strategy renders for one call of a recorded session.
+    Render(cmd::render::Args),
+    /// List every registered strategy with its options and defaults.
+    Strategies(cmd::strategies::Args),
+    /// Run golden cases: print each failure, then `N passed, M failed, K skipped`.
+    Conformance(cmd::conformance::Args),
+    /// Strategy plugins: `recap plugins check <lib>...` loads and self-tests them.
+    Plugins(cmd::plugins::Args),
+    /// Import recorded agent logs (ptc-runner, smolagents, openai-chat) as a corpus.
+    Import(cmd::import::Args),
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Validate(args) => cmd::validate::run(args),
+        Command::Render(args) => cmd::render::run(args),
+        Command::Strategies(args) => cmd::strategies::run(args),
+        Command::Conformance(args) => cmd::conformance::run(args),
+        Command::Plugins(args) => cmd::plugins::run(args),
+        Command::Import(args) => cmd::import::run(args),
     };
     match result {
         Ok(code) => code,

@@ -2,4 +2,9 @@
 //! `run(Args) -> anyhow::Result<ExitCode>`: `Ok` with exit 1 for "ran, found problems",
 //! `Err` (exit 2) for "could not run".
 
+pub mod conformance;
 pub mod validate;
+pub mod render;
+pub mod strategies;
+pub mod plugins;
+pub mod import;

@@ -95,10 +95,7 @@ impl<R: BufRead> CorpusReader<R> {
         let text = std::str::from_utf8(bytes).map_err(|e| {
             self.reject(
                 None,
-                FieldError::new(
-                    "line",
-                    format!("invalid UTF-8 at byte {}", e.valid_up_to()),
-                ),
+                FieldError::new("line", format!("invalid UTF-8 at byte {}", e.valid_up_to())),
             )
         })?;
         let json = crate::strict_json::from_str(text).map_err(|e| {
@@ -107,10 +104,7 @@ impl<R: BufRead> CorpusReader<R> {
                 FieldError::new("json", format!("malformed JSON: {e}")),
             )
         })?;
-        let id = json
-            .get("id")
-            .and_then(|v| v.as_str())
-            .map(str::to_string);
+        let id = json.get("id").and_then(|v| v.as_str()).map(str::to_string);
         let session = Session::from_json(&json).map_err(|e| self.reject(id.clone(), e))?;
         if !self.seen_ids.insert(session.id.clone()) {
             return Err(self.reject(
@@ -146,7 +140,8 @@ impl<R: BufRead> Iterator for CorpusReader<R> {
                 Err(e) => {
                     self.failed = true;
                     self.line += 1;
-                    let err = self.reject(None, FieldError::new("file", format!("read error: {e}")));
+                    let err =
+                        self.reject(None, FieldError::new("file", format!("read error: {e}")));
                     return Some(Entry {
                         line: self.line,
                         session: Err(err),

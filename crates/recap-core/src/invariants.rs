@@ -1,8 +1,24 @@
-//! The invariant checker (SPEC section 7). Being implemented (issue 3).
+//! The invariant checker (SPEC section 7).
+//!
+//! [`check`] looks at one render and returns the declared invariants it breaks; it is
+//! called by the harness on every render, so a passing check allocates nothing and is
+//! linear in the size of the prompt. [`check_session`] renders every call of a session
+//! (twice, for determinism) and checks all of them.
+//!
+//! Where a rule needs an interpretation, it is the one the built-ins are held to:
+//! - turns line (5): call 0 renders `[SYSTEM, USER(mission)]` with no turns line, so the
+//!   rule applies from call 1; a call whose last USER message is exactly the last turn's
+//!   recorded feedback is exempt (the recording is what the model was shown);
+//! - failed turns (4): the program, or the turn's whole `raw_response`, appears
+//!   verbatim; the error message, or the turn's recorded feedback, appears verbatim;
+//! - limits (7): a summary is a block that starts an ASSISTANT message, or follows the
+//!   mission and a blank line at the start of a USER message; its tool-call lines
+//!   (`;   …` after `; Tool calls:`) are counted, and its Output lines must be
+//!   producible by at most `println_limit` of the session's prints.
 
-use crate::message::Message;
+use crate::message::{Message, Role};
 use crate::session::Session;
-use crate::strategy::Invariant;
+use crate::strategy::{Invariant, RenderError, RenderRequest, Strategy, turns_line};
 
 /// One broken invariant at one call.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -27,6 +43,490 @@ pub struct CheckContext<'a> {
 
 /// Returns the declared invariants this render breaks.
 pub fn check(declared: &[Invariant], ctx: &CheckContext<'_>) -> Vec<Violation> {
-    let _ = (declared, ctx);
-    todo!("invariant checker: being implemented")
+    let mut out = Vec::new();
+    for inv in declared {
+        let detail = match inv {
+            Invariant::SystemFirst => system_first(ctx),
+            Invariant::MissionVerbatim => mission_verbatim(ctx),
+            Invariant::MissionLeadsFirstUser => mission_leads(ctx),
+            Invariant::RoleAlternation => role_alternation(ctx.messages),
+            Invariant::FailedTurnsVerbatim => failed_turns_verbatim(ctx),
+            Invariant::TurnsLine => turns_line_ok(ctx),
+            Invariant::Deterministic => deterministic(ctx),
+            Invariant::Limits {
+                tool_call_limit,
+                println_limit,
+            } => limits(ctx, *tool_call_limit as usize, *println_limit as usize),
+            Invariant::AppendOnly => append_only(ctx),
+        };
+        if let Some(detail) = detail {
+            out.push(Violation {
+                call: ctx.k,
+                invariant: inv.id(),
+                detail,
+            });
+        }
+    }
+    out
+}
+
+/// A render that failed during [`check_session`].
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("call {call}: {error}")]
+pub struct CallError {
+    pub call: usize,
+    pub error: RenderError,
+}
+
+/// The calls a session has: after k completed turns for every k with
+/// `k ≤ turns` and `k < max_turns`.
+pub fn calls(session: &Session) -> std::ops::Range<usize> {
+    0..session
+        .turns
+        .len()
+        .min(session.max_turns.saturating_sub(1) as usize)
+        + 1
+}
+
+/// Renders every call of `session` twice with `strategy` and checks the invariants the
+/// strategy declares. Stops at the first render error.
+pub fn check_session(
+    strategy: &dyn Strategy,
+    session: &Session,
+) -> Result<Vec<Violation>, CallError> {
+    let declared = strategy.invariants();
+    let mut violations = Vec::new();
+    let mut previous: Option<Vec<Message>> = None;
+    for k in calls(session) {
+        let request = RenderRequest::for_call(session, k).map_err(|e| CallError {
+            call: k,
+            error: RenderError::new("invalid_request", e.to_string()),
+        })?;
+        let render = || {
+            strategy
+                .render(&request)
+                .map_err(|error| CallError { call: k, error })
+        };
+        let first = render()?;
+        let second = render()?;
+        let ctx = CheckContext {
+            session,
+            k,
+            messages: &first,
+            previous: previous.as_deref(),
+            second_render: Some(&second),
+        };
+        violations.extend(check(&declared, &ctx));
+        previous = Some(first);
+    }
+    Ok(violations)
+}
+
+fn system_first(ctx: &CheckContext<'_>) -> Option<String> {
+    match ctx.messages.first() {
+        Some(m) if m.role == Role::System && m.content == ctx.session.system_prompt => None,
+        Some(m) if m.role == Role::System => Some(format!(
+            "the SYSTEM message differs from the system prompt ({} vs {} bytes)",
+            m.content.len(),
+            ctx.session.system_prompt.len()
+        )),
+        Some(m) => Some(format!("the first message is {}, not system", m.role)),
+        None => Some("no messages".to_string()),
+    }
+}
+
+fn mission_verbatim(ctx: &CheckContext<'_>) -> Option<String> {
+    let mission = ctx.session.mission.as_str();
+    if ctx.messages.iter().any(|m| m.content.contains(mission)) {
+        None
+    } else {
+        Some("the mission does not appear verbatim in any message".to_string())
+    }
+}
+
+fn first_user(messages: &[Message]) -> Option<&Message> {
+    messages.iter().find(|m| m.role == Role::User)
+}
+
+fn mission_leads(ctx: &CheckContext<'_>) -> Option<String> {
+    match first_user(ctx.messages) {
+        Some(m) if m.content.starts_with(ctx.session.mission.as_str()) => None,
+        Some(_) => Some("the first USER message does not start with the mission".to_string()),
+        None => Some("there is no USER message".to_string()),
+    }
+}
+
+fn role_alternation(messages: &[Message]) -> Option<String> {
+    for (i, m) in messages.iter().enumerate() {
+        let expected = match i {
+            0 => Role::System,
+            i if i % 2 == 1 => Role::User,
+            _ => Role::Assistant,
+        };
+        if m.role != expected {
+            return Some(format!("message {i} is {}, expected {expected}", m.role));
+        }
+    }
+    match messages.last() {
+        Some(m) if m.role == Role::User => None,
+        Some(m) => Some(format!("the last message is {}, expected user", m.role)),
+        None => Some("no messages".to_string()),
+    }
+}
+
+fn appears(messages: &[Message], needle: &str) -> bool {
+    messages.iter().any(|m| m.content.contains(needle))
+}
+
+fn failed_turns_verbatim(ctx: &CheckContext<'_>) -> Option<String> {
+    for turn in ctx.session.failed_turns(ctx.k) {
+        if !appears(ctx.messages, &turn.program) && !appears(ctx.messages, &turn.raw_response) {
+            return Some(format!(
+                "failed turn {}: its program does not appear verbatim",
+                turn.number
+            ));
+        }
+        let message = turn.error_message().unwrap_or_default();
+        let shown = appears(ctx.messages, message)
+            || turn
+                .feedback
+                .as_deref()
+                .is_some_and(|f| appears(ctx.messages, f));
+        if !shown {
+            return Some(format!(
+                "failed turn {}: its error message does not appear verbatim",
+                turn.number
+            ));
+        }
+    }
+    None
+}
+
+fn turns_line_ok(ctx: &CheckContext<'_>) -> Option<String> {
+    if ctx.k == 0 {
+        return None;
+    }
+    let Some(last_user) = ctx.messages.iter().rev().find(|m| m.role == Role::User) else {
+        return Some("there is no USER message".to_string());
+    };
+    let recorded = ctx
+        .session
+        .turns
+        .get(ctx.k - 1)
+        .and_then(|t| t.feedback.as_deref());
+    if recorded == Some(last_user.content.as_str()) {
+        return None;
+    }
+    let left = ctx.session.max_turns.saturating_sub(ctx.k as u32);
+    let line = turns_line(left);
+    if last_user.content.ends_with(&line) {
+        None
+    } else {
+        Some(format!("the last USER message does not end with {line:?}"))
+    }
+}
+
+fn deterministic(ctx: &CheckContext<'_>) -> Option<String> {
+    let second = ctx.second_render?;
+    if second == ctx.messages {
+        return None;
+    }
+    let at = ctx
+        .messages
+        .iter()
+        .zip(second)
+        .position(|(a, b)| a != b)
+        .unwrap_or(ctx.messages.len().min(second.len()));
+    Some(format!("a second render differs at message {at}"))
+}
+
+fn append_only(ctx: &CheckContext<'_>) -> Option<String> {
+    let previous = ctx.previous?;
+    if previous.len() > ctx.messages.len() {
+        return Some(format!(
+            "{} messages, fewer than the previous call's {}",
+            ctx.messages.len(),
+            previous.len()
+        ));
+    }
+    let at = previous
+        .iter()
+        .zip(ctx.messages)
+        .position(|(a, b)| a != b)?;
+    Some(format!("message {at} differs from the previous call's"))
+}
+
+/// Where a summary may start in each message (see the module docs).
+fn summary_starts<'m>(
+    messages: &'m [Message],
+    mission: &'m str,
+) -> impl Iterator<Item = (usize, &'m str)> + 'm {
+    messages.iter().enumerate().filter_map(move |(i, m)| {
+        let text = match m.role {
+            Role::Assistant => m.content.as_str(),
+            Role::User => m.content.strip_prefix(mission)?.strip_prefix("\n\n")?,
+            Role::System => return None,
+        };
+        text.starts_with("; ").then_some((i, text))
+    })
+}
+
+fn limits(ctx: &CheckContext<'_>, tool_call_limit: usize, println_limit: usize) -> Option<String> {
+    for (i, summary) in summary_starts(ctx.messages, &ctx.session.mission) {
+        let mut lines = summary.split('\n').peekable();
+        if lines.peek() == Some(&"; Tool calls:") {
+            lines.next();
+            let mut n = 0;
+            while lines.next_if(|l| l.starts_with(";   ")).is_some() {
+                n += 1;
+            }
+            if n > tool_call_limit {
+                return Some(format!(
+                    "message {i}: {n} tool-call lines, more than tool_call_limit {tool_call_limit}"
+                ));
+            }
+        }
+        while lines
+            .next_if(|l| l.starts_with("; ") && *l != "; Output:")
+            .is_some()
+        {}
+        if lines.next() != Some("; Output:") {
+            continue;
+        }
+        let mut n = 0;
+        while let Some(line) = lines.next() {
+            if line.is_empty() && lines.peek().is_some_and(|next| ends_section(next)) {
+                break;
+            }
+            n += 1;
+        }
+        // Each print is at least one line: the common case needs no more work.
+        if n > println_limit {
+            let most = most_lines(ctx, println_limit);
+            if n > most {
+                return Some(format!(
+                    "message {i}: {n} Output lines, more than {println_limit} prints can make ({most})"
+                ));
+            }
+        }
+    }
+    None
+}
+
+/// The line that starts the part after a summary: a failed-turn block or a turns line.
+fn ends_section(line: &str) -> bool {
+    line == "---" || line.starts_with("Turns left: ") || line == turns_line(1)
+}
+
+/// The most Output lines `limit` of the session's prints (each cut at 2000 characters)
+/// can produce.
+fn most_lines(ctx: &CheckContext<'_>, limit: usize) -> usize {
+    let mut counts: Vec<usize> = ctx.session.turns[..ctx.k.min(ctx.session.turns.len())]
+        .iter()
+        .flat_map(|t| t.prints.iter())
+        .map(|p| p.matches('\n').count() + 1)
+        .collect();
+    counts.sort_unstable_by(|a, b| b.cmp(a));
+    counts.iter().take(limit).sum()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::session::{Turn, TurnError};
+    use std::collections::BTreeMap;
+
+    fn session(turns: Vec<Turn>) -> Session {
+        Session {
+            id: "s".into(),
+            mission: "Do it".into(),
+            system_prompt: "sys".into(),
+            max_turns: 5,
+            tools: BTreeMap::new(),
+            data: BTreeMap::new(),
+            meta: Default::default(),
+            turns,
+        }
+    }
+
+    fn turn(number: u32, success: bool) -> Turn {
+        Turn {
+            number,
+            program: format!("(step {number})"),
+            raw_response: format!("```clojure\n(step {number})\n```"),
+            success,
+            error: (!success).then(|| TurnError {
+                message: "boom".into(),
+                reason: None,
+            }),
+            result: None,
+            prints: vec![],
+            tool_calls: vec![],
+            definitions: vec![],
+            feedback: None,
+            usage: None,
+        }
+    }
+
+    fn ids(v: &[Violation]) -> Vec<&'static str> {
+        v.iter().map(|v| v.invariant).collect()
+    }
+
+    const ALL: [Invariant; 9] = [
+        Invariant::SystemFirst,
+        Invariant::MissionVerbatim,
+        Invariant::MissionLeadsFirstUser,
+        Invariant::RoleAlternation,
+        Invariant::FailedTurnsVerbatim,
+        Invariant::TurnsLine,
+        Invariant::Deterministic,
+        Invariant::Limits {
+            tool_call_limit: 2,
+            println_limit: 2,
+        },
+        Invariant::AppendOnly,
+    ];
+
+    #[test]
+    fn a_good_render_passes_every_invariant() {
+        let s = session(vec![turn(1, false)]);
+        let msgs = vec![
+            Message::system("sys"),
+            Message::user("Do it"),
+            Message::assistant("```clojure\n(step 1)\n```"),
+            Message::user("Error: boom\n\nTurns left: 4"),
+        ];
+        let prev = &msgs[..2];
+        let ctx = CheckContext {
+            session: &s,
+            k: 1,
+            messages: &msgs,
+            previous: Some(prev),
+            second_render: Some(&msgs),
+        };
+        assert_eq!(check(&ALL, &ctx), vec![]);
+    }
+
+    #[test]
+    fn each_broken_rule_is_reported_with_the_call() {
+        let s = session(vec![turn(1, true), turn(2, false)]);
+        let msgs = vec![
+            Message::user("sys"),
+            Message::user("mission moved: Do it"),
+            Message::user("; Tool calls:\n;   a()\n;   b()\n;   c()\n\nTurns left: 4"),
+        ];
+        let other = vec![Message::system("x")];
+        let ctx = CheckContext {
+            session: &s,
+            k: 2,
+            messages: &msgs,
+            previous: Some(&other),
+            second_render: Some(&other),
+        };
+        let v = check(&ALL, &ctx);
+        assert!(v.iter().all(|v| v.call == 2));
+        assert_eq!(
+            ids(&v),
+            [
+                "system-first",
+                "mission-leads-first-user",
+                "role-alternation",
+                "failed-turns-verbatim",
+                "turns-line",
+                "deterministic",
+                "append-only"
+            ]
+        );
+    }
+
+    #[test]
+    fn limits_count_tool_lines_and_output_lines_of_summaries() {
+        let mut t = turn(1, true);
+        t.prints = vec!["one".into(), "two\nlines".into(), "three".into()];
+        let s = session(vec![t]);
+        let limits = [Invariant::Limits {
+            tool_call_limit: 2,
+            println_limit: 2,
+        }];
+        let check_user = |content: &str| {
+            let msgs = vec![Message::system("sys"), Message::user(content)];
+            let ctx = CheckContext {
+                session: &s,
+                k: 1,
+                messages: &msgs,
+                previous: None,
+                second_render: None,
+            };
+            check(&limits, &ctx)
+        };
+        // Two prints can make three lines ("two\nlines" + "three").
+        assert_eq!(
+            check_user(
+                "Do it\n\n; Tool calls:\n;   a()\n;   b() x4\n; Output:\ntwo\nlines\nthree\n\nTurns left: 4"
+            ),
+            vec![]
+        );
+        let v = check_user("Do it\n\n; Tool calls:\n;   a()\n;   b()\n;   c()\n\nTurns left: 4");
+        assert!(v[0].detail.contains("3 tool-call lines"), "{v:?}");
+        let v = check_user(
+            "Do it\n\n; No tool calls made\n; Output:\none\ntwo\nlines\nthree\n\nTurns left: 4",
+        );
+        assert!(v[0].detail.contains("4 Output lines"), "{v:?}");
+        // Text that is not a summary (a program's comments) is not counted.
+        assert_eq!(
+            check_user(
+                "Do it\n\n---\n; Tool calls:\n;   a()\n;   b()\n;   c()\n---\n\nTurns left: 4"
+            ),
+            vec![]
+        );
+    }
+
+    #[test]
+    fn turns_line_is_not_required_at_call_zero_or_for_recorded_feedback() {
+        let mut t = turn(1, true);
+        t.feedback = Some("Recorded.".into());
+        let s = session(vec![t]);
+        let zero = vec![Message::system("sys"), Message::user("Do it")];
+        let ctx = CheckContext {
+            session: &s,
+            k: 0,
+            messages: &zero,
+            previous: None,
+            second_render: None,
+        };
+        assert_eq!(check(&[Invariant::TurnsLine], &ctx), vec![]);
+        let one = vec![
+            Message::system("sys"),
+            Message::user("Do it"),
+            Message::assistant("x"),
+            Message::user("Recorded."),
+        ];
+        let ctx = CheckContext {
+            session: &s,
+            k: 1,
+            messages: &one,
+            previous: None,
+            second_render: None,
+        };
+        assert_eq!(check(&[Invariant::TurnsLine], &ctx), vec![]);
+    }
+
+    #[test]
+    fn final_turn_line_is_required_on_the_last_call() {
+        let mut s = session(vec![turn(1, true)]);
+        s.max_turns = 2;
+        let msgs = vec![
+            Message::system("sys"),
+            Message::user("Do it\n\nTurns left: 1"),
+        ];
+        let ctx = CheckContext {
+            session: &s,
+            k: 1,
+            messages: &msgs,
+            previous: None,
+            second_render: None,
+        };
+        let v = check(&[Invariant::TurnsLine], &ctx);
+        assert!(v[0].detail.contains("FINAL TURN"), "{v:?}");
+    }
 }

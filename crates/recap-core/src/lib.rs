@@ -9,8 +9,8 @@ pub mod message;
 pub mod printer;
 pub mod registry;
 pub mod session;
-pub mod strict_json;
 pub mod strategy;
+pub mod strict_json;
 pub mod value;
 
 pub use corpus::{CorpusReader, Entry, RejectedSession};
@@ -18,5 +18,7 @@ pub use message::{Message, Role};
 pub use printer::{PrintOptions, to_clojure, type_of};
 pub use registry::{OptionInfo, Registry, SpecError, StrategyInfo, StrategySpec};
 pub use session::{DefKind, Definition, FieldError, Session, ToolCall, ToolSpec, Turn, TurnError};
-pub use strategy::{Invariant, RenderError, RenderRequest, RequestError, Strategy, turns_line};
+pub use strategy::{
+    Invariant, RenderError, RenderRequest, RequestError, SessionState, Strategy, turns_line,
+};
 pub use value::{Closure, SpecialFloat, Value, ValueError};

@@ -136,7 +136,10 @@ fn type_name(j: &Json) -> &'static str {
 }
 
 fn wrong(field: &str, expected: &str, got: &Json) -> FieldError {
-    FieldError::new(field, format!("expected {expected}, got {}", type_name(got)))
+    FieldError::new(
+        field,
+        format!("expected {expected}, got {}", type_name(got)),
+    )
 }
 
 fn req<'a>(obj: &'a Map<String, Json>, key: &str, at: &str) -> Result<&'a Json, FieldError> {
@@ -175,7 +178,11 @@ fn as_array<'a>(j: &'a Json, field: &str) -> Result<&'a [Json], FieldError> {
         .ok_or_else(|| wrong(field, "an array", j))
 }
 
-fn opt_array<'a>(obj: &'a Map<String, Json>, key: &str, at: &str) -> Result<&'a [Json], FieldError> {
+fn opt_array<'a>(
+    obj: &'a Map<String, Json>,
+    key: &str,
+    at: &str,
+) -> Result<&'a [Json], FieldError> {
     match obj.get(key) {
         None | Some(Json::Null) => Ok(&[]),
         Some(j) => as_array(j, &join(at, key)),
@@ -272,7 +279,10 @@ impl Session {
         let mut obj = Map::new();
         obj.insert("id".into(), Json::from(self.id.clone()));
         obj.insert("mission".into(), Json::from(self.mission.clone()));
-        obj.insert("system_prompt".into(), Json::from(self.system_prompt.clone()));
+        obj.insert(
+            "system_prompt".into(),
+            Json::from(self.system_prompt.clone()),
+        );
         obj.insert("max_turns".into(), Json::from(self.max_turns));
         if !self.tools.is_empty() {
             let tools = self
@@ -318,6 +328,12 @@ impl Session {
 }
 
 impl Turn {
+    /// Decodes one turn object; `at` prefixes field paths in errors (`turns[2]`).
+    /// Turn numbering is not checked here: that needs the turns before it.
+    pub fn from_json(json: &Json, at: &str) -> Result<Turn, FieldError> {
+        decode_turn(json, at)
+    }
+
     pub fn to_json(&self) -> Json {
         let mut t = Map::new();
         t.insert("number".into(), Json::from(self.number));

@@ -111,7 +111,10 @@ pub enum Invariant {
     /// 6. Rendering twice gives identical bytes.
     Deterministic,
     /// 7. Tool-call lines ≤ `tool_call_limit`, Output lines ≤ `println_limit` prints.
-    Limits { tool_call_limit: u32, println_limit: u32 },
+    Limits {
+        tool_call_limit: u32,
+        println_limit: u32,
+    },
     /// 8. Each prompt starts with the previous one, message for message.
     AppendOnly,
 }
@@ -156,5 +159,65 @@ pub trait Strategy: Send + Sync {
     /// The invariants of SPEC section 7 this strategy promises to keep.
     fn invariants(&self) -> Vec<Invariant> {
         Invariant::UNIVERSAL.to_vec()
+    }
+
+    /// The prompt for the call after `k` completed turns of `session`: always equal to
+    /// `render(&RenderRequest::for_call(session, k)?)`.
+    ///
+    /// Callers that render several calls of one session (the harness, benches) keep one
+    /// [`SessionState`] per (strategy instance, session) and pass it to every call, so
+    /// that a strategy whose per-call cost would otherwise grow with the whole history
+    /// (a plugin must serialise the request) can work incrementally. Between calls the
+    /// session may only gain turns. Built-ins keep the default, which ignores `state`.
+    fn render_session(
+        &self,
+        session: &Session,
+        k: usize,
+        state: &mut SessionState,
+    ) -> Result<Vec<Message>, RenderError> {
+        let _ = state;
+        let request = RenderRequest::for_call(session, k)
+            .map_err(|e| RenderError::new("bad_request", e.to_string()))?;
+        self.render(&request)
+    }
+}
+
+/// Opaque per-(strategy, session) scratch space for [`Strategy::render_session`].
+///
+/// A strategy stores whatever lets it render the next call cheaply (a plugin keeps its
+/// open plugin-side session here). Dropping the state releases it.
+#[derive(Default)]
+pub struct SessionState {
+    slot: Option<Box<dyn std::any::Any + Send>>,
+}
+
+impl SessionState {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The stored value of type `T`, or `None` when empty or holding another type.
+    pub fn get_mut<T: std::any::Any + Send>(&mut self) -> Option<&mut T> {
+        self.slot.as_mut().and_then(|b| b.downcast_mut::<T>())
+    }
+
+    /// Stores `value`, dropping whatever was there.
+    pub fn set<T: std::any::Any + Send>(&mut self, value: T) -> &mut T {
+        self.slot = Some(Box::new(value));
+        self.get_mut::<T>()
+            .expect("just stored a value of this type")
+    }
+
+    /// Drops the stored value.
+    pub fn clear(&mut self) {
+        self.slot = None;
+    }
+}
+
+impl std::fmt::Debug for SessionState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SessionState")
+            .field("occupied", &self.slot.is_some())
+            .finish()
     }
 }

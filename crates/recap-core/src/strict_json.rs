@@ -85,7 +85,10 @@ mod tests {
     #[test]
     fn parses_like_serde_json() {
         let text = r#"{"a":[1,-2,3.5,"s",null,true,{"b":{}}],"c":18446744073709551615}"#;
-        assert_eq!(from_str(text).unwrap(), serde_json::from_str::<Value>(text).unwrap());
+        assert_eq!(
+            from_str(text).unwrap(),
+            serde_json::from_str::<Value>(text).unwrap()
+        );
     }
 
     #[test]

@@ -29,6 +29,63 @@ pub enum Value {
     Builtin,
 }
 
+/// `Nil`; lets callers move a value out of a `&mut Value` with `std::mem::take`
+/// (moving out by pattern is not possible because `Value` implements `Drop`).
+impl Default for Value {
+    fn default() -> Self {
+        Value::Nil
+    }
+}
+
+/// Dropping is iterative so that a value nested arbitrarily deep (only possible when
+/// built in code: JSON decoding stops at depth 128) does not overflow the stack. Values
+/// whose children are all leaves or empty collections take the fast path (the
+/// compiler's drop glue, one level deep); deeper ones are dismantled with a heap stack.
+///
+/// Consequence for callers: fields cannot be moved out of a `Value` by pattern
+/// matching (E0509); match on a reference and clone, or `std::mem::take` the field.
+impl Drop for Value {
+    fn drop(&mut self) {
+        fn is_nested(v: &Value) -> bool {
+            match v {
+                Value::List(items) | Value::Set(items) | Value::Tuple(items) => !items.is_empty(),
+                Value::Map(entries) => !entries.is_empty(),
+                _ => false,
+            }
+        }
+        fn take_children(v: &mut Value, into: &mut Vec<Value>) {
+            match v {
+                Value::List(items) | Value::Set(items) | Value::Tuple(items) => {
+                    into.append(items);
+                }
+                Value::Map(entries) => {
+                    for (k, val) in std::mem::take(entries) {
+                        into.push(k);
+                        into.push(val);
+                    }
+                }
+                _ => {}
+            }
+        }
+        let deep = match self {
+            Value::List(items) | Value::Set(items) | Value::Tuple(items) => {
+                items.iter().any(is_nested)
+            }
+            Value::Map(entries) => entries.iter().any(|(k, v)| is_nested(k) || is_nested(v)),
+            _ => false,
+        };
+        if !deep {
+            return;
+        }
+        let mut pending = Vec::new();
+        take_children(self, &mut pending);
+        while let Some(mut v) = pending.pop() {
+            take_children(&mut v, &mut pending);
+            // `v` now has no children, so its own drop takes the fast path.
+        }
+    }
+}
+
 /// A closure as recorded: parameter names (`None` is a destructuring pattern).
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Closure {
@@ -182,7 +239,10 @@ fn decode_tagged(tag: &str, body: &Json, path: &mut String) -> Result<Value, Val
     Ok(match tag {
         "$kw" => Value::Keyword(expect_str(body, path, "a keyword name")?.to_string()),
         "$var" => Value::Var(expect_str(body, path, "a var name")?.to_string()),
-        "$set" => Value::Set(decode_items(expect_array(body, path, "set elements")?, path)?),
+        "$set" => Value::Set(decode_items(
+            expect_array(body, path, "set elements")?,
+            path,
+        )?),
         "$tuple" => Value::Tuple(decode_items(
             expect_array(body, path, "tuple elements")?,
             path,
@@ -196,7 +256,9 @@ fn decode_tagged(tag: &str, body: &Json, path: &mut String) -> Result<Value, Val
             other => {
                 return Err(ValueError::new(
                     path,
-                    format!("unknown special float {other:?}; expected infinity, negative_infinity or nan"),
+                    format!(
+                        "unknown special float {other:?}; expected infinity, negative_infinity or nan"
+                    ),
                 ));
             }
         }),
@@ -217,7 +279,9 @@ fn decode_tagged(tag: &str, body: &Json, path: &mut String) -> Result<Value, Val
         other => {
             return Err(ValueError::new(
                 path,
-                format!("unknown tag {other:?}; expected one of {TAGS} (a map key starting with `$` needs `$map`)"),
+                format!(
+                    "unknown tag {other:?}; expected one of {TAGS} (a map key starting with `$` needs `$map`)"
+                ),
             ));
         }
     })
@@ -415,8 +479,42 @@ pub fn key_order(a: &Value, b: &Value) -> Ordering {
     rank(a).cmp(&rank(b)).then_with(|| match (a, b) {
         (Value::Keyword(x), Value::Keyword(y)) | (Value::Str(x), Value::Str(y)) => x.cmp(y),
         (Value::Int(x), Value::Int(y)) => x.cmp(y),
-        _ => number_of(a).total_cmp(&number_of(b)),
+        (Value::Int(x), _) => int_vs_float(*x, number_of(b)),
+        (_, Value::Int(y)) => int_vs_float(*y, number_of(a)).reverse(),
+        _ => float_order(number_of(a), number_of(b)),
     })
+}
+
+/// Compares an integer with a float by exact value. Going through `i as f64` would
+/// make the order non-transitive near 2^53 (`2^53+1 == 2^53.0 == 2^53` but
+/// `2^53+1 > 2^53`), and `sort_by` panics on such orders (found by fuzzing; see
+/// RELIABILITY.md). NaN sorts above every number (see [`float_order`]).
+fn int_vs_float(i: i64, f: f64) -> Ordering {
+    const TWO_POW_63: f64 = 9_223_372_036_854_775_808.0;
+    if f.is_nan() {
+        return Ordering::Less;
+    }
+    if f >= TWO_POW_63 {
+        return Ordering::Less;
+    }
+    if f < -TWO_POW_63 {
+        return Ordering::Greater;
+    }
+    // |t| < 2^63, so the cast is exact; the fraction `f - t` is exact too.
+    let t = f.trunc();
+    i.cmp(&(t as i64))
+        .then_with(|| 0.0f64.partial_cmp(&(f - t)).unwrap_or(Ordering::Equal))
+}
+
+/// Floats by value (`-0.0 == 0.0`, like an integer 0 and both of them); every NaN,
+/// whatever its sign or payload, above every number and equal to the other NaNs, so
+/// that a NaN built in code sorts like the `##NaN` it encodes to. Equal numbers keep
+/// their recorded order.
+fn float_order(x: f64, y: f64) -> Ordering {
+    match (x.is_nan(), y.is_nan()) {
+        (false, false) => x.partial_cmp(&y).unwrap_or(Ordering::Equal),
+        (a, b) => a.cmp(&b),
+    }
 }
 
 fn number_of(v: &Value) -> f64 {
@@ -442,10 +540,15 @@ mod tests {
             {"$special": "nan"}, {"$var": "v"}, {"$tuple": [1, 2]}, {"$date": "2024-01-15"},
             {"$builtin": true}, {"a": 1}]);
         let v = Value::from_json(&j).unwrap();
-        let Value::List(items) = &v else { panic!("not a list") };
+        let Value::List(items) = &v else {
+            panic!("not a list")
+        };
         assert_eq!(items.len(), 15);
         assert_eq!(items[5], Value::Keyword("k".into()));
-        assert_eq!(items[7], Value::Map(vec![(Value::Str("a".into()), Value::Int(1))]));
+        assert_eq!(
+            items[7],
+            Value::Map(vec![(Value::Str("a".into()), Value::Int(1))])
+        );
         assert_eq!(
             items[14],
             Value::Map(vec![(Value::Keyword("a".into()), Value::Int(1))])

@@ -18,7 +18,10 @@ fn read(text: &str) -> Vec<Result<Session, RejectedSession>> {
 fn reject(bad: &str) -> RejectedSession {
     let results = read(&format!("{bad}\n{GOOD}\n"));
     assert_eq!(results.len(), 2, "one entry per line");
-    assert!(results[1].is_ok(), "the good line after a bad one is still read");
+    assert!(
+        results[1].is_ok(),
+        "the good line after a bad one is still read"
+    );
     match &results[0] {
         Err(e) => {
             assert_eq!(e.file, Path::new("corpus.jsonl"));
@@ -34,7 +37,10 @@ fn malformed_json_line() {
     let e = reject(r#"{"id":"a","mission":"m","turns":[}"#);
     assert_eq!(e.field, "json");
     assert!(e.message.starts_with("malformed JSON"), "{e}");
-    assert!(e.to_string().starts_with("corpus.jsonl:1: json: malformed JSON"));
+    assert!(
+        e.to_string()
+            .starts_with("corpus.jsonl:1: json: malformed JSON")
+    );
 }
 
 #[test]
@@ -72,7 +78,8 @@ fn turn_number_gap() {
 
 #[test]
 fn failed_turn_without_error() {
-    let e = reject(r#"{"id":"a","mission":"m","turns":[{"number":1,"program":"p","success":false}]}"#);
+    let e =
+        reject(r#"{"id":"a","mission":"m","turns":[{"number":1,"program":"p","success":false}]}"#);
     assert_eq!(e.field, "turns[0].error");
     assert!(e.message.contains("failed turn"), "{e}");
 }
@@ -98,7 +105,9 @@ fn more_turns_than_max_turns() {
 #[test]
 fn bad_max_turns() {
     for bad in ["0", "-1", "2.5", "\"3\""] {
-        let e = reject(&format!(r#"{{"id":"a","mission":"m","max_turns":{bad},"turns":[]}}"#));
+        let e = reject(&format!(
+            r#"{{"id":"a","mission":"m","max_turns":{bad},"turns":[]}}"#
+        ));
         assert_eq!(e.field, "max_turns", "{bad}");
     }
 }
@@ -108,10 +117,22 @@ fn wrong_types_name_the_field() {
     let cases = [
         (r#"{"id":1,"mission":"m"}"#, "id"),
         (r#"{"id":"a","mission":"m","turns":{}}"#, "turns"),
-        (r#"{"id":"a","mission":"m","turns":[{"number":1,"program":"p","success":"yes"}]}"#, "turns[0].success"),
-        (r#"{"id":"a","mission":"m","turns":[{"number":1,"program":"p","success":true,"prints":[1]}]}"#, "turns[0].prints[0]"),
-        (r#"{"id":"a","mission":"m","turns":[{"number":1,"program":"p","success":true,"tool_calls":[{"args":{}}]}]}"#, "turns[0].tool_calls[0].name"),
-        (r#"{"id":"a","mission":"m","turns":[{"number":1,"program":"p","success":true,"definitions":[{"name":"x","kind":"var"}]}]}"#, "turns[0].definitions[0].kind"),
+        (
+            r#"{"id":"a","mission":"m","turns":[{"number":1,"program":"p","success":"yes"}]}"#,
+            "turns[0].success",
+        ),
+        (
+            r#"{"id":"a","mission":"m","turns":[{"number":1,"program":"p","success":true,"prints":[1]}]}"#,
+            "turns[0].prints[0]",
+        ),
+        (
+            r#"{"id":"a","mission":"m","turns":[{"number":1,"program":"p","success":true,"tool_calls":[{"args":{}}]}]}"#,
+            "turns[0].tool_calls[0].name",
+        ),
+        (
+            r#"{"id":"a","mission":"m","turns":[{"number":1,"program":"p","success":true,"definitions":[{"name":"x","kind":"var"}]}]}"#,
+            "turns[0].definitions[0].kind",
+        ),
         (r#"{"id":"a","mission":"m","tools":{"t":3}}"#, "tools.t"),
         (r#"[1,2]"#, "session"),
     ];

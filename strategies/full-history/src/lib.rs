@@ -1,1 +1,191 @@
-//! The `full-history` strategy (SPEC section 6).
+//! The `full-history` strategy (SPEC section 6.1): the uncompressed baseline every other
+//! strategy is measured against. `[SYSTEM, USER(mission)]`, then for each turn
+//! `ASSISTANT(raw_response)` and `USER(feedback)`.
+//!
+//! The pair writer is public because `rolling-window` keeps its last turns exactly as
+//! this strategy renders them.
+
+use recap_core::strategy::turns_line;
+use recap_core::{
+    Invariant, Message, RenderError, RenderRequest, SpecError, Strategy, StrategyInfo,
+    StrategySpec, Turn,
+};
+use std::borrow::Cow;
+use std::sync::Arc;
+
+pub const NAME: &str = "full-history";
+
+/// The strategy; it has no options.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct FullHistory;
+
+pub fn info() -> StrategyInfo {
+    StrategyInfo {
+        name: NAME.to_string(),
+        summary:
+            "the uncompressed baseline: every turn's reply and feedback (compress_history: false)"
+                .to_string(),
+        options: Vec::new(),
+        origin: "built-in".to_string(),
+    }
+}
+
+pub fn build(spec: &StrategySpec) -> Result<Arc<dyn Strategy>, SpecError> {
+    if let Some(key) = spec.options.keys().next() {
+        return Err(SpecError::UnknownOption {
+            strategy: spec.name.clone(),
+            key: key.clone(),
+            known: "none".to_string(),
+        });
+    }
+    Ok(Arc::new(FullHistory))
+}
+
+impl Strategy for FullHistory {
+    fn spec(&self) -> String {
+        NAME.to_string()
+    }
+
+    fn render(&self, request: &RenderRequest<'_>) -> Result<Vec<Message>, RenderError> {
+        Ok(render(request))
+    }
+
+    fn invariants(&self) -> Vec<Invariant> {
+        let mut all = Invariant::UNIVERSAL.to_vec();
+        // The checker exempts a call whose last feedback is recorded: what the model was
+        // shown then is the reference, not a generated turns line (SPEC 7.5).
+        all.extend([
+            Invariant::MissionLeadsFirstUser,
+            Invariant::FailedTurnsVerbatim,
+            Invariant::TurnsLine,
+            Invariant::AppendOnly,
+        ]);
+        all
+    }
+}
+
+/// The full-history prompt for a request; never fails.
+pub fn render(request: &RenderRequest<'_>) -> Vec<Message> {
+    let mut messages = Vec::with_capacity(2 + 2 * request.turns.len());
+    messages.push(Message::system(request.system_prompt));
+    messages.push(Message::user(request.mission));
+    push_pairs(&mut messages, request.turns, 0, request.max_turns);
+    messages
+}
+
+/// Appends `ASSISTANT(raw_response)`, `USER(feedback)` for each of `turns`, where
+/// `turns[0]` is the session's turn number `first_index + 1`.
+pub fn push_pairs(messages: &mut Vec<Message>, turns: &[Turn], first_index: usize, max_turns: u32) {
+    for (i, turn) in turns.iter().enumerate() {
+        let completed = first_index + i + 1;
+        messages.push(Message::assistant(turn.raw_response.as_str()));
+        messages.push(Message::user(
+            feedback(turn, completed, max_turns).into_owned(),
+        ));
+    }
+}
+
+/// The USER message after a turn: the recorded feedback when present, else the
+/// generated one (see [`write_generated_feedback`]). `completed` is the number of turns
+/// completed once this turn is done (its 1-based position).
+pub fn feedback(turn: &Turn, completed: usize, max_turns: u32) -> Cow<'_, str> {
+    match &turn.feedback {
+        Some(recorded) => Cow::Borrowed(recorded.as_str()),
+        None => {
+            let mut out = String::with_capacity(generated_len_hint(turn));
+            write_generated_feedback(&mut out, turn, completed, max_turns);
+            Cow::Owned(out)
+        }
+    }
+}
+
+fn generated_len_hint(turn: &Turn) -> usize {
+    let prints: usize = turn.prints.iter().map(|p| p.len() + 1).sum();
+    let error = turn.error_message().map_or(0, |m| m.len() + 9);
+    prints + error + 80
+}
+
+/// The generated feedback after a turn: the parts that exist joined by a blank line —
+/// the prints joined by `\n`, `Error: {message}` for a failed turn, and the turns line
+/// for the next call. A turn whose prints are all empty strings contributes no prints
+/// part (it would only add blank lines).
+pub fn write_generated_feedback(out: &mut String, turn: &Turn, completed: usize, max_turns: u32) {
+    let start = out.len();
+    if turn.prints.iter().any(|p| !p.is_empty()) {
+        for (i, p) in turn.prints.iter().enumerate() {
+            if i > 0 {
+                out.push('\n');
+            }
+            out.push_str(p);
+        }
+    }
+    if !turn.success {
+        if out.len() > start {
+            out.push_str("\n\n");
+        }
+        out.push_str("Error: ");
+        out.push_str(turn.error_message().unwrap_or_default());
+    }
+    if out.len() > start {
+        out.push_str("\n\n");
+    }
+    let left = max_turns.saturating_sub(u32::try_from(completed).unwrap_or(u32::MAX));
+    out.push_str(&turns_line(left));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use recap_gen::builder::{SessionBuilder, TurnBuilder};
+
+    #[test]
+    fn zero_turns_is_system_and_mission() {
+        let s = SessionBuilder::new("m").system("sys").build();
+        let req = RenderRequest::for_call(&s, 0).unwrap();
+        assert_eq!(
+            render(&req),
+            vec![Message::system("sys"), Message::user("m")]
+        );
+    }
+
+    #[test]
+    fn recorded_feedback_is_used_verbatim() {
+        let s = SessionBuilder::new("m")
+            .turn(TurnBuilder::ok("(+ 1 2)").feedback("exactly this"))
+            .build();
+        let req = RenderRequest::for_call(&s, 1).unwrap();
+        let msgs = render(&req);
+        assert_eq!(msgs[3], Message::user("exactly this"));
+    }
+
+    #[test]
+    fn generated_feedback_joins_prints_error_and_turns_line() {
+        let s = SessionBuilder::new("m")
+            .max_turns(3)
+            .turn(TurnBuilder::failed("(boom)", "bad").prints(["a", "b"]))
+            .turn(TurnBuilder::ok("(ok)"))
+            .build();
+        let req = RenderRequest::for_call(&s, 2).unwrap();
+        let msgs = render(&req);
+        assert_eq!(msgs[3].content, "a\nb\n\nError: bad\n\nTurns left: 2");
+        assert_eq!(
+            msgs[5].content,
+            "⚠️ FINAL TURN - you must call (return result) or (fail response) next."
+        );
+    }
+
+    #[test]
+    fn empty_prints_add_no_blank_lines() {
+        let s = SessionBuilder::new("m")
+            .turn(TurnBuilder::ok("(println \"\")").prints([""]))
+            .build();
+        let req = RenderRequest::for_call(&s, 1).unwrap();
+        assert_eq!(render(&req)[3].content, "Turns left: 4");
+    }
+
+    #[test]
+    fn options_are_rejected() {
+        let spec = StrategySpec::parse("full-history:window=2").unwrap();
+        assert!(matches!(build(&spec), Err(SpecError::UnknownOption { .. })));
+    }
+}

@@ -1,1 +1,109 @@
-//! The `per-turn-summary` strategy (SPEC section 6).
+//! The `per-turn-summary` strategy (SPEC section 6.3): `[SYSTEM, USER(mission)]`, then one
+//! ASSISTANT/USER pair per turn. A successful turn's ASSISTANT is the summary of
+//! SPEC 6.2 computed over that turn alone; a failed turn's is its `raw_response`. The
+//! USER after it is `Error: {message}` (failed turns) and the turns line. Each prompt
+//! therefore starts with the previous one: the prompt cache is reused in full.
+
+use recap_core::strategy::turns_line;
+use recap_core::{
+    Invariant, Message, RenderError, RenderRequest, SpecError, Strategy, StrategyInfo,
+    StrategySpec, Turn,
+};
+use recap_single_user_coalesced::{
+    SummaryOptions, canonical_spec, reject_unknown, summary_len_hint, write_summary,
+};
+use std::sync::Arc;
+
+pub const NAME: &str = "per-turn-summary";
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct PerTurnSummary {
+    pub options: SummaryOptions,
+}
+
+pub fn info() -> StrategyInfo {
+    StrategyInfo {
+        name: NAME.to_string(),
+        summary: "one ASSISTANT/USER pair per turn; successful turns summarized, failed turns verbatim (append-only)".to_string(),
+        options: SummaryOptions::infos(),
+        origin: "built-in".to_string(),
+    }
+}
+
+pub fn build(spec: &StrategySpec) -> Result<Arc<dyn Strategy>, SpecError> {
+    reject_unknown(spec, &["println_limit", "tool_call_limit"])?;
+    Ok(Arc::new(PerTurnSummary {
+        options: SummaryOptions::from_spec(spec)?,
+    }))
+}
+
+impl Strategy for PerTurnSummary {
+    fn spec(&self) -> String {
+        canonical_spec(NAME, self.options.non_default())
+    }
+
+    fn render(&self, request: &RenderRequest<'_>) -> Result<Vec<Message>, RenderError> {
+        Ok(render_with(request, self.options))
+    }
+
+    fn invariants(&self) -> Vec<Invariant> {
+        let mut all = Invariant::UNIVERSAL.to_vec();
+        all.extend([
+            Invariant::MissionLeadsFirstUser,
+            Invariant::FailedTurnsVerbatim,
+            Invariant::TurnsLine,
+            Invariant::Limits {
+                tool_call_limit: self.options.tool_call_limit,
+                println_limit: self.options.println_limit,
+            },
+            Invariant::AppendOnly,
+        ]);
+        all
+    }
+}
+
+/// The per-turn-summary prompt with the default options.
+pub fn render(request: &RenderRequest<'_>) -> Vec<Message> {
+    render_with(request, SummaryOptions::default())
+}
+
+pub fn render_with(request: &RenderRequest<'_>, options: SummaryOptions) -> Vec<Message> {
+    // SS-001: single-shot mode is not compressed.
+    if request.max_turns == 1 {
+        return recap_full_history::render(request);
+    }
+    let mut messages = Vec::with_capacity(2 + 2 * request.turns.len());
+    messages.push(Message::system(request.system_prompt));
+    messages.push(Message::user(request.mission));
+    for (i, turn) in request.turns.iter().enumerate() {
+        messages.push(Message::assistant(assistant_content(turn, options)));
+        messages.push(Message::user(user_content(turn, i + 1, request.max_turns)));
+    }
+    messages
+}
+
+fn assistant_content(turn: &Turn, options: SummaryOptions) -> String {
+    if !turn.success {
+        return turn.raw_response.clone();
+    }
+    let one = std::slice::from_ref(turn);
+    let mut out = String::with_capacity(summary_len_hint(one, options));
+    write_summary(&mut out, one, options);
+    out
+}
+
+/// `Error: {message}` for a failed turn, then the turns line for the next call.
+fn user_content(turn: &Turn, completed: usize, max_turns: u32) -> String {
+    let left = max_turns.saturating_sub(u32::try_from(completed).unwrap_or(u32::MAX));
+    let line = turns_line(left);
+    if turn.success {
+        return line;
+    }
+    let message = turn.error_message().unwrap_or_default();
+    let mut out = String::with_capacity(message.len() + line.len() + 9);
+    out.push_str("Error: ");
+    out.push_str(message);
+    out.push_str("\n\n");
+    out.push_str(&line);
+    out
+}

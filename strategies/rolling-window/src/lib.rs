@@ -1,1 +1,105 @@
-//! The `rolling-window` strategy (SPEC section 6).
+//! The `rolling-window` strategy (SPEC section 6.4): the last `window` turns are kept as
+//! `full-history` pairs; older ones are folded into the first USER message exactly as
+//! `single-user-coalesced` renders them (mission, summary, failed turns) but without a
+//! turns line. With k ≤ window it equals `full-history`.
+
+use recap_core::{
+    Invariant, Message, OptionInfo, RenderError, RenderRequest, SpecError, Strategy, StrategyInfo,
+    StrategySpec,
+};
+use recap_single_user_coalesced::{
+    SummaryOptions, canonical_spec, context_len_hint, reject_unknown, write_context,
+};
+use std::sync::Arc;
+
+pub const NAME: &str = "rolling-window";
+pub const DEFAULT_WINDOW: u32 = 3;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RollingWindow {
+    /// How many of the most recent turns stay verbatim.
+    pub window: u32,
+    pub options: SummaryOptions,
+}
+
+impl Default for RollingWindow {
+    fn default() -> Self {
+        Self {
+            window: DEFAULT_WINDOW,
+            options: SummaryOptions::default(),
+        }
+    }
+}
+
+pub fn info() -> StrategyInfo {
+    let mut options = vec![OptionInfo {
+        key: "window".into(),
+        default: DEFAULT_WINDOW.to_string(),
+        help: "most recent turns kept verbatim as full-history pairs".into(),
+    }];
+    options.extend(SummaryOptions::infos());
+    StrategyInfo {
+        name: NAME.to_string(),
+        summary: "the last `window` turns verbatim; older turns folded into the first USER message as single-user-coalesced renders them".to_string(),
+        options,
+        origin: "built-in".to_string(),
+    }
+}
+
+pub fn build(spec: &StrategySpec) -> Result<Arc<dyn Strategy>, SpecError> {
+    reject_unknown(spec, &["window", "println_limit", "tool_call_limit"])?;
+    Ok(Arc::new(RollingWindow {
+        window: spec.positive_int("window", DEFAULT_WINDOW)?,
+        options: SummaryOptions::from_spec(spec)?,
+    }))
+}
+
+impl Strategy for RollingWindow {
+    fn spec(&self) -> String {
+        let mut options = self.options.non_default();
+        if self.window != DEFAULT_WINDOW {
+            options.push(("window", self.window));
+        }
+        canonical_spec(NAME, options)
+    }
+
+    fn render(&self, request: &RenderRequest<'_>) -> Result<Vec<Message>, RenderError> {
+        Ok(self.render_messages(request))
+    }
+
+    fn invariants(&self) -> Vec<Invariant> {
+        let mut all = Invariant::UNIVERSAL.to_vec();
+        all.extend([
+            Invariant::MissionLeadsFirstUser,
+            Invariant::FailedTurnsVerbatim,
+            Invariant::TurnsLine,
+            Invariant::Limits {
+                tool_call_limit: self.options.tool_call_limit,
+                println_limit: self.options.println_limit,
+            },
+        ]);
+        all
+    }
+}
+
+impl RollingWindow {
+    /// The rolling-window prompt; never fails.
+    pub fn render_messages(&self, request: &RenderRequest<'_>) -> Vec<Message> {
+        let k = request.turns.len();
+        let window = self.window as usize;
+        // k ≤ window: nothing to fold. SS-001: single-shot mode is not compressed.
+        if k <= window || request.max_turns == 1 {
+            return recap_full_history::render(request);
+        }
+        let (older, kept) = request.turns.split_at(k - window);
+        let mut first =
+            String::with_capacity(context_len_hint(request.mission, older, self.options));
+        write_context(&mut first, request.mission, older, self.options);
+
+        let mut messages = Vec::with_capacity(2 + 2 * kept.len());
+        messages.push(Message::system(request.system_prompt));
+        messages.push(Message::user(first));
+        recap_full_history::push_pairs(&mut messages, kept, older.len(), request.max_turns);
+        messages
+    }
+}

@@ -1,1 +1,149 @@
-//! The `single-user-coalesced` strategy (SPEC section 6).
+//! The `single-user-coalesced` strategy (SPEC section 6.2, normative source: the
+//! requirements table): `[SYSTEM, USER(content)]`, where content is the mission, the
+//! summary of all successful turns, each failed turn in full, and the turns line.
+//!
+//! The summary, the failed-turn part and the "context" (mission + summary + failed
+//! turns, without the turns line) are public: `per-turn-summary` and `rolling-window`
+//! render them exactly as this strategy does.
+
+mod options;
+mod same;
+mod summary;
+
+pub use options::{
+    DEFAULT_PRINTLN_LIMIT, DEFAULT_TOOL_CALL_LIMIT, SummaryOptions, canonical_spec, reject_unknown,
+};
+pub use same::same_value;
+pub use summary::{
+    ARGS_PRINT, PRINT_CHAR_LIMIT, SAMPLE_PRINT, docstring, push_cut_print,
+    push_sanitized_docstring, summary, summary_len_hint, write_summary,
+};
+
+use recap_core::{
+    Invariant, Message, RenderError, RenderRequest, SpecError, Strategy, StrategyInfo,
+    StrategySpec, Turn,
+};
+use std::sync::Arc;
+
+pub const NAME: &str = "single-user-coalesced";
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SingleUserCoalesced {
+    pub options: SummaryOptions,
+}
+
+pub fn info() -> StrategyInfo {
+    StrategyInfo {
+        name: NAME.to_string(),
+        summary: "one USER message: mission, summary of successful turns, failed turns in full, turns left (compress_history: true)".to_string(),
+        options: SummaryOptions::infos(),
+        origin: "built-in".to_string(),
+    }
+}
+
+pub fn build(spec: &StrategySpec) -> Result<Arc<dyn Strategy>, SpecError> {
+    reject_unknown(spec, &["println_limit", "tool_call_limit"])?;
+    Ok(Arc::new(SingleUserCoalesced {
+        options: SummaryOptions::from_spec(spec)?,
+    }))
+}
+
+impl Strategy for SingleUserCoalesced {
+    fn spec(&self) -> String {
+        canonical_spec(NAME, self.options.non_default())
+    }
+
+    fn render(&self, request: &RenderRequest<'_>) -> Result<Vec<Message>, RenderError> {
+        Ok(render_with(request, self.options))
+    }
+
+    fn invariants(&self) -> Vec<Invariant> {
+        let mut all = Invariant::UNIVERSAL.to_vec();
+        all.extend([
+            Invariant::MissionLeadsFirstUser,
+            Invariant::FailedTurnsVerbatim,
+            Invariant::TurnsLine,
+            Invariant::Limits {
+                tool_call_limit: self.options.tool_call_limit,
+                println_limit: self.options.println_limit,
+            },
+        ]);
+        all
+    }
+}
+
+/// The single-user-coalesced prompt for a request; never fails.
+pub fn render(request: &RenderRequest<'_>) -> Vec<Message> {
+    render_with(request, SummaryOptions::default())
+}
+
+/// As [`render`], with explicit options.
+pub fn render_with(request: &RenderRequest<'_>, options: SummaryOptions) -> Vec<Message> {
+    // SPEC 5: zero turns → [SYSTEM, USER(mission)]; SS-001: max_turns = 1 renders as
+    // full-history (no compression in single-shot mode).
+    if request.turns.is_empty() || request.max_turns == 1 {
+        return recap_full_history::render(request);
+    }
+    let mut content =
+        String::with_capacity(context_len_hint(request.mission, request.turns, options) + 80);
+    write_context(&mut content, request.mission, request.turns, options);
+    separate(&mut content, 0);
+    content.push_str(&request.turns_line());
+    vec![
+        Message::system(request.system_prompt),
+        Message::user(content),
+    ]
+}
+
+/// Appends the mission, the summary of the successful turns among `turns`, and each
+/// failed turn (CMP-002, ERR-001/002), the non-empty ones joined by a blank line
+/// (MSG-003/004). No turns line.
+pub fn write_context(out: &mut String, mission: &str, turns: &[Turn], options: SummaryOptions) {
+    let start = out.len();
+    out.push_str(mission);
+    let before_summary = out.len();
+    separate(out, start);
+    if !write_summary(out, turns, options) {
+        out.truncate(before_summary);
+    }
+    for turn in turns.iter().filter(|t| !t.success) {
+        separate(out, start);
+        write_failed_turn(out, turn);
+    }
+}
+
+/// A rough size of [`write_context`]'s output, to pre-size strings.
+pub fn context_len_hint(mission: &str, turns: &[Turn], options: SummaryOptions) -> usize {
+    let failed: usize = turns
+        .iter()
+        .filter(|t| !t.success)
+        .map(|t| t.program.len() + t.error_message().map_or(0, str::len) + 64)
+        .sum();
+    mission.len() + 2 + summary_len_hint(turns, options) + failed
+}
+
+/// A failed turn as its own part (CMP-002, ERR-002/003):
+/// ````text
+/// ---
+/// Your previous attempt:
+/// ```clojure
+/// {program}
+/// ```
+///
+/// Error: {message}
+/// ---
+/// ````
+pub fn write_failed_turn(out: &mut String, turn: &Turn) {
+    out.push_str("---\nYour previous attempt:\n```clojure\n");
+    out.push_str(&turn.program);
+    out.push_str("\n```\n\nError: ");
+    out.push_str(turn.error_message().unwrap_or_default());
+    out.push_str("\n---");
+}
+
+/// Joins parts with a blank line: adds `\n\n` unless nothing was written since `start`.
+fn separate(out: &mut String, start: usize) {
+    if out.len() > start {
+        out.push_str("\n\n");
+    }
+}

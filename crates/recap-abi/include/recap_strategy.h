@@ -1,0 +1,118 @@
+/*
+ * recap strategy plugin ABI, version 1.0 — C declarations.
+ *
+ * Mirrors crates/recap-abi/src/ffi.rs; the wire format (request and response JSON)
+ * is documented in crates/recap-abi/README.md.
+ *
+ * A plugin is a shared library exporting two functions:
+ *
+ *   uint32_t recap_strategy_abi_version(void);                     frozen forever
+ *   const RecapStrategyPluginV1 *recap_strategy_plugin_v1(void);   ABI major 1
+ *
+ * The descriptor must live as long as the process (a static), and must never be
+ * written to after it is returned. recap never unloads a plugin.
+ *
+ * Ownership: the host owns request bytes (borrowed for one call; do not keep the
+ * pointer). Every buffer a plugin writes to an `out` parameter is owned by the plugin
+ * and is passed back, unchanged, exactly once to the same plugin's `free`.
+ *
+ * Threads: `render` and `describe` may be called from several threads at once. A
+ * session handle is used by one thread at a time; different handles concurrently.
+ *
+ * Never let a C++ exception or a longjmp cross these functions.
+ */
+#ifndef RECAP_STRATEGY_H
+#define RECAP_STRATEGY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define RECAP_ABI_MAJOR 1u
+#define RECAP_ABI_MINOR 0u
+
+/* The bytes "RECAPSTR" read as a big-endian 64-bit integer. */
+#define RECAP_PLUGIN_MAGIC 0x5245434150535452ull
+
+/* Status codes returned by render, describe and the session functions. */
+#define RECAP_STATUS_OK 0          /* out holds the response (or nothing, see below) */
+#define RECAP_STATUS_ERROR 1       /* out holds {"error": {...}}: the strategy refused */
+#define RECAP_STATUS_PANIC 2       /* out holds {"error": {"kind": "panic", ...}} */
+#define RECAP_STATUS_BAD_REQUEST 3 /* out holds {"error": {"kind": "bad_request", ...}} */
+
+/* A borrowed UTF-8 string: `len` bytes at `ptr`, not NUL-terminated. */
+typedef struct RecapStr {
+    const uint8_t *ptr;
+    size_t len;
+} RecapStr;
+
+/* A plugin-allocated buffer handed to the host. `cap` is for the plugin's own use
+ * (a Rust plugin rebuilds its Vec from it); a C plugin may set it to anything.
+ * A NULL `ptr` means "no buffer". */
+typedef struct RecapBuf {
+    uint8_t *ptr;
+    size_t len;
+    size_t cap;
+} RecapBuf;
+
+/* Request JSON in, response JSON out: {"messages": [...]} or {"error": {...}}.
+ * Always write *out (also on errors). Required. */
+typedef int32_t (*RecapRenderFn)(const uint8_t *request, size_t request_len, RecapBuf *out);
+
+/* Releases a buffer this plugin wrote to an `out` parameter. Required. */
+typedef void (*RecapFreeFn)(RecapBuf buf);
+
+/* {"options": {...}} in (or an empty request: default options); the description out:
+ * {"name", "version", "summary", "spec", "options": [...], "invariants": [...]}.
+ * Optional (NULL: the strategy takes no options, declares the universal invariants). */
+typedef int32_t (*RecapDescribeFn)(const uint8_t *request, size_t request_len, RecapBuf *out);
+
+/* Optional incremental rendering of one session; set all three or none.
+ * session_open: a render request without "turns" in; on RECAP_STATUS_OK *session is
+ *   a non-NULL handle and *out may be left empty.
+ * session_render: {"turns_offset": m, "turns": [...]} in (keep the first m turns the
+ *   session holds, append these); out: {"messages": [...], "messages_kept": n}, the
+ *   first n messages of the previous response of this session followed by these.
+ * session_close: releases the handle. */
+typedef int32_t (*RecapSessionOpenFn)(const uint8_t *request, size_t request_len,
+                                      void **session, RecapBuf *out);
+typedef int32_t (*RecapSessionRenderFn)(void *session, const uint8_t *request,
+                                        size_t request_len, RecapBuf *out);
+typedef void (*RecapSessionCloseFn)(void *session);
+
+/* Every descriptor of every major starts with these four fields. */
+typedef struct RecapDescriptorHeader {
+    uint64_t magic;     /* RECAP_PLUGIN_MAGIC */
+    size_t size;        /* sizeof the plugin's descriptor; minor versions grow it */
+    uint32_t abi_major; /* RECAP_ABI_MAJOR */
+    uint32_t abi_minor; /* RECAP_ABI_MINOR */
+} RecapDescriptorHeader;
+
+/* The v1 descriptor. Minor versions only append fields; a host reads a field only
+ * when `size` covers it. On LP64 targets sizeof is 104. */
+typedef struct RecapStrategyPluginV1 {
+    uint64_t magic;
+    size_t size;
+    uint32_t abi_major;
+    uint32_t abi_minor;
+    RecapStr name;    /* [a-z0-9][a-z0-9_-]{0,63}: the name in spec strings */
+    RecapStr version; /* the plugin's own version, 1-64 bytes */
+    RecapRenderFn render;
+    RecapFreeFn free;
+    RecapDescribeFn describe;               /* may be NULL */
+    RecapSessionOpenFn session_open;        /* may be NULL (with the next two) */
+    RecapSessionRenderFn session_render;    /* may be NULL */
+    RecapSessionCloseFn session_close;      /* may be NULL */
+} RecapStrategyPluginV1;
+
+uint32_t recap_strategy_abi_version(void);
+const RecapStrategyPluginV1 *recap_strategy_plugin_v1(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* RECAP_STRATEGY_H */

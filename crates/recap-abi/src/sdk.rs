@@ -1,0 +1,489 @@
+//! The plugin side: implement [`Plugin`] for a [`Strategy`] and call
+//! [`export_strategy!`](crate::export_strategy) once in a `cdylib` crate.
+//!
+//! Every entry point runs its body inside `catch_unwind` and turns a panic into an
+//! error response of kind `panic`: a panic must never unwind into the host (that
+//! aborts the process). The generic entry points are instantiated in the plugin crate,
+//! so they are compiled by the plugin's compiler; only the C layer is shared.
+
+use crate::ffi::{
+    ABI_MAJOR, ABI_MINOR, DESCRIPTOR_V1_SIZE, MAGIC, PluginDescriptorV1, RecapBuf, RecapStr,
+    STATUS_BAD_REQUEST, STATUS_ERROR, STATUS_OK, STATUS_PANIC,
+};
+use crate::wire::{self, Description, ErrorBody, InvariantWire, OptionWire};
+use recap_core::{
+    Message, OptionInfo, RenderRequest, Session, SpecError, Strategy, StrategySpec, Turn,
+};
+use std::collections::BTreeMap;
+use std::ffi::c_void;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+
+/// A strategy that can be exported as a plugin.
+pub trait Plugin: Strategy + Sized + 'static {
+    /// The name in spec strings: `[a-z0-9][a-z0-9_-]{0,63}` (checked at compile time).
+    const NAME: &'static str;
+    /// The plugin's own version, for reports.
+    const VERSION: &'static str;
+    /// One line for `recap strategies`.
+    const SUMMARY: &'static str = "";
+
+    /// Every option key the strategy accepts, with its default. Keys not listed are
+    /// rejected before [`Plugin::from_spec`] is called.
+    fn options() -> Vec<OptionInfo> {
+        Vec::new()
+    }
+
+    /// Builds an instance from `name:key=value,...`; must succeed with no options.
+    fn from_spec(spec: &StrategySpec) -> Result<Self, SpecError>;
+}
+
+/// `[a-z0-9][a-z0-9_-]{0,63}`: what a plugin's strategy name must look like. Names end
+/// up in spec strings, where `:`, `,` and `=` are syntax.
+pub const fn is_valid_name(name: &str) -> bool {
+    let b = name.as_bytes();
+    if b.is_empty() || b.len() > 64 {
+        return false;
+    }
+    let mut i = 0;
+    while i < b.len() {
+        let c = b[i];
+        let ok = c.is_ascii_lowercase() || c.is_ascii_digit() || (i > 0 && (c == b'-' || c == b'_'));
+        if !ok {
+            return false;
+        }
+        i += 1;
+    }
+    true
+}
+
+/// The descriptor for `T`; `export_strategy!` puts it in a `static`.
+pub const fn descriptor<T: Plugin>() -> PluginDescriptorV1 {
+    PluginDescriptorV1 {
+        magic: MAGIC,
+        size: DESCRIPTOR_V1_SIZE,
+        abi_major: ABI_MAJOR,
+        abi_minor: ABI_MINOR,
+        name: RecapStr::from_static(T::NAME),
+        version: RecapStr::from_static(T::VERSION),
+        render: Some(render::<T>),
+        free: Some(free_buffer),
+        describe: Some(describe::<T>),
+        session_open: Some(session_open::<T>),
+        session_render: Some(session_render::<T>),
+        session_close: Some(session_close::<T>),
+    }
+}
+
+/// Exports a [`Plugin`] type through the C ABI: defines the probe
+/// `recap_strategy_abi_version` and the descriptor entry `recap_strategy_plugin_v1`.
+/// Use it once per `cdylib` crate.
+///
+/// ```ignore
+/// recap_abi::export_strategy!(MyStrategy);
+/// ```
+#[macro_export]
+macro_rules! export_strategy {
+    ($ty:ty) => {
+        #[cfg(not(panic = "unwind"))]
+        compile_error!(
+            "recap strategy plugins need panic = \"unwind\": the SDK turns panics into error responses"
+        );
+
+        const _: () = assert!(
+            $crate::sdk::is_valid_name(<$ty as $crate::Plugin>::NAME),
+            "Plugin::NAME must match [a-z0-9][a-z0-9_-]{{0,63}}"
+        );
+
+        /// The frozen ABI probe: the ABI major this plugin speaks.
+        #[unsafe(no_mangle)]
+        pub extern "C" fn recap_strategy_abi_version() -> u32 {
+            $crate::ABI_MAJOR
+        }
+
+        /// The v1 descriptor, valid for the life of the process.
+        #[unsafe(no_mangle)]
+        pub extern "C" fn recap_strategy_plugin_v1() -> *const $crate::PluginDescriptorV1 {
+            static DESCRIPTOR: $crate::PluginDescriptorV1 = $crate::sdk::descriptor::<$ty>();
+            &DESCRIPTOR
+        }
+    };
+}
+
+/// Why an entry point failed: its status and the error it reports.
+struct Failure {
+    status: i32,
+    error: ErrorBody,
+}
+
+impl Failure {
+    fn bad_request(message: impl Into<String>) -> Self {
+        Self {
+            status: STATUS_BAD_REQUEST,
+            error: ErrorBody::new(wire::KIND_BAD_REQUEST, message),
+        }
+    }
+}
+
+impl From<wire::RequestError> for Failure {
+    fn from(e: wire::RequestError) -> Self {
+        Self::bad_request(e.0)
+    }
+}
+
+impl From<SpecError> for Failure {
+    fn from(e: SpecError) -> Self {
+        // For a bad value the message is only what was expected, so that a host can
+        // rebuild its own "option key=value: expected ..." error without repeating it.
+        let error = match &e {
+            SpecError::BadValue {
+                key,
+                value,
+                expected,
+                ..
+            } => ErrorBody {
+                kind: wire::KIND_INVALID_OPTIONS.to_string(),
+                message: expected.clone(),
+                key: Some(key.clone()),
+                value: Some(value.clone()),
+            },
+            SpecError::UnknownOption { key, .. } => ErrorBody {
+                kind: wire::KIND_INVALID_OPTIONS.to_string(),
+                message: e.to_string(),
+                key: Some(key.clone()),
+                value: None,
+            },
+            other => ErrorBody::new(wire::KIND_INVALID_OPTIONS, other.to_string()),
+        };
+        Self {
+            status: STATUS_ERROR,
+            error,
+        }
+    }
+}
+
+impl From<recap_core::RenderError> for Failure {
+    fn from(e: recap_core::RenderError) -> Self {
+        Self {
+            status: STATUS_ERROR,
+            error: ErrorBody::new(e.kind, e.message),
+        }
+    }
+}
+
+fn panic_message(payload: Box<dyn std::any::Any + Send>) -> String {
+    let message = if let Some(s) = payload.downcast_ref::<&str>() {
+        (*s).to_string()
+    } else if let Some(s) = payload.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "a panic with a non-string payload".to_string()
+    };
+    // Dropping the payload runs arbitrary Drop code, which could panic again outside
+    // any catch_unwind; leaking one small box per caught panic is the safe choice.
+    std::mem::forget(payload);
+    message
+}
+
+/// Runs `body`, catching panics; returns the status and the bytes to hand out.
+fn guarded(body: impl FnOnce() -> Result<Vec<u8>, Failure>) -> (i32, Vec<u8>) {
+    let failure = match catch_unwind(AssertUnwindSafe(body)) {
+        Ok(Ok(bytes)) => return (STATUS_OK, bytes),
+        Ok(Err(failure)) => failure,
+        Err(payload) => Failure {
+            status: STATUS_PANIC,
+            error: ErrorBody::new(
+                wire::KIND_PANIC,
+                format!("the strategy panicked: {}", panic_message(payload)),
+            ),
+        },
+    };
+    (failure.status, wire::error_response(&failure.error))
+}
+
+/// Borrows the request bytes.
+///
+/// # Safety
+/// `ptr` must be null (then `len` must be 0) or point to `len` readable bytes that stay
+/// valid and unmodified for `'a`.
+unsafe fn request_bytes<'a>(ptr: *const u8, len: usize) -> Option<&'a [u8]> {
+    if ptr.is_null() {
+        return (len == 0).then_some(&[][..]);
+    }
+    // SAFETY: non-null, and the caller guarantees `len` readable bytes for 'a (the ABI
+    // contract: the host owns the request and keeps it alive for the call).
+    Some(unsafe { std::slice::from_raw_parts(ptr, len) })
+}
+
+/// Hands `bytes` to the host through `out`.
+///
+/// # Safety
+/// `out` must be valid for a write of one `RecapBuf`.
+unsafe fn hand_out(out: *mut RecapBuf, bytes: Vec<u8>) {
+    let mut bytes = std::mem::ManuallyDrop::new(bytes);
+    let buf = RecapBuf {
+        ptr: bytes.as_mut_ptr(),
+        len: bytes.len(),
+        cap: bytes.capacity(),
+    };
+    // SAFETY: the caller guarantees `out` is writable; `write` does not read or drop
+    // whatever garbage the host left there.
+    unsafe { out.write(buf) };
+}
+
+/// The shared shape of every entry point with a request and an out buffer.
+///
+/// # Safety
+/// `request`/`len` as for [`request_bytes`]; `out` null or writable.
+unsafe fn entry(
+    request: *const u8,
+    len: usize,
+    out: *mut RecapBuf,
+    body: impl FnOnce(&[u8]) -> Result<Vec<u8>, Failure>,
+) -> i32 {
+    if out.is_null() {
+        return STATUS_BAD_REQUEST;
+    }
+    // SAFETY: forwarded from this function's contract.
+    let input = unsafe { request_bytes(request, len) };
+    let (status, bytes) = match input {
+        Some(input) => guarded(|| body(input)),
+        None => guarded(|| Err(Failure::bad_request("null request pointer with a non-zero length"))),
+    };
+    // SAFETY: `out` is non-null and, by contract, writable.
+    unsafe { hand_out(out, bytes) };
+    status
+}
+
+fn build<T: Plugin>(options: BTreeMap<String, String>) -> Result<T, Failure> {
+    let known = T::options();
+    for key in options.keys() {
+        if !known.iter().any(|o| &o.key == key) {
+            let known = if known.is_empty() {
+                "none".to_string()
+            } else {
+                known.iter().map(|o| o.key.as_str()).collect::<Vec<_>>().join(", ")
+            };
+            return Err(SpecError::UnknownOption {
+                strategy: T::NAME.to_string(),
+                key: key.clone(),
+                known,
+            }
+            .into());
+        }
+    }
+    let spec = StrategySpec {
+        name: T::NAME.to_string(),
+        options,
+    };
+    Ok(T::from_spec(&spec)?)
+}
+
+fn render_session_turns<T: Plugin>(strategy: &T, session: &Session) -> Result<Vec<Message>, Failure> {
+    let request = RenderRequest::for_call(session, session.turns.len())
+        .map_err(|e| Failure::bad_request(e.to_string()))?;
+    Ok(strategy.render(&request)?)
+}
+
+/// `render` for `T`: builds the strategy from the request's options and renders.
+///
+/// # Safety
+/// The ABI contract of [`crate::ffi::RenderFn`].
+pub unsafe extern "C" fn render<T: Plugin>(
+    request: *const u8,
+    request_len: usize,
+    out: *mut RecapBuf,
+) -> i32 {
+    // SAFETY: forwarded from the ABI contract of `render`.
+    unsafe {
+        entry(request, request_len, out, |bytes| {
+            let (options, session) = wire::decode_session_request(bytes)?;
+            let strategy = build::<T>(options)?;
+            let messages = render_session_turns(&strategy, &session)?;
+            Ok(wire::messages_response(&messages, None))
+        })
+    }
+}
+
+/// `describe` for `T`: the options schema and the instance's spec and invariants.
+///
+/// # Safety
+/// The ABI contract of [`crate::ffi::DescribeFn`].
+pub unsafe extern "C" fn describe<T: Plugin>(
+    request: *const u8,
+    request_len: usize,
+    out: *mut RecapBuf,
+) -> i32 {
+    // SAFETY: forwarded from the ABI contract of `describe`.
+    unsafe {
+        entry(request, request_len, out, |bytes| {
+            let options = wire::decode_describe_request(bytes)?;
+            let strategy = build::<T>(options)?;
+            let description = Description {
+                name: T::NAME.to_string(),
+                version: T::VERSION.to_string(),
+                summary: T::SUMMARY.to_string(),
+                spec: Some(strategy.spec()),
+                options: T::options().iter().map(OptionWire::from).collect(),
+                invariants: strategy.invariants().iter().map(InvariantWire::from).collect(),
+            };
+            Ok(wire::description_response(&description))
+        })
+    }
+}
+
+/// `free` for every SDK plugin: rebuilds and drops the `Vec` behind a buffer.
+///
+/// # Safety
+/// `buf` must be null or a triple this plugin wrote to an `out` parameter, not yet freed.
+pub unsafe extern "C" fn free_buffer(buf: RecapBuf) {
+    if buf.ptr.is_null() {
+        return;
+    }
+    // SAFETY: by contract `buf` is exactly the (ptr, len, cap) of a Vec<u8> that
+    // `hand_out` leaked in this library, so this allocator owns it; freed once.
+    drop(unsafe { Vec::from_raw_parts(buf.ptr, buf.len, buf.cap) });
+}
+
+/// The plugin side of one open session.
+struct SdkSession<T> {
+    strategy: T,
+    session: Session,
+    /// The messages of the previous response, for `messages_kept`.
+    previous: Vec<Message>,
+    /// Set while a call is running; a call that did not finish (panic) leaves the
+    /// session in an unknown state, and later calls refuse to use it.
+    poisoned: bool,
+}
+
+/// `session_open` for `T`.
+///
+/// # Safety
+/// The ABI contract of [`crate::ffi::SessionOpenFn`].
+pub unsafe extern "C" fn session_open<T: Plugin>(
+    request: *const u8,
+    request_len: usize,
+    session: *mut *mut c_void,
+    out: *mut RecapBuf,
+) -> i32 {
+    if session.is_null() {
+        return STATUS_BAD_REQUEST;
+    }
+    let mut handle: *mut c_void = std::ptr::null_mut();
+    // SAFETY: forwarded from the ABI contract of `session_open`.
+    let status = unsafe {
+        entry(request, request_len, out, |bytes| {
+            let (options, parsed) = wire::decode_session_request(bytes)?;
+            let strategy = build::<T>(options)?;
+            let state = Box::new(SdkSession {
+                strategy,
+                session: parsed,
+                previous: Vec::new(),
+                poisoned: false,
+            });
+            handle = Box::into_raw(state).cast::<c_void>();
+            Ok(Vec::new())
+        })
+    };
+    // SAFETY: `session` is non-null and, by contract, writable.
+    unsafe { session.write(handle) };
+    status
+}
+
+/// `session_render` for `T`: applies the turns delta, renders, answers with the
+/// messages after the longest prefix shared with the previous response.
+///
+/// # Safety
+/// The ABI contract of [`crate::ffi::SessionRenderFn`].
+pub unsafe extern "C" fn session_render<T: Plugin>(
+    session: *mut c_void,
+    request: *const u8,
+    request_len: usize,
+    out: *mut RecapBuf,
+) -> i32 {
+    // SAFETY: forwarded from the ABI contract of `session_render`.
+    unsafe {
+        entry(request, request_len, out, |bytes| {
+            if session.is_null() {
+                return Err(Failure::bad_request("null session handle"));
+            }
+            // SAFETY: a non-null handle came from `session_open::<T>` of this library
+            // and is used by one thread at a time until `session_close` (ABI contract).
+            let state = &mut *session.cast::<SdkSession<T>>();
+            if state.poisoned {
+                return Err(Failure::bad_request(
+                    "this session failed in an earlier call; open a new one",
+                ));
+            }
+            // Cleared only when the step returns: a panic leaves it set.
+            state.poisoned = true;
+            let response = session_step(state, bytes);
+            state.poisoned = false;
+            response
+        })
+    }
+}
+
+fn session_step<T: Plugin>(state: &mut SdkSession<T>, bytes: &[u8]) -> Result<Vec<u8>, Failure> {
+    let (offset, new_turns) = wire::decode_session_delta(bytes)?;
+    let held = state.session.turns.len();
+    if offset > held {
+        return Err(Failure::bad_request(format!(
+            "turns_offset {offset} is past the {held} turns this session holds"
+        )));
+    }
+    state.session.turns.truncate(offset);
+    for (i, json) in new_turns.iter().enumerate() {
+        let index = offset + i;
+        let turn = Turn::from_json(json, &format!("turns[{index}]"))
+            .map_err(|e| Failure::bad_request(format!("request field {e}")))?;
+        if turn.number as usize != index + 1 {
+            return Err(Failure::bad_request(format!(
+                "request field turns[{index}].number: expected {}, got {}",
+                index + 1,
+                turn.number
+            )));
+        }
+        state.session.turns.push(turn);
+    }
+    let messages = render_session_turns(&state.strategy, &state.session)?;
+    let kept = messages
+        .iter()
+        .zip(&state.previous)
+        .take_while(|(a, b)| a == b)
+        .count();
+    let response = wire::messages_response(&messages[kept..], Some(kept));
+    state.previous = messages;
+    Ok(response)
+}
+
+/// `session_close` for `T`.
+///
+/// # Safety
+/// The ABI contract of [`crate::ffi::SessionCloseFn`].
+pub unsafe extern "C" fn session_close<T: Plugin>(session: *mut c_void) {
+    if session.is_null() {
+        return;
+    }
+    // SAFETY: a non-null handle came from `session_open::<T>` and is closed once.
+    let state = unsafe { Box::from_raw(session.cast::<SdkSession<T>>()) };
+    // A strategy's Drop may panic; it must not unwind into the host.
+    if let Err(payload) = catch_unwind(AssertUnwindSafe(move || drop(state))) {
+        std::mem::forget(payload);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names() {
+        for good in ["a", "observation-masking", "x_1", "9lives"] {
+            assert!(is_valid_name(good), "{good}");
+        }
+        let long = "a".repeat(65);
+        for bad in ["", "-a", "A", "a:b", "a b", "é", long.as_str()] {
+            assert!(!is_valid_name(bad), "{bad}");
+        }
+    }
+}

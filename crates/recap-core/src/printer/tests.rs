@@ -1,0 +1,403 @@
+use super::*;
+use crate::value::Closure;
+use serde_json::json;
+
+fn v(j: serde_json::Value) -> Value {
+    Value::from_json(&j).expect("valid test value")
+}
+
+fn print(j: serde_json::Value, limit: Option<usize>, printable: Option<usize>) -> (String, bool) {
+    to_clojure(&v(j), PrintOptions::new(limit, printable))
+}
+
+fn text(j: serde_json::Value) -> String {
+    let (t, cut) = print(j, None, None);
+    assert!(!cut, "nothing should be cut without limits: {t}");
+    t
+}
+
+fn kw(name: &str) -> Value {
+    Value::Keyword(name.into())
+}
+
+// ---- TRN: truncation -------------------------------------------------------------
+
+#[test]
+fn trn_002_sample_options_are_3_and_80() {
+    assert_eq!(PrintOptions::SAMPLE, PrintOptions::new(Some(3), Some(80)));
+    let (t, cut) = to_clojure(&v(json!([1, 2, 3, 4])), PrintOptions::SAMPLE);
+    assert_eq!(t, "[1 2 3 ...] (4 items, showing first 3)");
+    assert!(cut);
+}
+
+#[test]
+fn trn_003_tool_args_options_are_3_and_60() {
+    assert_eq!(
+        PrintOptions::TOOL_ARGS,
+        PrintOptions::new(Some(3), Some(60))
+    );
+    let (t, cut) = to_clojure(
+        &v(json!({"limit": 5, "offset": 0, "query": "laptops"})),
+        PrintOptions::TOOL_ARGS,
+    );
+    assert_eq!(t, "{:limit 5 :offset 0 ...}");
+    assert!(cut);
+}
+
+#[test]
+fn trn_004_cut_collection_shows_counts() {
+    assert_eq!(
+        print(json!([1, 2, 3, 4, 5]), Some(2), None),
+        ("[1 2 ...] (5 items, showing first 2)".into(), true)
+    );
+    assert_eq!(
+        print(json!({"$set": [5, 4, 3, 2, 1]}), Some(2), None),
+        ("#{1 2 ...} (5 items, showing first 2)".into(), true)
+    );
+    assert_eq!(
+        print(json!({"$tuple": [1, 2, 3]}), Some(1), None),
+        ("[1 ...] (3 items, showing first 1)".into(), true)
+    );
+    // Limit 0 keeps the space before `...`, as the original does.
+    assert_eq!(
+        print(json!([1, 2, 3, 4, 5]), Some(0), None),
+        ("[ ...] (5 items, showing first 0)".into(), true)
+    );
+    // Exactly `limit` items is not a cut.
+    assert_eq!(
+        print(json!([1, 2, 3]), Some(3), None),
+        ("[1 2 3]".into(), false)
+    );
+    // Inner markers stay inline; the flag propagates.
+    assert_eq!(
+        print(json!([[1, 2, 3, 4], [5, 6]]), Some(3), None),
+        (
+            "[[1 2 3 ...] (4 items, showing first 3) [5 6]]".into(),
+            true
+        )
+    );
+}
+
+#[test]
+fn trn_004_cut_map_has_no_count() {
+    assert_eq!(
+        print(json!({"a": 1, "b": 2, "c": 3}), Some(2), None),
+        ("{:a 1 :b 2 ...}".into(), true)
+    );
+    assert_eq!(
+        print(json!({"a": 1}), Some(0), None),
+        ("{ ...}".into(), true)
+    );
+}
+
+#[test]
+fn trn_005_cut_string_shows_ellipsis() {
+    assert_eq!(
+        print(json!("abcdefghij"), None, Some(4)),
+        ("\"abcd...\"".into(), true)
+    );
+    assert_eq!(print(json!("abc"), None, Some(0)), ("\"...\"".into(), true));
+    // Exactly the limit is not cut; lengths are chars, not bytes.
+    assert_eq!(
+        print(json!("abcd"), None, Some(4)),
+        ("\"abcd\"".into(), false)
+    );
+    assert_eq!(
+        print(json!("héllo"), None, Some(5)),
+        ("\"héllo\"".into(), false)
+    );
+    assert_eq!(
+        print(json!("héllo wörld"), None, Some(5)),
+        ("\"héllo...\"".into(), true)
+    );
+    // The printable limit is not divided among list items.
+    assert_eq!(
+        print(json!(["abcdefghij", "xy"]), None, Some(5)),
+        ("[\"abcde...\" \"xy\"]".into(), true)
+    );
+}
+
+#[test]
+fn map_budget_splits_printable_limit_among_kept_values() {
+    // effective limit max(25 / 30, 1) = 1; per value max(25 - 10, 10) = 15.
+    let long = "x".repeat(40);
+    assert_eq!(
+        print(json!({"a": long, "b": "y"}), None, Some(25)),
+        (format!("{{:a \"{}...\" ...}}", "x".repeat(15)), true)
+    );
+    // Recursively: outer per-value 70, inner keeps 2 entries with 25 each.
+    assert_eq!(
+        print(
+            json!({"outer": {"a": "x".repeat(50), "b": 2}}),
+            Some(3),
+            Some(80)
+        ),
+        (
+            format!("{{:outer {{:a \"{}...\" :b 2}}}}", "x".repeat(25)),
+            true
+        )
+    );
+}
+
+#[test]
+fn hidden_keys_are_dropped_before_limiting_and_are_not_a_cut() {
+    assert_eq!(
+        print(json!({"_x": 1, "a": 1, "b": 2, "c": 3}), Some(3), None),
+        ("{:a 1 :b 2 :c 3}".into(), false)
+    );
+    let string_key = v(json!({"$map": [["_s", 1], ["t", 2]]}));
+    assert_eq!(
+        to_clojure(&string_key, PrintOptions::default()).0,
+        "{\"t\" 2}"
+    );
+    let shown = PrintOptions {
+        show_hidden: true,
+        ..Default::default()
+    };
+    assert_eq!(to_clojure(&string_key, shown).0, "{\"_s\" 1 \"t\" 2}");
+}
+
+// ---- SAM-003 and the scalar forms ------------------------------------------------
+
+#[test]
+fn sam_003_clojure_syntax_samples() {
+    assert_eq!(text(json!({"count": 45, "id": 101})), "{:count 45 :id 101}");
+    assert_eq!(
+        text(json!([{"$kw": "a"}, "s", null, true])),
+        "[:a \"s\" nil true]"
+    );
+    assert_eq!(text(json!({"$set": ["meals"]})), "#{\"meals\"}");
+    assert_eq!(
+        text(json!({"$map": [["c", 3], [{"$kw": "b"}, 2], [1, "a"]]})),
+        "{1 \"a\" :b 2 \"c\" 3}"
+    );
+    assert_eq!(text(json!({"$var": "x"})), "#'x");
+    assert_eq!(text(json!({"$builtin": true})), "#<builtin>");
+    assert_eq!(text(json!({"$date": "2024-01-15"})), "\"2024-01-15\"");
+    assert_eq!(text(json!({"$special": "negative_infinity"})), "##-Inf");
+    assert_eq!(
+        text(json!({"$fn": {"params": ["x", null], "rest": "more"}})),
+        "#fn[x _ & more]"
+    );
+    assert_eq!(
+        text(json!({"$fn": {"params": [], "rest": "args"}})),
+        "#fn[& args]"
+    );
+    assert_eq!(text(json!(-42)), "-42");
+}
+
+#[test]
+fn non_scalar_map_keys_print_whole_with_default_options() {
+    let m = Value::Map(vec![(
+        Value::List(vec![Value::Int(1), Value::Int(2), Value::Int(3)]),
+        Value::Str("v".into()),
+    )]);
+    assert_eq!(
+        to_clojure(&m, PrintOptions::new(Some(1), None)),
+        ("{[1 2 3] \"v\"}".into(), false)
+    );
+}
+
+#[test]
+fn floats_are_fixed_point_with_10_decimals() {
+    let cases: [(f64, &str); 10] = [
+        (0.1 + 0.2, "0.3"),
+        (1.0, "1.0"),
+        (2.0 / 3.0, "0.6666666667"),
+        (1e20, "100000000000000000000.0"),
+        (1e-11, "0.0"),
+        (-0.0, "-0.0"),
+        (-2.5, "-2.5"),
+        (123456789.12345679, "123456789.123456791"),
+        (f64::MIN_POSITIVE, "0.0"),
+        (5e-10, "0.0000000005"),
+    ];
+    for (f, want) in cases {
+        assert_eq!(
+            to_clojure(&Value::Float(f), PrintOptions::default()).0,
+            want,
+            "{f:e}"
+        );
+    }
+    // Any finite float prints (the original raised on these).
+    let big = to_clojure(&Value::Float(1e300), PrintOptions::default()).0;
+    assert_eq!(big.len(), 301 + 2);
+    assert!(big.starts_with('1') && big.ends_with(".0"), "{big}");
+    let max = to_clojure(&Value::Float(f64::MAX), PrintOptions::default()).0;
+    assert!(max.starts_with("17976931348623157") && max.ends_with(".0"));
+    // Non-finite floats built in code print like the special floats.
+    assert_eq!(
+        to_clojure(&Value::Float(f64::NAN), PrintOptions::default()).0,
+        "##NaN"
+    );
+    assert_eq!(
+        to_clojure(&Value::Float(f64::NEG_INFINITY), PrintOptions::default()).0,
+        "##-Inf"
+    );
+}
+
+#[test]
+fn strings_escape_quotes_backslashes_whitespace_hash_brace_and_controls() {
+    assert_eq!(text(json!("a\"b\\c")), r#""a\"b\\c""#);
+    assert_eq!(text(json!("l1\nl2\tend\r")), r#""l1\nl2\tend\r""#);
+    assert_eq!(text(json!("total: #{x} # {")), r#""total: \#{x} # {""#);
+    // SPEC section 2 difference 2: other controls as \uXXXX, no binary syntax.
+    assert_eq!(
+        text(json!("ctrl\u{1}char\u{7f}\u{85}")),
+        r#""ctrl\u0001char\u007f\u0085""#
+    );
+    assert_eq!(text(json!("ünïcødé ✓ 🎉")), "\"ünïcødé ✓ 🎉\"");
+    // Map string keys are escaped and never cut.
+    let m = v(json!({"$map": [["k\"ey-that-is-long", "valuevaluevalue"]]}));
+    assert_eq!(
+        to_clojure(&m, PrintOptions::new(None, Some(5))),
+        (r#"{"k\"ey-that-is-long" "valuevalue..."}"#.into(), true)
+    );
+}
+
+#[test]
+fn string_cut_counts_chars_of_the_original_not_of_escapes() {
+    assert_eq!(
+        print(json!("\"\"\"\"\"\""), None, Some(3)),
+        (r#""\"\"\"...""#.into(), true)
+    );
+}
+
+// ---- depth and size --------------------------------------------------------------
+
+fn deep_list(depth: usize) -> Value {
+    let mut v = Value::Int(1);
+    for _ in 0..depth {
+        v = Value::List(vec![v]);
+    }
+    v
+}
+
+#[test]
+fn deep_200k_list_prints_fully_and_drops_without_overflow() {
+    let v = deep_list(200_000);
+    let (t, cut) = to_clojure(&v, PrintOptions::default());
+    assert!(!cut);
+    assert_eq!(t.len(), 400_001);
+    assert!(t.starts_with("[[[[") && t.ends_with("]]]]"));
+    assert_eq!(&t[199_998..200_003], "[[1]]");
+    assert_eq!(t.matches('[').count(), 200_000);
+    drop(v);
+}
+
+#[test]
+fn deep_200k_maps_and_sets_print_with_budgets_and_drop() {
+    let mut v = Value::Str("x".repeat(100));
+    for i in 0..200_000 {
+        v = if i % 2 == 0 {
+            Value::Map(vec![(kw("k"), v), (kw("z"), Value::Int(1))])
+        } else {
+            Value::Set(vec![v])
+        };
+    }
+    let (t, cut) = to_clojure(&v, PrintOptions::SAMPLE);
+    assert!(
+        cut,
+        "the innermost string is longer than the minimal budget of 10"
+    );
+    assert!(t.starts_with("#{{:k #{{:k "), "{}", &t[..40]);
+    assert!(t.contains(&format!("\"{}...\"", "x".repeat(10))));
+    drop(v);
+}
+
+#[test]
+fn wide_values_print_and_drop() {
+    let wide = Value::List((0..100_000).map(|i| deep_list(i % 3)).collect());
+    let (t, cut) = to_clojure(&wide, PrintOptions::default());
+    assert!(!cut);
+    assert!(t.starts_with("[1 [1] [[1]] 1 [1]"));
+}
+
+#[test]
+fn string_of_50_mb_prints_whole_and_cut() {
+    let s = "ab\"c\u{e9}".repeat(10 * 1024 * 1024);
+    let chars = 5 * 10 * 1024 * 1024;
+    let value = Value::Str(s);
+    let (t, cut) = to_clojure(&value, PrintOptions::default());
+    assert!(!cut);
+    // Each repeat gains one backslash; two quotes around.
+    assert_eq!(t.chars().count(), chars + 10 * 1024 * 1024 + 2);
+    let (t, cut) = to_clojure(&value, PrintOptions::new(None, Some(7)));
+    assert!(cut);
+    assert_eq!(t, "\"ab\\\"c\u{e9}ab...\"");
+}
+
+// ---- TYP-001..012 ------------------------------------------------------------------
+
+#[test]
+fn typ_001_empty_list() {
+    assert_eq!(type_of(&Value::List(vec![])), "list[0]");
+}
+
+#[test]
+fn typ_002_list_length() {
+    assert_eq!(type_of(&v(json!([1, 2, 3]))), "list[3]");
+}
+
+#[test]
+fn typ_003_empty_map() {
+    assert_eq!(type_of(&Value::Map(vec![])), "map[0]");
+}
+
+#[test]
+fn typ_004_map_key_count() {
+    assert_eq!(type_of(&v(json!({"a": 1, "_b": 2}))), "map[2]");
+}
+
+#[test]
+fn typ_005_string() {
+    assert_eq!(type_of(&Value::Str("s".into())), "string");
+}
+
+#[test]
+fn typ_006_integer() {
+    assert_eq!(type_of(&Value::Int(42)), "integer");
+}
+
+#[test]
+fn typ_007_float() {
+    assert_eq!(type_of(&Value::Float(1.0)), "float");
+    assert_eq!(type_of(&v(json!({"$special": "nan"}))), "float");
+}
+
+#[test]
+fn typ_008_boolean() {
+    assert_eq!(type_of(&Value::Bool(false)), "boolean");
+}
+
+#[test]
+fn typ_009_keyword() {
+    assert_eq!(type_of(&kw("foo")), "keyword");
+}
+
+#[test]
+fn typ_010_nil() {
+    assert_eq!(type_of(&Value::Nil), "nil");
+}
+
+#[test]
+fn typ_011_closure() {
+    assert_eq!(type_of(&Value::Fn(Closure::default())), "#fn[...]");
+}
+
+#[test]
+fn typ_012_set() {
+    assert_eq!(type_of(&v(json!({"$set": [1, 2, 3]}))), "set[3]");
+}
+
+#[test]
+fn type_of_anything_else_is_unknown() {
+    for j in [
+        json!({"$tuple": [1]}),
+        json!({"$var": "x"}),
+        json!({"$builtin": true}),
+        json!({"$date": "2024-01-15"}),
+    ] {
+        assert_eq!(type_of(&v(j.clone())), "unknown", "{j}");
+    }
+}

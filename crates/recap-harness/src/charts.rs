@@ -1,0 +1,262 @@
+//! SVG charts of a report (plotters, SVG backend only: no fonts or native libraries).
+//!
+//! 1. Prompt tokens per call across turns, one line per strategy (mean over the sessions
+//!    that reach each call index; with one session, that session's own curve).
+//! 2. Retention against total prompt tokens, one point per strategy or sweep setting,
+//!    the Pareto front (no other point has fewer tokens and at least as much retention)
+//!    filled and joined.
+
+use crate::report::{Report, Run};
+use plotters::prelude::*;
+
+/// Tableau 10: distinct, print-safe colours.
+const PALETTE: [RGBColor; 10] = [
+    RGBColor(31, 119, 180),
+    RGBColor(255, 127, 14),
+    RGBColor(44, 160, 44),
+    RGBColor(214, 39, 40),
+    RGBColor(148, 103, 189),
+    RGBColor(140, 86, 75),
+    RGBColor(227, 119, 194),
+    RGBColor(127, 127, 127),
+    RGBColor(188, 189, 34),
+    RGBColor(23, 190, 207),
+];
+
+fn color(i: usize) -> RGBColor {
+    PALETTE[i % PALETTE.len()]
+}
+
+const SIZE: (u32, u32) = (1000, 640);
+
+#[derive(Debug, thiserror::Error)]
+#[error("drawing chart {chart}: {message}")]
+pub struct ChartError {
+    pub chart: String,
+    pub message: String,
+}
+
+fn err(chart: &str) -> impl Fn(String) -> ChartError + '_ {
+    move |message| ChartError {
+        chart: chart.to_string(),
+        message,
+    }
+}
+
+/// One chart: its file name and SVG text.
+pub struct Chart {
+    pub file_name: String,
+    pub svg: String,
+}
+
+/// All charts of a report: both kinds per tokenizer.
+pub fn charts(report: &Report) -> Result<Vec<Chart>, ChartError> {
+    let mut tokenizers: Vec<&str> = Vec::new();
+    for r in &report.runs {
+        if !tokenizers.contains(&r.tokenizer.as_str()) {
+            tokenizers.push(&r.tokenizer);
+        }
+    }
+    let mut out = Vec::new();
+    for tok in tokenizers {
+        let runs: Vec<&Run> = report.runs.iter().filter(|r| r.tokenizer == tok).collect();
+        out.push(Chart {
+            file_name: format!("tokens_per_call_{tok}.svg"),
+            svg: tokens_per_call(&runs, tok)?,
+        });
+        out.push(Chart {
+            file_name: format!("retention_vs_tokens_{tok}.svg"),
+            svg: retention_vs_tokens(&runs, tok)?,
+        });
+    }
+    Ok(out)
+}
+
+fn label(r: &Run) -> String {
+    if r.implicit {
+        format!("{} (baseline)", r.strategy)
+    } else {
+        r.strategy.clone()
+    }
+}
+
+/// Line chart: x = call index (turns completed), y = mean prompt tokens.
+pub fn tokens_per_call(runs: &[&Run], tokenizer: &str) -> Result<String, ChartError> {
+    let name = format!("tokens_per_call_{tokenizer}");
+    let e = err(&name);
+    let max_call = runs
+        .iter()
+        .map(|r| r.prompt_tokens_by_call.len())
+        .max()
+        .unwrap_or(0)
+        .max(2);
+    let max_y = runs
+        .iter()
+        .flat_map(|r| r.prompt_tokens_by_call.iter().map(|c| c.mean_prompt_tokens))
+        .fold(0.0f64, f64::max)
+        .max(1.0)
+        * 1.08;
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, SIZE).into_drawing_area();
+        root.fill(&WHITE).map_err(|x| e(x.to_string()))?;
+        let mut chart = ChartBuilder::on(&root)
+            .caption(
+                format!("Prompt tokens per call ({tokenizer}, mean over sessions)"),
+                ("sans-serif", 24),
+            )
+            .margin(16)
+            .x_label_area_size(48)
+            .y_label_area_size(80)
+            .build_cartesian_2d(0f64..(max_call - 1) as f64, 0f64..max_y)
+            .map_err(|x| e(x.to_string()))?;
+        chart
+            .configure_mesh()
+            .x_desc("call (turns completed before it)")
+            .y_desc("prompt tokens")
+            .x_label_formatter(&|v| format!("{v:.0}"))
+            .y_label_formatter(&|v| format!("{v:.0}"))
+            .label_style(("sans-serif", 14))
+            .axis_desc_style(("sans-serif", 16))
+            .light_line_style(RGBColor(235, 235, 235))
+            .draw()
+            .map_err(|x| e(x.to_string()))?;
+        for (i, r) in runs.iter().enumerate() {
+            let c = color(i);
+            let pts: Vec<(f64, f64)> = r
+                .prompt_tokens_by_call
+                .iter()
+                .map(|p| (p.call as f64, p.mean_prompt_tokens))
+                .collect();
+            chart
+                .draw_series(LineSeries::new(pts.clone(), c.stroke_width(2)))
+                .map_err(|x| e(x.to_string()))?
+                .label(label(r))
+                .legend(move |(x, y)| {
+                    PathElement::new(vec![(x, y), (x + 20, y)], c.stroke_width(3))
+                });
+            chart
+                .draw_series(pts.into_iter().map(|p| Circle::new(p, 3, c.filled())))
+                .map_err(|x| e(x.to_string()))?;
+        }
+        chart
+            .configure_series_labels()
+            .position(SeriesLabelPosition::UpperLeft)
+            .background_style(WHITE.mix(0.85))
+            .border_style(BLACK)
+            .label_font(("sans-serif", 14))
+            .draw()
+            .map_err(|x| e(x.to_string()))?;
+        root.present().map_err(|x| e(x.to_string()))?;
+    }
+    Ok(svg)
+}
+
+/// Indices of the points on the Pareto front (minimise x, maximise y).
+pub fn pareto_front(points: &[(f64, f64)]) -> Vec<usize> {
+    (0..points.len())
+        .filter(|&i| {
+            let (x, y) = points[i];
+            !points.iter().enumerate().any(|(j, &(xj, yj))| {
+                j != i && xj <= x && yj >= y && (xj < x || yj > y)
+            })
+        })
+        .collect()
+}
+
+/// Scatter: x = total prompt tokens, y = retention; Pareto front filled and joined.
+pub fn retention_vs_tokens(runs: &[&Run], tokenizer: &str) -> Result<String, ChartError> {
+    let name = format!("retention_vs_tokens_{tokenizer}");
+    let e = err(&name);
+    let pts: Vec<(usize, f64, f64)> = runs
+        .iter()
+        .enumerate()
+        .filter_map(|(i, r)| {
+            r.retention
+                .map(|ret| (i, r.prompt_tokens_total as f64, ret * 100.0))
+        })
+        .collect();
+    let xy: Vec<(f64, f64)> = pts.iter().map(|p| (p.1, p.2)).collect();
+    let front = pareto_front(&xy);
+    let max_x = xy.iter().map(|p| p.0).fold(0.0, f64::max).max(1.0) * 1.15;
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, SIZE).into_drawing_area();
+        root.fill(&WHITE).map_err(|x| e(x.to_string()))?;
+        let mut chart = ChartBuilder::on(&root)
+            .caption(
+                format!("Retention vs total prompt tokens ({tokenizer})"),
+                ("sans-serif", 24),
+            )
+            .margin(16)
+            .x_label_area_size(48)
+            .y_label_area_size(64)
+            .build_cartesian_2d(0f64..max_x, 0f64..105f64)
+            .map_err(|x| e(x.to_string()))?;
+        chart
+            .configure_mesh()
+            .x_desc("total prompt tokens (all calls, all sessions)")
+            .y_desc("retention (% of facts kept verbatim)")
+            .x_label_formatter(&|v| format!("{v:.0}"))
+            .y_label_formatter(&|v| format!("{v:.0}%"))
+            .label_style(("sans-serif", 14))
+            .axis_desc_style(("sans-serif", 16))
+            .light_line_style(RGBColor(235, 235, 235))
+            .draw()
+            .map_err(|x| e(x.to_string()))?;
+        let mut front_pts: Vec<(f64, f64)> = front.iter().map(|&i| xy[i]).collect();
+        front_pts.sort_by(|a, b| a.0.total_cmp(&b.0));
+        chart
+            .draw_series(LineSeries::new(
+                front_pts,
+                RGBColor(90, 90, 90).stroke_width(1),
+            ))
+            .map_err(|x| e(x.to_string()))?
+            .label("Pareto front (filled: no point has fewer tokens and more retention)")
+            .legend(|(x, y)| {
+                PathElement::new(vec![(x, y), (x + 20, y)], RGBColor(90, 90, 90).stroke_width(2))
+            });
+        for (n, &(i, x, y)) in pts.iter().enumerate() {
+            let c = color(i);
+            let on_front = front.contains(&n);
+            let style = if on_front {
+                c.filled()
+            } else {
+                c.stroke_width(2)
+            };
+            // The label sits up and right of its point so the marker stays visible.
+            let point = EmptyElement::at((x, y))
+                + Circle::new((0, 0), 6, style)
+                + Text::new(
+                    label(runs[i]),
+                    (9, -16),
+                    ("sans-serif", 13).into_font().color(&c),
+                );
+            chart
+                .draw_series(std::iter::once(point))
+                .map_err(|x| e(x.to_string()))?;
+        }
+        chart
+            .configure_series_labels()
+            .position(SeriesLabelPosition::LowerRight)
+            .background_style(WHITE.mix(0.85))
+            .border_style(BLACK)
+            .label_font(("sans-serif", 14))
+            .draw()
+            .map_err(|x| e(x.to_string()))?;
+        root.present().map_err(|x| e(x.to_string()))?;
+    }
+    Ok(svg)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pareto_front_minimises_tokens_maximises_retention() {
+        let pts = [(10.0, 50.0), (20.0, 90.0), (30.0, 80.0), (5.0, 50.0), (20.0, 90.0)];
+        // (10, 50) is dominated by (5, 50); (30, 80) by (20, 90); equal points both stay.
+        assert_eq!(pareto_front(&pts), vec![1, 3, 4]);
+    }
+}

@@ -1,0 +1,230 @@
+//! `recap inspect`: the debug view (DBG-001..005). Compression is for the prompt only;
+//! this shows, call by call, the full recorded trace of the turn the call produced
+//! (program, prints, tool calls, definitions, error) beside what the strategy sent for
+//! that call, with the token count of every message.
+
+use crate::counting::RoleTokens;
+use crate::facts::{Facts, retained};
+use crate::tokenizer::{MESSAGE_OVERHEAD, PROMPT_OVERHEAD, Tokenizer};
+use recap_core::{PrintOptions, RenderRequest, Session, Strategy, Turn, to_clojure};
+use std::fmt::Write as _;
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum InspectError {
+    #[error("session {session:?} has {turns} turns; --turn must be between 1 and {turns}, got {asked}")]
+    NoSuchTurn {
+        session: String,
+        turns: usize,
+        asked: usize,
+    },
+    #[error("session {0:?} has no turns: there is no call to show")]
+    NoTurns(String),
+}
+
+/// What to show.
+#[derive(Debug, Clone)]
+pub struct InspectOptions {
+    /// Only the call that produced this turn (1-based); all calls when `None`.
+    pub turn: Option<usize>,
+    pub tokenizers: Vec<Tokenizer>,
+    /// Cut printed values and texts to this many characters (`None`: everything).
+    pub max_chars: Option<usize>,
+}
+
+fn indent(out: &mut String, text: &str, max_chars: Option<usize>) {
+    let (text, cut) = match max_chars {
+        Some(n) if text.chars().count() > n => (text.chars().take(n).collect::<String>(), true),
+        _ => (text.to_string(), false),
+    };
+    if text.is_empty() {
+        out.push_str("    (empty)\n");
+    }
+    for line in text.lines() {
+        out.push_str("    ");
+        out.push_str(line);
+        out.push('\n');
+    }
+    if cut {
+        out.push_str("    … (cut; --max-chars)\n");
+    }
+}
+
+fn value_text(v: &recap_core::Value) -> String {
+    to_clojure(v, PrintOptions::default()).0
+}
+
+/// The full recorded trace of one turn.
+pub fn turn_trace(turn: &Turn, max_chars: Option<usize>) -> String {
+    let mut out = String::new();
+    let status = if turn.success { "success" } else { "FAILED" };
+    let _ = writeln!(out, "── recorded turn {} ({status}) ──", turn.number);
+    out.push_str("  program:\n");
+    indent(&mut out, &turn.program, max_chars);
+    if turn.raw_response != recap_core::session::fenced_program(&turn.program) {
+        out.push_str("  raw response (as the model wrote it):\n");
+        indent(&mut out, &turn.raw_response, max_chars);
+    }
+    if let Some(e) = &turn.error {
+        out.push_str("  error:\n");
+        indent(&mut out, &e.message, max_chars);
+        if let Some(r) = e.reason.as_ref().filter(|r| **r != e.message) {
+            let _ = writeln!(out, "  error reason: {r}");
+        }
+    }
+    let _ = writeln!(out, "  prints ({}):", turn.prints.len());
+    for p in &turn.prints {
+        indent(&mut out, p, max_chars);
+    }
+    let _ = writeln!(out, "  tool calls ({}):", turn.tool_calls.len());
+    for c in &turn.tool_calls {
+        let mut line = format!("{}({})", c.name, value_text(&c.args));
+        if let Some(r) = &c.result {
+            let _ = write!(line, " -> {}", value_text(r));
+        }
+        indent(&mut out, &line, max_chars);
+    }
+    let _ = writeln!(out, "  definitions ({}):", turn.definitions.len());
+    for d in &turn.definitions {
+        let mut line = format!("({} {}", d.kind.as_str(), d.name);
+        if let Some(doc) = &d.docstring {
+            let _ = write!(line, " {doc:?}");
+        }
+        match &d.value {
+            Some(v) => {
+                let _ = write!(line, ") = {}", value_text(v));
+            }
+            None => line.push_str(") = (value not recorded)"),
+        }
+        indent(&mut out, &line, max_chars);
+    }
+    if let Some(r) = &turn.result {
+        out.push_str("  result:\n");
+        indent(&mut out, &value_text(r), max_chars);
+    }
+    if let Some(f) = &turn.feedback {
+        out.push_str("  feedback shown to the model:\n");
+        indent(&mut out, f, max_chars);
+    }
+    if let Some(u) = &turn.usage {
+        let usage: Vec<String> = u.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        let _ = writeln!(out, "  recorded usage: {}", usage.join(" "));
+    }
+    out
+}
+
+/// The whole debug view of one session under one strategy.
+pub fn inspect(
+    session: &Session,
+    strategy: &dyn Strategy,
+    opts: &InspectOptions,
+) -> Result<String, InspectError> {
+    let n = session.turns.len();
+    if n == 0 {
+        return Err(InspectError::NoTurns(session.id.clone()));
+    }
+    let calls: Vec<usize> = match opts.turn {
+        Some(t) if (1..=n).contains(&t) => vec![t - 1],
+        Some(t) => {
+            return Err(InspectError::NoSuchTurn {
+                session: session.id.clone(),
+                turns: n,
+                asked: t,
+            });
+        }
+        None => (0..n).collect(),
+    };
+    let roles: Vec<RoleTokens> = opts.tokenizers.iter().map(RoleTokens::new).collect();
+    let names: Vec<&str> = opts.tokenizers.iter().map(|t| t.encoding().name()).collect();
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "session {} — {} turns (max_turns {}) — strategy {} — tokens: {}",
+        session.id,
+        n,
+        session.max_turns,
+        strategy.spec(),
+        names.join(", ")
+    );
+    out.push_str("mission:\n");
+    indent(&mut out, &session.mission, opts.max_chars);
+    for k in calls {
+        let _ = writeln!(
+            out,
+            "\n════ call {} of {n}: the prompt after {k} completed turns, which produced turn {} ════",
+            k + 1,
+            k + 1
+        );
+        out.push_str(&turn_trace(&session.turns[k], opts.max_chars));
+        let req = match RenderRequest::for_call(session, k) {
+            Ok(r) => r,
+            Err(e) => {
+                let _ = writeln!(out, "── cannot build the request: {e} ──");
+                continue;
+            }
+        };
+        match strategy.render(&req) {
+            Err(e) => {
+                let _ = writeln!(out, "── {} FAILED to render: {e} ──", strategy.spec());
+            }
+            Ok(messages) => {
+                let mut totals = vec![PROMPT_OVERHEAD as u64; opts.tokenizers.len()];
+                let mut body = String::new();
+                for (i, m) in messages.iter().enumerate() {
+                    let counts: Vec<String> = opts
+                        .tokenizers
+                        .iter()
+                        .enumerate()
+                        .map(|(t, tok)| {
+                            let n = (MESSAGE_OVERHEAD
+                                + roles[t].get(m.role) as usize
+                                + tok.count_tokens(&m.content))
+                                as u64;
+                            totals[t] += n;
+                            format!("{n} tokens ({})", names[t])
+                        })
+                        .collect();
+                    let _ = writeln!(
+                        body,
+                        "  [{i}] {} · {} · {} chars",
+                        m.role,
+                        counts.join(", "),
+                        m.content.chars().count()
+                    );
+                    indent(&mut body, &m.content, opts.max_chars);
+                }
+                let facts = Facts::from_turns(&session.turns[..k]);
+                let kept = retained(facts.list(), &messages);
+                let missing: Vec<&str> = facts
+                    .list()
+                    .iter()
+                    .zip(&kept)
+                    .filter(|(_, k)| !**k)
+                    .map(|(f, _)| f.as_str())
+                    .collect();
+                let totals: Vec<String> = totals
+                    .iter()
+                    .zip(&names)
+                    .map(|(t, n)| format!("{t} ({n})"))
+                    .collect();
+                let _ = writeln!(
+                    out,
+                    "── sent by {}: {} messages, prompt tokens {} ──",
+                    strategy.spec(),
+                    messages.len(),
+                    totals.join(", ")
+                );
+                out.push_str(&body);
+                let _ = writeln!(
+                    out,
+                    "  retention: {} of {} facts kept verbatim",
+                    facts.len() - missing.len(),
+                    facts.len()
+                );
+                for m in missing {
+                    let _ = writeln!(out, "    missing: {m:?}");
+                }
+            }
+        }
+    }
+    Ok(out)
+}

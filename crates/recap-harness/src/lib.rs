@@ -1,0 +1,58 @@
+//! recap's benchmarking harness (`recap run`, `recap inspect`).
+//!
+//! Replays recorded sessions through strategies call by call and measures what SPEC
+//! section 9 defines: prompt tokens (real tokenizers), prompt-cache reuse and effective
+//! cost, retention of recorded facts, replay fidelity against provider counts, render
+//! time, and invariant violations. Reports render as a terminal table, markdown, CSV and
+//! JSON (docs/report-schema.md), plus SVG charts.
+
+mod aggregate;
+pub mod charts;
+pub mod counting;
+pub mod engine;
+pub mod facts;
+pub mod inspect;
+pub mod output;
+pub mod report;
+pub mod stats;
+pub mod sweep;
+pub mod tokenizer;
+
+pub use engine::{
+    Checker, HarnessError, Hooks, PromptDump, RunConfig, StrategyEntry, process_session,
+    run_corpora, run_entries, run_sessions,
+};
+pub use report::Report;
+pub use tokenizer::{Backend, Encoding, Tokenizer};
+
+/// Writes every format and chart of `report` into the staged output directory and
+/// returns the file names written.
+pub fn write_report(
+    out: &output::OutputDir,
+    report: &Report,
+) -> Result<Vec<String>, WriteError> {
+    let mut written = Vec::new();
+    let files: [(&str, String); 4] = [
+        ("report.json", report.to_json()),
+        ("report.csv", report::to_csv(report)),
+        ("report.md", report::to_markdown(report)),
+        ("report.txt", report::to_table(report)),
+    ];
+    for (name, text) in files {
+        out.write(name, text.as_bytes())?;
+        written.push(name.to_string());
+    }
+    for chart in charts::charts(report)? {
+        out.write(&chart.file_name, chart.svg.as_bytes())?;
+        written.push(chart.file_name);
+    }
+    Ok(written)
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum WriteError {
+    #[error(transparent)]
+    Output(#[from] output::OutputError),
+    #[error(transparent)]
+    Chart(#[from] charts::ChartError),
+}

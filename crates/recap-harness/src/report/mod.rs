@@ -1,0 +1,355 @@
+//! The report of a run and its renderings (table, markdown, csv, json).
+//!
+//! The JSON form is the stable, documented schema (docs/report-schema.md): the other
+//! formats are views of the same [`Report`]. Fields whose name starts with `render_ns`
+//! are wall-clock timings; every other field is identical between runs of the same
+//! input whatever the job count.
+
+mod csv;
+mod markdown;
+mod table;
+
+pub use csv::to_csv;
+pub use markdown::to_markdown;
+pub use table::to_table;
+
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// Bumped on any incompatible change to the JSON below.
+pub const SCHEMA_VERSION: u32 = 1;
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Report {
+    pub schema_version: u32,
+    pub settings: Settings,
+    /// One per strategy × tokenizer: tokenizer-major, strategies in the order asked
+    /// (an implicit baseline first).
+    pub runs: Vec<Run>,
+    /// Sessions that failed validation, in input order.
+    pub rejected: Vec<Rejected>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Settings {
+    pub corpora: Vec<CorpusInfo>,
+    /// The spec of the strategy savings are measured against.
+    pub baseline: String,
+    /// `fast` (tiktoken 4.x) or `reference` (tiktoken-rs); counts are identical.
+    pub tokenizer_backend: String,
+    pub cache_read_ratio: f64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct CorpusInfo {
+    pub path: String,
+    pub sessions: u64,
+    pub rejected: u64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Run {
+    pub strategy: String,
+    pub tokenizer: String,
+    /// Not asked for: run only as the savings baseline.
+    pub implicit: bool,
+    /// The `--sweep` spec this setting came from.
+    pub sweep: Option<String>,
+    /// Sessions rendered completely (sessions with a render error are not counted here).
+    pub sessions: u64,
+    /// Calls (prompts) of those sessions.
+    pub calls: u64,
+    pub prompt_tokens_total: u64,
+    /// The largest single prompt.
+    pub prompt_tokens_peak: u64,
+    pub prompt_tokens_mean: Option<f64>,
+    /// `1 - total / total_full_history` over sessions both rendered completely.
+    pub savings_vs_full_history: Option<f64>,
+    /// Tokens in the common prefix with the previous call's prompt.
+    pub cached_tokens: u64,
+    /// `cached_tokens / prompt_tokens_total`.
+    pub cache_hit_rate: Option<f64>,
+    /// `uncached + cache_read_ratio × cached`.
+    pub effective_cost: f64,
+    /// Retained facts / facts, over all calls that had facts.
+    pub retention: Option<f64>,
+    pub retention_facts: u64,
+    pub retention_retained: u64,
+    pub invariant_violations: Violations,
+    pub render_errors: RenderErrors,
+    /// Median render time per call (ns; histogram, within 1%).
+    pub render_ns_median: Option<u64>,
+    pub render_ns_p95: Option<u64>,
+    /// Full-history prompt tokens / recorded provider input tokens, per call; only on
+    /// the baseline run and only when the corpus records them.
+    pub replay_fidelity: Option<Fidelity>,
+    /// Message contents tokenized vs reused from the previous call.
+    pub token_counting: TokenCounting,
+    /// Mean prompt tokens by call index (over the sessions that reach that call).
+    pub prompt_tokens_by_call: Vec<CallMean>,
+    /// One record per session (complete or not), in input order.
+    pub session_details: Vec<SessionDetail>,
+}
+
+#[derive(Debug, Clone, Serialize, Default)]
+pub struct Violations {
+    pub count: u64,
+    /// Count per invariant id.
+    pub by_invariant: BTreeMap<String, u64>,
+    /// The first few, in input order.
+    pub examples: Vec<ViolationExample>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ViolationExample {
+    pub corpus: String,
+    pub session: String,
+    pub call: usize,
+    pub invariant: String,
+    pub detail: String,
+}
+
+#[derive(Debug, Clone, Serialize, Default)]
+pub struct RenderErrors {
+    /// Failed calls.
+    pub count: u64,
+    /// Sessions with at least one failed call.
+    pub sessions: u64,
+    pub examples: Vec<RenderErrorExample>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct RenderErrorExample {
+    pub corpus: String,
+    pub session: String,
+    pub call: usize,
+    pub kind: String,
+    pub message: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Fidelity {
+    pub calls: u64,
+    pub median: f64,
+    pub p10: f64,
+    pub p90: f64,
+    pub min: f64,
+    pub max: f64,
+}
+
+#[derive(Debug, Clone, Serialize, Default)]
+pub struct TokenCounting {
+    pub messages_tokenized: u64,
+    pub messages_reused: u64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct CallMean {
+    pub call: usize,
+    pub sessions: u64,
+    pub mean_prompt_tokens: f64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct SessionDetail {
+    pub corpus: String,
+    pub line: usize,
+    pub session: String,
+    pub calls: usize,
+    /// False when some call failed to render; token fields are then null.
+    pub complete: bool,
+    pub prompt_tokens_total: Option<u64>,
+    pub prompt_tokens_peak: Option<u64>,
+    pub savings_vs_full_history: Option<f64>,
+    pub cached_tokens: Option<u64>,
+    pub effective_cost: Option<f64>,
+    pub retention: Option<f64>,
+    pub invariant_violations: u64,
+    pub render_errors: u64,
+    pub render_ns_total: u64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Rejected {
+    pub corpus: String,
+    pub line: usize,
+    pub session: Option<String>,
+    pub field: String,
+    pub message: String,
+}
+
+impl Report {
+    /// Pretty JSON with a trailing newline.
+    pub fn to_json(&self) -> String {
+        // Plain data (strings, numbers, maps with string keys) always serialises.
+        let mut s = serde_json::to_string_pretty(self).unwrap_or_default();
+        s.push('\n');
+        s
+    }
+
+    /// Any violation or render error (the CLI exits 1 then).
+    pub fn has_problems(&self) -> bool {
+        self.runs
+            .iter()
+            .any(|r| r.invariant_violations.count > 0 || r.render_errors.count > 0)
+    }
+}
+
+/// Shared cell formatting of the human-readable views.
+pub(crate) mod fmt {
+    pub fn pct(v: Option<f64>) -> String {
+        v.map_or_else(|| "-".into(), |v| format!("{:.1}%", v * 100.0))
+    }
+
+    pub fn int(v: u64) -> String {
+        let s = v.to_string();
+        let mut out = String::with_capacity(s.len() + s.len() / 3);
+        for (i, c) in s.chars().enumerate() {
+            if i > 0 && (s.len() - i) % 3 == 0 {
+                out.push(',');
+            }
+            out.push(c);
+        }
+        out
+    }
+
+    pub fn float_int(v: f64) -> String {
+        int(v.round().max(0.0) as u64)
+    }
+
+    pub fn ns(v: Option<u64>) -> String {
+        match v {
+            None => "-".into(),
+            Some(n) if n < 1_000 => format!("{n}ns"),
+            Some(n) if n < 1_000_000 => format!("{:.1}µs", n as f64 / 1e3),
+            Some(n) if n < 1_000_000_000 => format!("{:.1}ms", n as f64 / 1e6),
+            Some(n) => format!("{:.2}s", n as f64 / 1e9),
+        }
+    }
+
+    pub fn strategy(run: &super::Run) -> String {
+        if run.implicit {
+            format!("{}*", run.strategy)
+        } else {
+            run.strategy.clone()
+        }
+    }
+}
+
+/// The column set shared by the table and markdown views.
+pub(crate) fn summary_rows(report: &Report) -> (Vec<&'static str>, Vec<Vec<String>>) {
+    let header = vec![
+        "strategy",
+        "tokenizer",
+        "sessions",
+        "calls",
+        "prompt tokens",
+        "peak",
+        "savings",
+        "cached",
+        "eff. cost",
+        "retention",
+        "violations",
+        "errors",
+        "render p50",
+        "render p95",
+    ];
+    let rows = report
+        .runs
+        .iter()
+        .map(|r| {
+            vec![
+                fmt::strategy(r),
+                r.tokenizer.clone(),
+                fmt::int(r.sessions),
+                fmt::int(r.calls),
+                fmt::int(r.prompt_tokens_total),
+                fmt::int(r.prompt_tokens_peak),
+                fmt::pct(r.savings_vs_full_history),
+                fmt::pct(r.cache_hit_rate),
+                fmt::float_int(r.effective_cost),
+                fmt::pct(r.retention),
+                fmt::int(r.invariant_violations.count),
+                fmt::int(r.render_errors.count),
+                fmt::ns(r.render_ns_median),
+                fmt::ns(r.render_ns_p95),
+            ]
+        })
+        .collect();
+    (header, rows)
+}
+
+/// Notes under the table: implicit baseline, fidelity, examples, rejections.
+pub(crate) fn notes(report: &Report) -> Vec<String> {
+    let mut notes = Vec::new();
+    if report.runs.iter().any(|r| r.implicit) {
+        notes.push(format!(
+            "* {}: the savings baseline, run although not asked for",
+            report.settings.baseline
+        ));
+    }
+    notes.push(format!(
+        "cached = share of prompt tokens in the common prefix with the previous call; eff. cost = uncached + {} × cached",
+        report.settings.cache_read_ratio
+    ));
+    for r in &report.runs {
+        if let Some(f) = &r.replay_fidelity {
+            notes.push(format!(
+                "replay fidelity ({} {}): full-history / recorded input tokens, median {:.3} (p10 {:.3}, p90 {:.3}, min {:.3}, max {:.3}) over {} calls",
+                r.strategy, r.tokenizer, f.median, f.p10, f.p90, f.min, f.max, f.calls
+            ));
+        }
+    }
+    // Violations and render errors are the same for every tokenizer: list them once.
+    let mut seen = std::collections::BTreeSet::new();
+    for r in &report.runs {
+        if !seen.insert(r.strategy.clone()) {
+            continue;
+        }
+        for v in &r.invariant_violations.examples {
+            notes.push(format!(
+                "violation: {} {} session {} call {}: {}: {}",
+                r.strategy, v.corpus, v.session, v.call, v.invariant, v.detail
+            ));
+        }
+        if r.invariant_violations.count > r.invariant_violations.examples.len() as u64 {
+            notes.push(format!(
+                "violation: {} … {} in all ({})",
+                r.strategy,
+                r.invariant_violations.count,
+                r.invariant_violations
+                    .by_invariant
+                    .iter()
+                    .map(|(k, v)| format!("{k}: {v}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ));
+        }
+        for e in &r.render_errors.examples {
+            notes.push(format!(
+                "render error: {} {} session {} call {}: {}: {}",
+                r.strategy, e.corpus, e.session, e.call, e.kind, e.message
+            ));
+        }
+        if r.render_errors.count > r.render_errors.examples.len() as u64 {
+            notes.push(format!(
+                "render error: {} … {} failed calls in {} sessions",
+                r.strategy, r.render_errors.count, r.render_errors.sessions
+            ));
+        }
+    }
+    for j in &report.rejected {
+        notes.push(format!(
+            "rejected: {}:{}{}: {}: {}",
+            j.corpus,
+            j.line,
+            j.session
+                .as_deref()
+                .map(|s| format!(" (session {s})"))
+                .unwrap_or_default(),
+            j.field,
+            j.message
+        ));
+    }
+    notes
+}

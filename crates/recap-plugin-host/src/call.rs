@@ -1,0 +1,272 @@
+//! Calling into a validated plugin: buffers are freed by the plugin exactly once, and
+//! nothing the plugin returns is trusted until it parsed.
+
+use recap_abi::ffi::{
+    DescribeFn, FreeFn, RecapBuf, RenderFn, STATUS_OK, SessionCloseFn, SessionOpenFn,
+    SessionRenderFn,
+};
+use recap_abi::wire::{self, Description, ErrorBody, Response};
+use recap_core::{Message, RenderError};
+use std::ffi::c_void;
+use std::fmt;
+use std::ptr::NonNull;
+
+/// The largest response a host accepts (a prompt larger than this is a bug).
+pub const MAX_RESPONSE_BYTES: usize = 256 << 20;
+
+/// What went wrong in one call into a plugin.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CallError {
+    /// The plugin answered `{"error": ...}`; kind `panic` when it caught a panic.
+    Plugin { status: i32, error: Box<ErrorBody> },
+    /// The plugin's answer is not what the ABI promises.
+    InvalidResponse { status: i32, reason: String },
+}
+
+impl CallError {
+    fn invalid(status: i32, reason: impl Into<String>) -> Self {
+        CallError::InvalidResponse {
+            status,
+            reason: reason.into(),
+        }
+    }
+
+    /// The short class used as `RenderError::kind`.
+    pub fn kind(&self) -> &str {
+        match self {
+            CallError::Plugin { error, .. } => &error.kind,
+            CallError::InvalidResponse { .. } => "invalid_response",
+        }
+    }
+
+    pub fn into_render_error(self, plugin: &str) -> RenderError {
+        RenderError::new(self.kind().to_string(), format!("plugin {plugin}: {self}"))
+    }
+}
+
+impl fmt::Display for CallError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            CallError::Plugin { error, .. } if error.kind == wire::KIND_PANIC => {
+                write!(f, "the plugin panicked: {}", error.message)
+            }
+            CallError::Plugin { status, error } => write!(
+                f,
+                "the plugin returned an error response (status {status}, kind {:?}): {}",
+                error.kind, error.message
+            ),
+            CallError::InvalidResponse { status, reason } => {
+                write!(f, "invalid JSON back from the plugin (status {status}): {reason}")
+            }
+        }
+    }
+}
+
+/// A validated function table. Plain function pointers: `Send + Sync` and `Copy`, valid
+/// forever because the library is never unloaded.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Fns {
+    pub render: RenderFn,
+    pub free: FreeFn,
+    pub describe: Option<DescribeFn>,
+    pub sessions: Option<SessionFns>,
+}
+
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct SessionFns {
+    pub open: SessionOpenFn,
+    pub render: SessionRenderFn,
+    pub close: SessionCloseFn,
+}
+
+/// A buffer the plugin handed out; freed through the plugin's `free` on drop (also when
+/// parsing it panics in the host).
+struct Returned {
+    buf: RecapBuf,
+    free: FreeFn,
+}
+
+impl Returned {
+    fn bytes(&self) -> Result<&[u8], String> {
+        if self.buf.ptr.is_null() {
+            return Ok(&[]);
+        }
+        if self.buf.len > MAX_RESPONSE_BYTES {
+            return Err(format!(
+                "a response of {} bytes exceeds the {MAX_RESPONSE_BYTES}-byte limit",
+                self.buf.len
+            ));
+        }
+        // SAFETY: the plugin wrote a non-null (ptr, len) into `out`; the ABI requires
+        // `len` readable bytes there until the buffer is passed to `free`, which only
+        // happens when `self` drops, after this borrow ends.
+        Ok(unsafe { std::slice::from_raw_parts(self.buf.ptr, self.buf.len) })
+    }
+}
+
+impl Drop for Returned {
+    fn drop(&mut self) {
+        if self.buf.ptr.is_null() {
+            return;
+        }
+        let buf = std::mem::replace(&mut self.buf, RecapBuf::EMPTY);
+        // SAFETY: `buf` is exactly what this plugin wrote to an out parameter, passed
+        // back once (it is replaced by EMPTY above); `free` is the same plugin's.
+        unsafe { (self.free)(buf) };
+    }
+}
+
+/// Calls `f` with a fresh out buffer and reads the status and bytes with `read`; the
+/// buffer goes back to the plugin afterwards.
+fn invoke<R>(free: FreeFn, f: impl FnOnce(*mut RecapBuf) -> i32, read: impl FnOnce(i32, &[u8]) -> Result<R, CallError>) -> Result<R, CallError> {
+    let mut out = Returned {
+        buf: RecapBuf::EMPTY,
+        free,
+    };
+    let status = f(&mut out.buf);
+    let bytes = out.bytes().map_err(|reason| CallError::invalid(status, reason))?;
+    read(status, bytes)
+}
+
+fn excerpt(bytes: &[u8]) -> String {
+    let text = String::from_utf8_lossy(&bytes[..bytes.len().min(80)]);
+    format!("{text:?}{}", if bytes.len() > 80 { "…" } else { "" })
+}
+
+/// Parses a response; an error response becomes `CallError::Plugin`.
+fn parse_response(status: i32, bytes: &[u8]) -> Result<Response, CallError> {
+    let response: Response = serde_json::from_slice(bytes).map_err(|e| {
+        CallError::invalid(status, format!("{e}; the response starts {}", excerpt(bytes)))
+    })?;
+    match (&response.messages, &response.error, status) {
+        (_, Some(error), _) => Err(CallError::Plugin {
+            status,
+            error: Box::new(error.clone()),
+        }),
+        (Some(_), None, STATUS_OK) => Ok(response),
+        (Some(_), None, _) => Err(CallError::invalid(
+            status,
+            "a non-zero status with messages instead of an error",
+        )),
+        (None, None, _) => Err(CallError::invalid(
+            status,
+            format!(
+                "neither \"messages\" nor \"error\" in {}",
+                excerpt(bytes)
+            ),
+        )),
+    }
+}
+
+/// Full-request render: the complete messages.
+pub(crate) fn render(fns: &Fns, request: &[u8]) -> Result<Vec<Message>, CallError> {
+    invoke(
+        fns.free,
+        // SAFETY: `render` is the validated function of a live library; the request
+        // slice outlives the call and `out` points at a writable RecapBuf.
+        |out| unsafe { (fns.render)(request.as_ptr(), request.len(), out) },
+        |status, bytes| {
+            let response = parse_response(status, bytes)?;
+            if response.messages_kept.is_some_and(|n| n > 0) {
+                return Err(CallError::invalid(
+                    status,
+                    "messages_kept in a response to a full request",
+                ));
+            }
+            Ok(response.messages.unwrap_or_default())
+        },
+    )
+}
+
+/// `describe` with the given request; `Ok(None)` when the plugin has no `describe`.
+pub(crate) fn describe(fns: &Fns, request: &[u8]) -> Result<Option<Description>, CallError> {
+    let Some(describe) = fns.describe else {
+        return Ok(None);
+    };
+    invoke(
+        fns.free,
+        // SAFETY: as in `render`.
+        |out| unsafe { describe(request.as_ptr(), request.len(), out) },
+        |status, bytes| {
+            if status != STATUS_OK {
+                return Err(match parse_response(status, bytes) {
+                    Err(e) => e,
+                    Ok(_) => CallError::invalid(status, "a non-zero status without an error"),
+                });
+            }
+            serde_json::from_slice::<Description>(bytes)
+                .map(Some)
+                .map_err(|e| {
+                    CallError::invalid(
+                        status,
+                        format!("not a description: {e}; the response starts {}", excerpt(bytes)),
+                    )
+                })
+        },
+    )
+}
+
+/// An open plugin-side session, closed on drop.
+pub(crate) struct SessionHandle {
+    ptr: NonNull<c_void>,
+    fns: SessionFns,
+    free: FreeFn,
+}
+
+// SAFETY: the ABI lets a session handle be used from any thread as long as one thread
+// at a time does; `SessionHandle` is only used through `&mut self`, so moving it to
+// another thread (the harness renders sessions on a pool) cannot overlap calls.
+unsafe impl Send for SessionHandle {}
+
+impl SessionHandle {
+    pub(crate) fn open(fns: &Fns, sessions: SessionFns, request: &[u8]) -> Result<Self, CallError> {
+        let mut handle: *mut c_void = std::ptr::null_mut();
+        let handle_out: *mut *mut c_void = &mut handle;
+        invoke(
+            fns.free,
+            // SAFETY: as in `render`; `handle_out` points at a writable pointer.
+            |out| unsafe { (sessions.open)(request.as_ptr(), request.len(), handle_out, out) },
+            |status, bytes| {
+                if status == STATUS_OK {
+                    return Ok(());
+                }
+                Err(match parse_response(status, bytes) {
+                    Err(e) => e,
+                    Ok(_) => CallError::invalid(status, "a non-zero status without an error"),
+                })
+            },
+        )?;
+        let ptr = NonNull::new(handle)
+            .ok_or_else(|| CallError::invalid(STATUS_OK, "session_open succeeded but gave no handle"))?;
+        Ok(Self {
+            ptr,
+            fns: sessions,
+            free: fns.free,
+        })
+    }
+
+    /// Sends a turns delta; returns `(messages_kept, new messages)`.
+    pub(crate) fn render(&mut self, request: &[u8]) -> Result<(usize, Vec<Message>), CallError> {
+        let session = self.ptr.as_ptr();
+        invoke(
+            self.free,
+            // SAFETY: `session` is a live handle of this plugin used by this thread only
+            // (`&mut self`); the request outlives the call; `out` is writable.
+            |out| unsafe { (self.fns.render)(session, request.as_ptr(), request.len(), out) },
+            |status, bytes| {
+                let response = parse_response(status, bytes)?;
+                Ok((
+                    response.messages_kept.unwrap_or(0),
+                    response.messages.unwrap_or_default(),
+                ))
+            },
+        )
+    }
+}
+
+impl Drop for SessionHandle {
+    fn drop(&mut self) {
+        // SAFETY: the handle came from this plugin's `session_open` and is closed once.
+        unsafe { (self.fns.close)(self.ptr.as_ptr()) };
+    }
+}

@@ -1,0 +1,57 @@
+//! The property the `strategies` fuzz target checks, shared with the main test suite
+//! (`tests/reliability_fuzz_regressions.rs` compiles this file through `#[path]`). It
+//! may use only `recap-core` and `recap-builtins`.
+
+use recap_core::invariants::check_session;
+use recap_core::{Registry, Session, Strategy};
+use std::sync::{Arc, OnceLock};
+
+/// Option settings tried besides each built-in's defaults: the smallest limits and
+/// window, where cuts and folding happen on every call.
+const VARIANTS: &[&str] = &[
+    "single-user-coalesced:println_limit=1,tool_call_limit=1",
+    "per-turn-summary:println_limit=1,tool_call_limit=2",
+    "rolling-window:window=1,println_limit=1,tool_call_limit=1",
+];
+
+/// Every built-in strategy with its defaults, plus [`VARIANTS`] whose strategy exists.
+pub fn strategies() -> &'static [(String, Arc<dyn Strategy>)] {
+    static ALL: OnceLock<Vec<(String, Arc<dyn Strategy>)>> = OnceLock::new();
+    ALL.get_or_init(|| {
+        let registry: Registry = recap_builtins::registry();
+        let mut specs: Vec<String> = registry.infos().map(|i| i.name.clone()).collect();
+        specs.extend(
+            VARIANTS
+                .iter()
+                .filter(|v| v.split(':').next().is_some_and(|n| registry.get(n).is_some()))
+                .map(|v| v.to_string()),
+        );
+        specs
+            .into_iter()
+            .map(|spec| {
+                let strategy = registry
+                    .build(&spec)
+                    .unwrap_or_else(|e| panic!("built-in spec {spec:?} does not build: {e}"));
+                (spec, strategy)
+            })
+            .collect()
+    })
+}
+
+/// A valid session renders through every built-in, at every call, without an error,
+/// a panic, or a broken declared invariant (SPEC section 7; the checker also renders
+/// each call twice for determinism).
+pub fn session_renders(session: &Session) {
+    if let Err(e) = Session::from_json(&session.to_json()) {
+        panic!("the fuzz input builder made an invalid session: {e}");
+    }
+    for (spec, strategy) in strategies() {
+        match check_session(strategy.as_ref(), session) {
+            Ok(violations) => assert!(
+                violations.is_empty(),
+                "{spec} breaks its declared invariants on a valid session: {violations:#?}"
+            ),
+            Err(e) => panic!("{spec} failed to render a valid session: {e}"),
+        }
+    }
+}

@@ -1,0 +1,126 @@
+//! `recap import <kind> <path>... -o out.jsonl`: turns recorded agent logs into a corpus.
+//!
+//! Prints a summary to stderr — sessions, turns, tool calls, and the problems (the first
+//! `--show-problems`, all of them with `--problems FILE`). The corpus is written to a
+//! temporary file beside the output and renamed into place, so a failed import never
+//! leaves a half-written corpus. Exit 0: imported, nothing skipped; 1: imported, but
+//! some input was skipped; 2: could not run.
+
+use anyhow::{Context, bail};
+use recap_import::{Import, Kind, Severity};
+use std::fs::{self, File};
+use std::io::{self, BufWriter, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// Log format: ptc-runner, smolagents or openai-chat.
+    pub kind: Kind,
+    /// Log files or directories (directories are walked in sorted order).
+    #[arg(required = true)]
+    pub paths: Vec<PathBuf>,
+    /// The corpus to write (JSON Lines, one session per line).
+    #[arg(short, long)]
+    pub output: PathBuf,
+    /// Also write every problem, one per line, to this file.
+    #[arg(long, value_name = "FILE")]
+    pub problems: Option<PathBuf>,
+    /// How many problems to print on stderr.
+    #[arg(long, default_value_t = 20, value_name = "N")]
+    pub show_problems: usize,
+}
+
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    if args.problems.as_deref() == Some(args.output.as_path()) {
+        bail!("--problems and --output name the same file");
+    }
+    let import = recap_import::import(args.kind, &args.paths)?;
+    write_atomically(&args.output, |w| import.write_jsonl(w))
+        .with_context(|| format!("writing {}", args.output.display()))?;
+    if let Some(path) = &args.problems {
+        write_atomically(path, |w| {
+            for p in &import.problems {
+                writeln!(w, "{p}")?;
+            }
+            Ok(())
+        })
+        .with_context(|| format!("writing {}", path.display()))?;
+    }
+    print_summary(&args, &import);
+    let skipped = import
+        .problems
+        .iter()
+        .any(|p| p.severity == Severity::Skipped);
+    Ok(if skipped {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+fn print_summary(args: &Args, import: &Import) {
+    eprintln!(
+        "{}: {} sessions, {} turns ({} failed), {} tool calls from {} files -> {}",
+        args.kind,
+        import.sessions.len(),
+        import.turns(),
+        import.failed_turns(),
+        import.tool_calls(),
+        import.files,
+        args.output.display()
+    );
+    if import.problems.is_empty() {
+        eprintln!("no problems");
+        return;
+    }
+    let skipped = import
+        .problems
+        .iter()
+        .filter(|p| p.severity == Severity::Skipped)
+        .count();
+    eprintln!(
+        "{} problems ({skipped} skipped input, {} lossy mappings):",
+        import.problems.len(),
+        import.problems.len() - skipped
+    );
+    for p in import.problems.iter().take(args.show_problems) {
+        eprintln!("  {p}");
+    }
+    let rest = import.problems.len().saturating_sub(args.show_problems);
+    if rest > 0 {
+        match &args.problems {
+            Some(path) => eprintln!("  ... and {rest} more (all in {})", path.display()),
+            None => eprintln!("  ... and {rest} more (--problems FILE writes all of them)"),
+        }
+    }
+}
+
+/// Writes through a temporary file in the same directory, then renames it over `path`.
+fn write_atomically(path: &Path, write: impl FnOnce(&mut dyn Write) -> io::Result<()>) -> anyhow::Result<()> {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let name = path
+        .file_name()
+        .with_context(|| format!("{} is not a file name", path.display()))?;
+    let tmp = dir.join(format!(
+        ".{}.tmp-{}",
+        name.to_string_lossy(),
+        std::process::id()
+    ));
+    let result = (|| -> anyhow::Result<()> {
+        let file = File::create(&tmp).with_context(|| format!("creating {}", tmp.display()))?;
+        let mut out = BufWriter::new(file);
+        write(&mut out)?;
+        let file = out.into_inner().map_err(|e| e.into_error())?;
+        file.sync_all()?;
+        fs::rename(&tmp, path).with_context(|| format!("renaming {} to {}", tmp.display(), path.display()))?;
+        Ok(())
+    })();
+    if result.is_err() {
+        let _ = fs::remove_file(&tmp);
+    }
+    result
+}

@@ -1,0 +1,152 @@
+//! `recap render`: the prompt a strategy renders for one call of one recorded session.
+
+use anyhow::{Context, Result, bail};
+use recap_core::{CorpusReader, Message, Registry, RenderRequest, Session};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    /// An array of {"role", "content"} objects: the exact bytes, for scripts.
+    Json,
+    /// A readable view with a header per message.
+    Text,
+}
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// Corpus file (JSON Lines, one session per line).
+    corpus: PathBuf,
+    /// The session's id.
+    #[arg(long)]
+    session: String,
+    /// Completed turns before the call (0 = the first call). Default: all recorded
+    /// turns, clamped to max_turns - 1 when no call follows the last one.
+    #[arg(long, value_name = "K")]
+    turns: Option<usize>,
+    /// Strategy spec: `name` or `name:key=value,...` (see `recap strategies`).
+    #[arg(long, value_name = "SPEC")]
+    strategy: String,
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    format: Format,
+    #[command(flatten)]
+    plugins: super::plugins::PluginArgs,
+}
+
+pub fn run(args: Args) -> Result<ExitCode> {
+    // Built-ins plus the strategies of `--plugin` / `--plugin-dir` libraries.
+    let registry: Registry = args.plugins.registry()?;
+    let strategy = registry
+        .build(&args.strategy)
+        .with_context(|| format!("--strategy {:?}", args.strategy))?;
+    let session = find_session(&args.corpus, &args.session)?;
+    let k = call_index(&session, args.turns)?;
+    let request = RenderRequest::for_call(&session, k)
+        .with_context(|| format!("session {:?}, --turns {k}", session.id))?;
+    let messages = strategy
+        .render(&request)
+        .with_context(|| format!("strategy {} failed to render call {k}", strategy.spec()))?;
+
+    let stdout = std::io::stdout();
+    let mut out = stdout.lock();
+    match args.format {
+        Format::Json => {
+            serde_json::to_writer(&mut out, &messages)?;
+            writeln!(out)?;
+        }
+        Format::Text => write_text(&mut out, &session, k, &strategy.spec(), &messages)?,
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Streams the corpus until the session is found; a rejected line with that id is
+/// reported with its reason.
+fn find_session(corpus: &Path, id: &str) -> Result<Session> {
+    let reader = CorpusReader::open(corpus)?;
+    let mut ids: Vec<String> = Vec::new();
+    let mut total = 0usize;
+    for entry in reader {
+        match entry.session {
+            Ok(session) if session.id == id => return Ok(session),
+            Ok(session) => {
+                total += 1;
+                if ids.len() < 8 {
+                    ids.push(session.id);
+                }
+            }
+            Err(rejected) if rejected.session_id.as_deref() == Some(id) => {
+                bail!("session {id:?} is in the corpus but invalid: {rejected}");
+            }
+            Err(_) => {}
+        }
+    }
+    if total == 0 {
+        bail!(
+            "{}: no session {id:?} (the corpus has no valid sessions)",
+            corpus.display()
+        );
+    }
+    let more = if total > ids.len() {
+        format!(", … ({total} in all)")
+    } else {
+        String::new()
+    };
+    bail!(
+        "{}: no session {id:?}; available: {}{more}",
+        corpus.display(),
+        ids.join(", ")
+    )
+}
+
+/// The call to render: `--turns K` as given (checked), or all turns clamped to the
+/// last call the budget allows.
+fn call_index(session: &Session, turns: Option<usize>) -> Result<usize> {
+    let recorded = session.turns.len();
+    let last_call = recorded.min(session.max_turns.saturating_sub(1) as usize);
+    match turns {
+        Some(k) if k <= last_call => Ok(k),
+        Some(k) => bail!(
+            "--turns {k}: session {:?} has {recorded} turns and max_turns {}, so --turns must be in 0..={last_call}",
+            session.id,
+            session.max_turns
+        ),
+        None => {
+            if recorded > last_call {
+                eprintln!(
+                    "note: session {:?} used all {} turns, so no call follows turn {recorded}; rendering the last call (--turns {last_call})",
+                    session.id, session.max_turns
+                );
+            }
+            Ok(last_call)
+        }
+    }
+}
+
+fn write_text(
+    out: &mut impl Write,
+    session: &Session,
+    k: usize,
+    spec: &str,
+    messages: &[Message],
+) -> std::io::Result<()> {
+    let left = session.max_turns as usize - k;
+    let chars: usize = messages.iter().map(|m| m.content.chars().count()).sum();
+    writeln!(
+        out,
+        "# session {} · call after {k} of {} turns ({left} left) · {spec} · {} messages, {chars} chars",
+        session.id,
+        session.turns.len(),
+        messages.len()
+    )?;
+    for (i, m) in messages.iter().enumerate() {
+        writeln!(
+            out,
+            "\n=== [{i}] {} ({} chars) ===",
+            m.role.as_str().to_uppercase(),
+            m.content.chars().count()
+        )?;
+        writeln!(out, "{}", m.content)?;
+    }
+    Ok(())
+}

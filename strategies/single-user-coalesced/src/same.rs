@@ -1,0 +1,52 @@
+//! Value equality as the agent's language sees it, for merging identical tool calls
+//! (TC-008): maps and sets are unordered (SPEC section 1: maps keep no insertion
+//! order), and a NaN argument equals itself so that repeated identical calls merge.
+
+use recap_core::Value;
+
+pub fn same_value(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Float(x), Value::Float(y)) => x == y || (x.is_nan() && y.is_nan()),
+        (Value::List(x), Value::List(y)) | (Value::Tuple(x), Value::Tuple(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(p, q)| same_value(p, q))
+        }
+        (Value::Set(x), Value::Set(y)) => {
+            x.len() == y.len() && x.iter().all(|p| y.iter().any(|q| same_value(p, q)))
+        }
+        (Value::Map(x), Value::Map(y)) => {
+            x.len() == y.len()
+                && x.iter().all(|(k, v)| {
+                    y.iter()
+                        .any(|(k2, v2)| same_value(k, k2) && same_value(v, v2))
+                })
+        }
+        _ => a == b,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn kw(s: &str) -> Value {
+        Value::Keyword(s.into())
+    }
+
+    #[test]
+    fn maps_compare_without_order() {
+        let a = Value::Map(vec![(kw("a"), Value::Int(1)), (kw("b"), Value::Int(2))]);
+        let b = Value::Map(vec![(kw("b"), Value::Int(2)), (kw("a"), Value::Int(1))]);
+        assert!(same_value(&a, &b));
+        let c = Value::Map(vec![(kw("b"), Value::Int(3)), (kw("a"), Value::Int(1))]);
+        assert!(!same_value(&a, &c));
+    }
+
+    #[test]
+    fn lists_compare_in_order_and_nan_equals_itself() {
+        let a = Value::List(vec![Value::Int(1), Value::Float(f64::NAN)]);
+        assert!(same_value(&a, &a.clone()));
+        let b = Value::List(vec![Value::Float(f64::NAN), Value::Int(1)]);
+        assert!(!same_value(&a, &b));
+        assert!(!same_value(&Value::Int(1), &Value::Float(1.0)));
+    }
+}

@@ -1,0 +1,254 @@
+//! `recap render` and `recap strategies`.
+
+use recap_core::{CorpusReader, Message, RenderRequest, Session};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn recap(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_recap"))
+        .args(args)
+        .output()
+        .expect("run recap");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn handwritten() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("bench-data/handwritten.jsonl")
+}
+
+fn session(id: &str) -> Session {
+    CorpusReader::open(&handwritten())
+        .expect("open bench-data")
+        .filter_map(|e| e.session.ok())
+        .find(|s| s.id == id)
+        .expect("session in bench-data")
+}
+
+#[test]
+fn json_output_is_the_exact_render() {
+    let corpus = handwritten();
+    let (code, stdout, stderr) = recap(&[
+        "render",
+        corpus.to_str().unwrap(),
+        "--session",
+        "error-recovery",
+        "--turns",
+        "4",
+        "--strategy",
+        "rolling-window:window=1",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    let got: Vec<Message> = serde_json::from_str(&stdout).expect("a JSON array of messages");
+    let s = session("error-recovery");
+    let strategy = recap_builtins::registry()
+        .build("rolling-window:window=1")
+        .unwrap();
+    let expected = strategy
+        .render(&RenderRequest::for_call(&s, 4).unwrap())
+        .unwrap();
+    assert_eq!(got, expected);
+}
+
+#[test]
+fn text_output_has_role_headers() {
+    let corpus = handwritten();
+    let (code, stdout, stderr) = recap(&[
+        "render",
+        corpus.to_str().unwrap(),
+        "--session",
+        "explore-products",
+        "--turns",
+        "1",
+        "--strategy",
+        "full-history",
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stdout.starts_with("# session explore-products · call after 1 of 4 turns (5 left) · full-history · 4 messages"), "{stdout}");
+    for header in [
+        "=== [0] SYSTEM",
+        "=== [1] USER",
+        "=== [2] ASSISTANT",
+        "=== [3] USER",
+    ] {
+        assert!(stdout.contains(header), "{header} missing:\n{stdout}");
+    }
+    assert!(stdout.ends_with("Turns left: 5\n"), "{stdout}");
+}
+
+#[test]
+fn turns_default_to_all_and_clamp_with_a_note() {
+    let corpus = handwritten();
+    let c = corpus.to_str().unwrap();
+    // explore-products: 4 turns of 6, so the call after all of them exists.
+    let (code, stdout, stderr) = recap(&[
+        "render",
+        c,
+        "--session",
+        "explore-products",
+        "--strategy",
+        "single-user-coalesced",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stderr.is_empty(), "{stderr}");
+    assert!(stdout.contains("Turns left: 2"), "{stdout}");
+    // long-30-turns used its whole budget: the last call is after 29 turns.
+    let (code, stdout, stderr) = recap(&[
+        "render",
+        c,
+        "--session",
+        "long-30-turns",
+        "--strategy",
+        "single-user-coalesced",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        stderr.contains("note:") && stderr.contains("--turns 29"),
+        "{stderr}"
+    );
+    assert!(stdout.contains("FINAL TURN"), "{stdout}");
+}
+
+#[test]
+fn bad_turns_is_a_clear_error() {
+    let corpus = handwritten();
+    let (code, _, stderr) = recap(&[
+        "render",
+        corpus.to_str().unwrap(),
+        "--session",
+        "explore-products",
+        "--turns",
+        "5",
+        "--strategy",
+        "full-history",
+    ]);
+    assert_eq!(code, 2);
+    assert!(
+        stderr.contains("--turns 5") && stderr.contains("0..=4"),
+        "{stderr}"
+    );
+    let (code, _, stderr) = recap(&[
+        "render",
+        corpus.to_str().unwrap(),
+        "--session",
+        "single-shot",
+        "--turns",
+        "1",
+        "--strategy",
+        "full-history",
+    ]);
+    assert_eq!(code, 2);
+    assert!(
+        stderr.contains("max_turns 1") && stderr.contains("0..=0"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn unknown_session_lists_available_ids() {
+    let corpus = handwritten();
+    let (code, _, stderr) = recap(&[
+        "render",
+        corpus.to_str().unwrap(),
+        "--session",
+        "nope",
+        "--strategy",
+        "full-history",
+    ]);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("no session \"nope\""), "{stderr}");
+    assert!(
+        stderr.contains("explore-products") && stderr.contains("single-shot"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn invalid_session_and_bad_specs_and_missing_files_are_clear_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("c.jsonl");
+    std::fs::write(
+        &path,
+        concat!(
+            r#"{"id":"ok","mission":"m","turns":[]}"#,
+            "\n",
+            r#"{"id":"bad","mission":"m","turns":[{"number":1,"program":"p","success":false}]}"#,
+            "\n"
+        ),
+    )
+    .unwrap();
+    let p = path.to_str().unwrap();
+    let (code, _, stderr) = recap(&[
+        "render",
+        p,
+        "--session",
+        "bad",
+        "--strategy",
+        "full-history",
+    ]);
+    assert_eq!(code, 2);
+    assert!(
+        stderr.contains("session \"bad\" is in the corpus but invalid")
+            && stderr.contains(":2: turns[0].error"),
+        "{stderr}"
+    );
+
+    let (code, _, stderr) = recap(&[
+        "render",
+        p,
+        "--session",
+        "ok",
+        "--strategy",
+        "rolling-window:window=0",
+    ]);
+    assert_eq!(code, 2);
+    assert!(
+        stderr.contains("window") && stderr.contains("integer ≥ 1"),
+        "{stderr}"
+    );
+    let (code, _, stderr) = recap(&["render", p, "--session", "ok", "--strategy", "no-such"]);
+    assert_eq!(code, 2);
+    assert!(
+        stderr.contains("unknown strategy \"no-such\"") && stderr.contains("full-history"),
+        "{stderr}"
+    );
+
+    let missing = dir.path().join("missing.jsonl");
+    let (code, _, stderr) = recap(&[
+        "render",
+        missing.to_str().unwrap(),
+        "--session",
+        "ok",
+        "--strategy",
+        "full-history",
+    ]);
+    assert_eq!(code, 2);
+    assert!(
+        stderr.contains("missing.jsonl") && stderr.contains("cannot open"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn strategies_lists_every_builtin_with_options_and_defaults() {
+    let (code, stdout, stderr) = recap(&["strategies"]);
+    assert_eq!(code, 0, "{stderr}");
+    for name in recap_builtins::SPEC_BUILTINS {
+        assert!(
+            stdout.contains(&format!("{name}  (built-in)")),
+            "{name}:\n{stdout}"
+        );
+    }
+    for option in ["println_limit=15", "tool_call_limit=20", "window=3"] {
+        assert!(stdout.contains(option), "{option}:\n{stdout}");
+    }
+}

@@ -1,0 +1,116 @@
+//! `recap conformance`: failures with expected vs actual, the summary line, exit codes.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+fn recap(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_recap"))
+        .args(args)
+        .output()
+        .expect("run recap");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn cases_file(dir: &tempfile::TempDir, text: &str) -> String {
+    let path = dir.path().join("cases.json");
+    std::fs::write(&path, text).expect("write cases");
+    path.to_str().expect("utf-8 path").to_string()
+}
+
+#[test]
+fn prints_failures_and_the_summary_and_exits_1() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let p = cases_file(
+        &dir,
+        r#"[
+        {"name":"ok","fn":"format.to_clojure","input":{"opts":{"limit":1},"value":[1,2]},
+         "expected":{"text":"[1 ...] (2 items, showing first 1)","truncated":true}},
+        {"name":"wrong","fn":"type_of","input":{"value":1.5},"expected":"integer"},
+        {"name":"skip","fn":"type_of","input":{"value":1},"expected":"x","binding":false},
+        {"name":"later","fn":"no.such.kind","input":{},"expected":null}
+    ]"#,
+    );
+    let (code, stdout, _) = recap(&["conformance", &p]);
+    assert_eq!(code, 1, "{stdout}");
+    assert_eq!(
+        stdout,
+        "FAIL wrong (type_of): result differs (text differs at line 1, column 1)\n  \
+         expected: \"integer\"\n  actual:   \"float\"\n\
+         FAIL later (no.such.kind): not implemented: no.such.kind\n\
+         1 passed, 2 failed, 1 skipped\n"
+    );
+}
+
+#[test]
+fn all_passing_exits_0() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let p = cases_file(
+        &dir,
+        r#"[{"name":"t","fn":"type_of","input":{"value":{"$set":[1]}},"expected":"set[1]"}]"#,
+    );
+    let (code, stdout, _) = recap(&["conformance", &p]);
+    assert_eq!(
+        (code, stdout.as_str()),
+        (0, "1 passed, 0 failed, 0 skipped\n")
+    );
+    let (code, stdout, _) = recap(&["conformance", "--verbose", &p]);
+    assert_eq!(code, 0);
+    assert_eq!(stdout, "PASS t (type_of)\n1 passed, 0 failed, 0 skipped\n");
+}
+
+#[test]
+fn unreadable_or_malformed_files_are_errors_naming_the_file() {
+    let (code, _, stderr) = recap(&["conformance", "/nonexistent/cases.json"]);
+    assert_eq!(code, 2);
+    assert!(
+        stderr.contains("/nonexistent/cases.json: cannot read"),
+        "{stderr}"
+    );
+    let dir = tempfile::tempdir().expect("tempdir");
+    let p = cases_file(&dir, "[\n  {\"name\": \"a\",\n");
+    let (code, _, stderr) = recap(&["conformance", &p]);
+    assert_eq!(code, 2);
+    assert!(stderr.contains(&format!("{p}:3:")), "{stderr}");
+    let p = cases_file(&dir, r#"[{"name":"a","fn":"type_of","input":{}}]"#);
+    let (code, _, stderr) = recap(&["conformance", &p]);
+    assert_eq!(code, 2);
+    assert!(
+        stderr.contains("case 0 (a): expected: required field is missing"),
+        "{stderr}"
+    );
+}
+
+/// The shared golden file through the CLI: no printer or type_of case may fail.
+#[test]
+fn shared_golden_file_has_no_printer_failures() {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../shared/conformance/ptc_runner_cases.json");
+    if !path.exists() {
+        let ci = std::env::var("CI").is_ok_and(|v| v == "true");
+        assert!(
+            !ci,
+            "golden cases missing under CI=true: {}",
+            path.display()
+        );
+        eprintln!("SKIPPED: golden cases not found at {}", path.display());
+        return;
+    }
+    let (code, stdout, stderr) = recap(&["conformance", path.to_str().expect("utf-8 path")]);
+    assert!(code == 0 || code == 1, "{stderr}");
+    for line in stdout.lines().filter(|l| l.starts_with("FAIL ")) {
+        assert!(
+            !line.contains("(format.to_clojure)") && !line.contains("(type_of)"),
+            "{line}"
+        );
+    }
+    let last = stdout.lines().last().unwrap_or_default();
+    let words: Vec<&str> = last.split(' ').collect();
+    assert!(
+        matches!(words.as_slice(), [_, "passed,", _, "failed,", _, "skipped"]),
+        "{last}"
+    );
+}
