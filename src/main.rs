@@ -15,6 +15,10 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Replay corpora through strategies: tokens, cache reuse, retention, invariants, speed.
+    Run(cmd::run::Args),
+    /// Debug view: each turn's full recorded trace beside what a strategy sent.
+    Inspect(cmd::inspect::Args),
     /// Validate corpora: one line per rejected session, then a count.
     Validate(cmd::validate::Args),
     /// Print the prompt a strategy renders for one call of a recorded session.
@@ -32,6 +36,8 @@ enum Command {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
+        Command::Run(args) => cmd::run::run(args),
+        Command::Inspect(args) => cmd::inspect::run(args),
         Command::Validate(args) => cmd::validate::run(args),
         Command::Render(args) => cmd::render::run(args),
         Command::Strategies(args) => cmd::strategies::run(args),

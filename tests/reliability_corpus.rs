@@ -4,10 +4,14 @@
 //!
 //! The same inputs through `recap run` are in `reliability_run.rs`.
 
+mod reliability_common;
+
+use reliability_common::{big_line, hostile_mix, session_with_result};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-const GOOD_A: &str = r#"{"id":"a","mission":"Find it","turns":[{"number":1,"program":"(def x 1)","success":true}]}"#;
+const GOOD_A: &str =
+    r#"{"id":"a","mission":"Find it","turns":[{"number":1,"program":"(def x 1)","success":true}]}"#;
 const GOOD_B: &str = r#"{"id":"b","mission":"Find it","turns":[]}"#;
 
 struct Run {
@@ -26,7 +30,9 @@ fn run(cmd: &mut Command) -> Run {
 }
 
 fn validate(paths: &[&Path]) -> Run {
-    run(Command::new(env!("CARGO_BIN_EXE_recap")).arg("validate").args(paths))
+    run(Command::new(env!("CARGO_BIN_EXE_recap"))
+        .arg("validate")
+        .args(paths))
 }
 
 /// Writes `bytes` to a fresh file in `dir`; returns its path.
@@ -50,15 +56,17 @@ fn rejects_between_good_lines(bad: &[u8], field: &str, expect: &str) {
     let lines: Vec<&str> = r.stdout.lines().collect();
     assert_eq!(lines.len(), 2, "one rejection and the count: {}", r.stdout);
     let prefix = format!("{}:2: {field}: ", path.display());
-    assert!(lines[0].starts_with(&prefix), "expected {prefix:?}…, got {:?}", lines[0]);
-    assert!(lines[0].contains(expect), "expected {expect:?} in {:?}", lines[0]);
+    assert!(
+        lines[0].starts_with(&prefix),
+        "expected {prefix:?}…, got {:?}",
+        lines[0]
+    );
+    assert!(
+        lines[0].contains(expect),
+        "expected {expect:?} in {:?}",
+        lines[0]
+    );
     assert_eq!(lines[1], "2 sessions ok, 1 rejected");
-}
-
-fn session_with_result(value: &str) -> String {
-    format!(
-        r#"{{"id":"r","mission":"m","turns":[{{"number":1,"program":"p","success":true,"result":{value}}}]}}"#
-    )
 }
 
 #[test]
@@ -72,16 +80,27 @@ fn invalid_utf8_is_rejected_naming_the_byte() {
 
 #[test]
 fn raw_nul_byte_is_malformed_json() {
-    rejects_between_good_lines(b"{\"id\":\"x\",\"mission\":\"a\0b\"}", "json", "control character");
+    rejects_between_good_lines(
+        b"{\"id\":\"x\",\"mission\":\"a\0b\"}",
+        "json",
+        "control character",
+    );
     rejects_between_good_lines(b"\0\0\0\0", "json", "malformed JSON");
 }
 
 #[test]
 fn escaped_nul_is_ordinary_data() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let path = corpus(&dir, "c.jsonl", br#"{"id":"x","mission":"a\u0000b","turns":[]}"#);
+    let path = corpus(
+        &dir,
+        "c.jsonl",
+        br#"{"id":"x","mission":"a\u0000b","turns":[]}"#,
+    );
     let r = validate(&[&path]);
-    assert_eq!((r.code, r.stdout.as_str()), (0, "1 sessions ok, 0 rejected\n"));
+    assert_eq!(
+        (r.code, r.stdout.as_str()),
+        (0, "1 sessions ok, 0 rejected\n")
+    );
 }
 
 #[test]
@@ -98,8 +117,10 @@ fn nan_and_infinity_literals_are_rejected_but_tagged_specials_accepted() {
     let path = corpus(
         &dir,
         "c.jsonl",
-        session_with_result(r#"[{"$special":"nan"},{"$special":"infinity"},{"$special":"negative_infinity"}]"#)
-            .as_bytes(),
+        session_with_result(
+            r#"[{"$special":"nan"},{"$special":"infinity"},{"$special":"negative_infinity"}]"#,
+        )
+        .as_bytes(),
     );
     assert_eq!(validate(&[&path]).code, 0);
 }
@@ -111,7 +132,11 @@ fn duplicate_session_id_rejects_the_second() {
 
 #[test]
 fn duplicate_keys_are_rejected_at_any_depth() {
-    rejects_between_good_lines(br#"{"id":"x","id":"y","mission":"m"}"#, "json", r#"duplicate key "id""#);
+    rejects_between_good_lines(
+        br#"{"id":"x","id":"y","mission":"m"}"#,
+        "json",
+        r#"duplicate key "id""#,
+    );
     rejects_between_good_lines(
         session_with_result(r#"{"k":1,"k":2}"#).as_bytes(),
         "json",
@@ -123,9 +148,17 @@ fn duplicate_keys_are_rejected_at_any_depth() {
 fn deeply_nested_value_is_rejected_without_a_stack_overflow() {
     let depth = 200_000;
     let deep = format!("{}{}", "[".repeat(depth), "]".repeat(depth));
-    rejects_between_good_lines(session_with_result(&deep).as_bytes(), "json", "recursion limit");
+    rejects_between_good_lines(
+        session_with_result(&deep).as_bytes(),
+        "json",
+        "recursion limit",
+    );
     let deep_maps = format!("{}1{}", r#"{"a":"#.repeat(depth), "}".repeat(depth));
-    rejects_between_good_lines(session_with_result(&deep_maps).as_bytes(), "json", "recursion limit");
+    rejects_between_good_lines(
+        session_with_result(&deep_maps).as_bytes(),
+        "json",
+        "recursion limit",
+    );
 }
 
 #[test]
@@ -148,7 +181,12 @@ fn million_element_arrays_are_accepted() {
     let dir = tempfile::tempdir().expect("tempdir");
     let path = corpus(&dir, "c.jsonl", format!("{line}\n{GOOD_A}\n").as_bytes());
     let r = validate(&[&path]);
-    assert_eq!((r.code, r.stdout.as_str()), (0, "2 sessions ok, 0 rejected\n"), "{}", r.stderr);
+    assert_eq!(
+        (r.code, r.stdout.as_str()),
+        (0, "2 sessions ok, 0 rejected\n"),
+        "{}",
+        r.stderr
+    );
 }
 
 #[test]
@@ -157,32 +195,53 @@ fn bom_crlf_and_blank_lines_are_tolerated() {
     let dir = tempfile::tempdir().expect("tempdir");
     let path = corpus(&dir, "c.jsonl", text.as_bytes());
     let r = validate(&[&path]);
-    assert_eq!((r.code, r.stdout.as_str()), (0, "2 sessions ok, 0 rejected\n"));
+    assert_eq!(
+        (r.code, r.stdout.as_str()),
+        (0, "2 sessions ok, 0 rejected\n")
+    );
 }
 
 #[test]
 fn bom_after_the_first_line_is_rejected() {
-    rejects_between_good_lines(format!("\u{feff}{GOOD_B}").as_bytes(), "json", "malformed JSON");
+    rejects_between_good_lines(
+        format!("\u{feff}{GOOD_B}").as_bytes(),
+        "json",
+        "malformed JSON",
+    );
 }
 
 #[test]
 fn empty_file_has_no_sessions() {
     let dir = tempfile::tempdir().expect("tempdir");
-    for (name, bytes) in [("empty.jsonl", &b""[..]), ("blank.jsonl", &b"\n\r\n  \n"[..])] {
+    for (name, bytes) in [
+        ("empty.jsonl", &b""[..]),
+        ("blank.jsonl", &b"\n\r\n  \n"[..]),
+    ] {
         let path = corpus(&dir, name, bytes);
         let r = validate(&[&path]);
-        assert_eq!((r.code, r.stdout.as_str()), (0, "0 sessions ok, 0 rejected\n"), "{name}");
+        assert_eq!(
+            (r.code, r.stdout.as_str()),
+            (0, "0 sessions ok, 0 rejected\n"),
+            "{name}"
+        );
     }
 }
 
 #[test]
 fn truncated_last_line_is_rejected_and_earlier_lines_kept() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let path = corpus(&dir, "c.jsonl", format!("{GOOD_A}\n{GOOD_B}\n{{\"id\":\"c\",\"mission\":\"m\",\"tu").as_bytes());
+    let path = corpus(
+        &dir,
+        "c.jsonl",
+        format!("{GOOD_A}\n{GOOD_B}\n{{\"id\":\"c\",\"mission\":\"m\",\"tu").as_bytes(),
+    );
     let r = validate(&[&path]);
     assert_eq!(r.code, 1);
     let lines: Vec<&str> = r.stdout.lines().collect();
-    assert!(lines[0].starts_with(&format!("{}:3: json: malformed JSON", path.display())), "{lines:?}");
+    assert!(
+        lines[0].starts_with(&format!("{}:3: json: malformed JSON", path.display())),
+        "{lines:?}"
+    );
     assert!(lines[0].contains("EOF"), "{lines:?}");
     assert_eq!(lines[1], "2 sessions ok, 1 rejected");
 }
@@ -196,7 +255,11 @@ fn last_line_without_newline_is_read() {
 
 #[test]
 fn json_that_is_not_an_object_is_rejected() {
-    for (line, expect) in [("42", "got a number"), ("null", "got null"), (r#""s""#, "got a string")] {
+    for (line, expect) in [
+        ("42", "got a number"),
+        ("null", "got null"),
+        (r#""s""#, "got a string"),
+    ] {
         rejects_between_good_lines(line.as_bytes(), "session", expect);
     }
 }
@@ -226,50 +289,16 @@ fn unreadable_and_missing_files_are_reported_and_the_others_validated() {
     assert_eq!(r.code, 1);
     let lines: Vec<&str> = r.stdout.lines().collect();
     assert_eq!(lines.len(), 3, "{}", r.stdout);
-    assert!(lines[0].starts_with(&format!("{}:0: file: cannot open", missing.display())), "{lines:?}");
-    assert!(lines[1].starts_with(&format!("{}:", a_directory.display())), "{lines:?}");
+    assert!(
+        lines[0].starts_with(&format!("{}:0: file: cannot open", missing.display())),
+        "{lines:?}"
+    );
+    assert!(
+        lines[1].starts_with(&format!("{}:", a_directory.display())),
+        "{lines:?}"
+    );
     assert!(lines[1].contains("file:"), "{lines:?}");
     assert_eq!(lines[2], "1 sessions ok, 2 rejected");
-}
-
-/// Every hostile line of this file in one corpus: each rejected on its own line, every
-/// good session read.
-pub fn hostile_mix() -> (Vec<u8>, usize, Vec<(usize, &'static str)>) {
-    let mut lines: Vec<Vec<u8>> = Vec::new();
-    let mut rejected = Vec::new();
-    let mut good = 0;
-    let mut push_good = |lines: &mut Vec<Vec<u8>>, id: &str| {
-        lines.push(
-            format!(r#"{{"id":"{id}","mission":"Find it","turns":[{{"number":1,"program":"(def x 1)","success":true,"definitions":[{{"name":"x","kind":"def","value":1}}]}}]}}"#)
-                .into_bytes(),
-        );
-        good += 1;
-    };
-    let bad: Vec<(Vec<u8>, &'static str)> = vec![
-        (b"{\"id\":\"u\",\"mission\":\"caf\xe9\"}".to_vec(), "line"),
-        (b"{\"id\":\"n\",\"mission\":\"a\0b\"}".to_vec(), "json"),
-        (session_with_result("NaN").into_bytes(), "json"),
-        (br#"{"id":"k","id":"k2","mission":"m"}"#.to_vec(), "json"),
-        (session_with_result(&format!("{}{}", "[".repeat(5000), "]".repeat(5000))).into_bytes(), "json"),
-        (br#"{"id":"g","mission":"m","turns":[{"number":2,"program":"p","success":true}]}"#.to_vec(), "turns[0].number"),
-        (br#"{"id":"good-0","mission":"duplicate id"}"#.to_vec(), "id"),
-    ];
-    push_good(&mut lines, "good-0");
-    for (i, (line, field)) in bad.into_iter().enumerate() {
-        lines.push(line);
-        rejected.push((lines.len(), field));
-        push_good(&mut lines, &format!("good-{}", i + 1));
-    }
-    lines.push(br#"{"id":"t","mission":"m","tu"#.to_vec());
-    rejected.push((lines.len(), "json"));
-    let mut bytes = b"\xef\xbb\xbf".to_vec();
-    for (i, line) in lines.iter().enumerate() {
-        bytes.extend_from_slice(line);
-        if i + 1 < lines.len() {
-            bytes.extend_from_slice(if i % 2 == 0 { b"\r\n" } else { b"\n" });
-        }
-    }
-    (bytes, good, rejected)
 }
 
 #[test]
@@ -283,20 +312,15 @@ fn hostile_mix_reports_every_rejection_and_reads_every_good_session() {
     assert_eq!(lines.len(), rejected.len() + 1, "{}", r.stdout);
     for ((line, field), out) in rejected.iter().zip(&lines) {
         let prefix = format!("{}:{line}: {field}: ", path.display());
-        assert!(out.starts_with(&prefix), "expected {prefix:?}…, got {out:?}");
+        assert!(
+            out.starts_with(&prefix),
+            "expected {prefix:?}…, got {out:?}"
+        );
     }
     assert_eq!(
         lines[rejected.len()],
         format!("{good} sessions ok, {} rejected", rejected.len())
     );
-}
-
-/// A session whose one print is `mb` megabytes.
-fn big_line(mb: usize) -> Vec<u8> {
-    let mut line = br#"{"id":"huge","mission":"m","turns":[{"number":1,"program":"p","success":true,"prints":[""#.to_vec();
-    line.resize(line.len() + mb * 1024 * 1024, b'x');
-    line.extend_from_slice(b"\"]}]}\n");
-    line
 }
 
 /// A 100 MB line is read whole and validated, and the process stays within a fixed
@@ -314,7 +338,9 @@ fn hundred_megabyte_line_is_validated_within_bounded_memory() {
     let limit_kib = 6 * 100 * 1024;
     let r = run(Command::new("sh")
         .arg("-c")
-        .arg(format!("ulimit -v {limit_kib} && exec \"$0\" validate \"$1\""))
+        .arg(format!(
+            "ulimit -v {limit_kib} && exec \"$0\" validate \"$1\""
+        ))
         .arg(env!("CARGO_BIN_EXE_recap"))
         .arg(&path));
     assert_eq!(

@@ -5,6 +5,10 @@
 
 #[path = "../fuzz/src/checks.rs"]
 mod checks;
+#[path = "../fuzz/src/plugin_checks.rs"]
+mod plugin_checks;
+#[path = "../fuzz/src/strategy_checks.rs"]
+mod strategy_checks;
 
 use recap_core::printer::{PrintOptions, to_clojure};
 use recap_core::value::{SpecialFloat, Value, key_order};
@@ -43,7 +47,10 @@ fn replay(dirs: &[&str], check: fn(&[u8])) -> usize {
 #[test]
 fn corpus_reader_crashes_and_seeds_replay_cleanly() {
     let n = replay(
-        &["tests/fuzz-regressions/corpus_reader", "fuzz/seeds/corpus_reader"],
+        &[
+            "tests/fuzz-regressions/corpus_reader",
+            "fuzz/seeds/corpus_reader",
+        ],
         checks::corpus_bytes,
     );
     assert!(n >= 3, "the committed seeds are replayed ({n} files)");
@@ -52,10 +59,48 @@ fn corpus_reader_crashes_and_seeds_replay_cleanly() {
 #[test]
 fn value_printer_crashes_and_seeds_replay_cleanly() {
     let n = replay(
-        &["tests/fuzz-regressions/value_printer", "fuzz/seeds/value_printer"],
+        &[
+            "tests/fuzz-regressions/value_printer",
+            "fuzz/seeds/value_printer",
+        ],
         checks::value_bytes,
     );
     assert!(n >= 3, "the crash and the seeds are replayed ({n} files)");
+}
+
+#[test]
+fn plugin_wire_crashes_and_seeds_replay_cleanly() {
+    let n = replay(
+        &[
+            "tests/fuzz-regressions/plugin_wire",
+            "fuzz/seeds/plugin_wire",
+        ],
+        plugin_checks::wire_bytes,
+    );
+    assert!(n >= 5, "the committed seeds are replayed ({n} files)");
+}
+
+/// The `strategies` target's property on real sessions: every bench-data session
+/// renders through every built-in with no error and no broken invariant.
+#[test]
+fn bench_data_sessions_pass_the_strategies_property() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut sessions = 0;
+    for file in inputs(&["bench-data"]) {
+        if file.extension().is_none_or(|e| e != "jsonl") {
+            continue;
+        }
+        for entry in recap_core::CorpusReader::open(&file).expect("open bench-data") {
+            let session = entry.session.expect("bench-data sessions are valid");
+            strategy_checks::session_renders(&session);
+            sessions += 1;
+        }
+    }
+    assert!(
+        sessions > 0,
+        "no bench-data sessions under {}",
+        root.display()
+    );
 }
 
 /// Fuzz crash `value_printer` #1: printing a set that mixes integers and floats near
@@ -123,7 +168,11 @@ fn key_order_is_a_total_order_on_numbers() {
             for c in &numbers {
                 let (ab, bc, ac) = (key_order(a, b), key_order(b, c), key_order(a, c));
                 if ab != Ordering::Greater && bc != Ordering::Greater {
-                    assert_ne!(ac, Ordering::Greater, "{a:?} ≤ {b:?} ≤ {c:?} but {a:?} > {c:?}");
+                    assert_ne!(
+                        ac,
+                        Ordering::Greater,
+                        "{a:?} ≤ {b:?} ≤ {c:?} but {a:?} > {c:?}"
+                    );
                 }
                 if ab == Ordering::Equal && bc == Ordering::Equal {
                     assert_eq!(ac, Ordering::Equal, "{a:?} = {b:?} = {c:?}");

@@ -29,7 +29,11 @@ pub fn corpus_bytes(data: &[u8]) {
     let path = Path::new("fuzz.jsonl");
     let whole: Vec<_> = CorpusReader::new(path, BufReader::new(data)).collect();
     let byte_by_byte: Vec<_> = CorpusReader::new(path, BufReader::with_capacity(1, data)).collect();
-    assert_eq!(whole.len(), byte_by_byte.len(), "buffering changed the entries");
+    assert_eq!(
+        whole.len(),
+        byte_by_byte.len(),
+        "buffering changed the entries"
+    );
     for (a, b) in whole.iter().zip(&byte_by_byte) {
         assert_eq!(a.line, b.line, "buffering changed a line number");
         assert_eq!(a.session, b.session, "buffering changed line {}", a.line);
@@ -48,7 +52,11 @@ pub fn corpus_bytes(data: &[u8]) {
         last_line = entry.line;
         match &entry.session {
             Ok(session) => {
-                assert!(ids.insert(session.id.clone()), "duplicate id {:?} accepted", session.id);
+                assert!(
+                    ids.insert(session.id.clone()),
+                    "duplicate id {:?} accepted",
+                    session.id
+                );
                 session_round_trip(session);
             }
             Err(rejected) => {
@@ -68,14 +76,22 @@ pub fn session_round_trip(session: &Session) {
     let json = session.to_json();
     let again = Session::from_json(&json)
         .unwrap_or_else(|e| panic!("the encoding of a valid session is rejected: {e}"));
-    assert_eq!(again.to_json(), json, "session encoding is not a fixed point");
+    assert_eq!(
+        again.to_json(),
+        json,
+        "session encoding is not a fixed point"
+    );
 
     let text = serde_json::to_string(&json).expect("a session encodes to JSON text");
     let parsed = strict_json::from_str(&text)
         .unwrap_or_else(|e| panic!("recap cannot re-read the JSON text it writes: {e}"));
     let from_text = Session::from_json(&parsed)
         .unwrap_or_else(|e| panic!("a session written as text is rejected: {e}"));
-    assert_eq!(from_text.to_json(), json, "session changed through JSON text");
+    assert_eq!(
+        from_text.to_json(),
+        json,
+        "session changed through JSON text"
+    );
 }
 
 /// Arbitrary bytes as one JSON value: the strict parser agrees with serde_json except
@@ -124,7 +140,11 @@ pub fn value(v: &Value) {
     let json = v.to_json();
     let decoded = Value::from_json(&json)
         .unwrap_or_else(|e| panic!("the encoding of a value does not decode: {e}"));
-    assert_eq!(decoded.to_json(), json, "value encoding is not a fixed point");
+    assert_eq!(
+        decoded.to_json(),
+        json,
+        "value encoding is not a fixed point"
+    );
 
     for (limit, printable_limit) in PRINT_LIMITS {
         for show_hidden in [false, true] {

@@ -7,7 +7,9 @@
 //! tool calls and docstring cleaning happen often; any string is still possible.
 
 use arbitrary::Arbitrary;
-use recap_core::session::{DefKind, Definition, Session, ToolCall, ToolSpec, Turn, TurnError, fenced_program};
+use recap_core::session::{
+    DefKind, Definition, Session, ToolCall, ToolSpec, Turn, TurnError, fenced_program,
+};
 use recap_core::value::{Closure, SpecialFloat, Value};
 use std::collections::BTreeMap;
 
@@ -36,7 +38,17 @@ const TEXTS: &[&str] = &[
     "Error: boom",
 ];
 
-const NAMES: &[&str] = &["x", "y", "data", "_hidden", "in-stock?", "a;b", "", "search", "$kw"];
+const NAMES: &[&str] = &[
+    "x",
+    "y",
+    "data",
+    "_hidden",
+    "in-stock?",
+    "a;b",
+    "",
+    "search",
+    "$kw",
+];
 
 /// A string that is usually awkward and sometimes anything.
 #[derive(Debug, Clone)]
@@ -130,7 +142,12 @@ impl ArbValue {
             ArbValue::List(v) => Value::List(items(v)),
             ArbValue::Set(v) => Value::Set(items(v)),
             ArbValue::Tuple(v) => Value::Tuple(items(v)),
-            ArbValue::Map(entries) => Value::Map(entries.iter().map(|(k, v)| (k.build(), v.build())).collect()),
+            ArbValue::Map(entries) => Value::Map(
+                entries
+                    .iter()
+                    .map(|(k, v)| (k.build(), v.build()))
+                    .collect(),
+            ),
             ArbValue::KeywordMap(entries) => Value::Map(
                 entries
                     .iter()
@@ -143,7 +160,10 @@ impl ArbValue {
                 docstring,
                 return_type,
             } => Value::Fn(Closure {
-                params: params.iter().map(|p| p.as_ref().map(|n| n.0.clone())).collect(),
+                params: params
+                    .iter()
+                    .map(|p| p.as_ref().map(|n| n.0.clone()))
+                    .collect(),
                 rest: rest.as_ref().map(|n| n.0.clone()),
                 docstring: docstring.as_ref().map(|t| t.0.clone()),
                 return_type: return_type.as_ref().map(|t| t.0.clone()),
@@ -154,7 +174,9 @@ impl ArbValue {
                 _ => SpecialFloat::NaN,
             }),
             ArbValue::Var(n) => Value::Var(n.0.clone()),
-            ArbValue::Date(y, m, d) => Value::Date(format!("{:04}-{:02}-{:02}", y % 10000, m % 100, d % 100)),
+            ArbValue::Date(y, m, d) => {
+                Value::Date(format!("{:04}-{:02}-{:02}", y % 10000, m % 100, d % 100))
+            }
             ArbValue::Builtin => Value::Builtin,
         }
     }
@@ -235,7 +257,11 @@ impl SessionPlan {
                     )
                 })
                 .collect::<BTreeMap<_, _>>(),
-            data: self.data.iter().map(|(n, v)| (n.0.clone(), v.build())).collect(),
+            data: self
+                .data
+                .iter()
+                .map(|(n, v)| (n.0.clone(), v.build()))
+                .collect(),
             meta: serde_json::Map::new(),
             turns,
         }

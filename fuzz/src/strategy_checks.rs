@@ -23,7 +23,11 @@ pub fn strategies() -> &'static [(String, Arc<dyn Strategy>)] {
         specs.extend(
             VARIANTS
                 .iter()
-                .filter(|v| v.split(':').next().is_some_and(|n| registry.get(n).is_some()))
+                .filter(|v| {
+                    v.split(':')
+                        .next()
+                        .is_some_and(|n| registry.get(n).is_some())
+                })
                 .map(|v| v.to_string()),
         );
         specs

@@ -97,7 +97,10 @@ fn print_summary(args: &Args, import: &Import) {
 }
 
 /// Writes through a temporary file in the same directory, then renames it over `path`.
-fn write_atomically(path: &Path, write: impl FnOnce(&mut dyn Write) -> io::Result<()>) -> anyhow::Result<()> {
+fn write_atomically(
+    path: &Path,
+    write: impl FnOnce(&mut dyn Write) -> io::Result<()>,
+) -> anyhow::Result<()> {
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),
@@ -116,7 +119,8 @@ fn write_atomically(path: &Path, write: impl FnOnce(&mut dyn Write) -> io::Resul
         write(&mut out)?;
         let file = out.into_inner().map_err(|e| e.into_error())?;
         file.sync_all()?;
-        fs::rename(&tmp, path).with_context(|| format!("renaming {} to {}", tmp.display(), path.display()))?;
+        fs::rename(&tmp, path)
+            .with_context(|| format!("renaming {} to {}", tmp.display(), path.display()))?;
         Ok(())
     })();
     if result.is_err() {

@@ -8,3 +8,5 @@ pub mod render;
 pub mod strategies;
 pub mod plugins;
 pub mod import;
+pub mod run;
+pub mod inspect;

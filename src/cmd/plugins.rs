@@ -20,9 +20,29 @@ pub struct PluginArgs {
     /// *.dll; other files are ignored). Repeatable.
     #[arg(long = "plugin-dir", value_name = "DIR")]
     pub plugin_dirs: Vec<PathBuf>,
+    /// Give up on a plugin call after SECONDS (`0` or `none`: never). A plugin whose
+    /// call times out is disabled for the rest of the run: its later calls fail at once
+    /// and are reported; other strategies go on. Default: $RECAP_PLUGIN_TIMEOUT, else 30.
+    #[arg(long = "plugin-timeout", value_name = "SECONDS", value_parser = parse_time_limit)]
+    pub plugin_timeout: Option<TimeLimit>,
+}
+
+/// A per-call plugin time limit; `None` is no limit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TimeLimit(pub Option<std::time::Duration>);
+
+fn parse_time_limit(text: &str) -> Result<TimeLimit, String> {
+    recap_plugin_host::parse_limit(text).map(TimeLimit)
 }
 
 impl PluginArgs {
+    /// Sets the per-call plugin time limit for this process when the flag is given.
+    pub fn apply_time_limit(&self) {
+        if let Some(TimeLimit(limit)) = self.plugin_timeout {
+            recap_plugin_host::set_call_time_limit(limit);
+        }
+    }
+
     /// The library files the flags name: each `--plugin`, then each directory's
     /// libraries in name order.
     pub fn files(&self) -> Result<Vec<PathBuf>> {
@@ -36,6 +56,7 @@ impl PluginArgs {
     /// The built-in strategies plus every plugin's. Any library that fails to load,
     /// self-test or register is an error (all of them are listed, each naming its file).
     pub fn registry(&self) -> Result<Registry> {
+        self.apply_time_limit();
         let mut registry = recap_builtins::registry();
         let files = self.files()?;
         if files.is_empty() {
@@ -82,6 +103,9 @@ struct CheckArgs {
     /// Also check every plugin library in DIR. Repeatable.
     #[arg(long = "plugin-dir", value_name = "DIR")]
     plugin_dirs: Vec<PathBuf>,
+    /// Give up on a plugin call (the self-test included) after SECONDS.
+    #[arg(long = "plugin-timeout", value_name = "SECONDS", value_parser = parse_time_limit)]
+    plugin_timeout: Option<TimeLimit>,
 }
 
 pub fn run(args: Args) -> Result<ExitCode> {
@@ -91,11 +115,13 @@ pub fn run(args: Args) -> Result<ExitCode> {
 }
 
 fn check(args: CheckArgs) -> Result<ExitCode> {
-    let files = PluginArgs {
+    let plugin_args = PluginArgs {
         plugins: args.libs,
         plugin_dirs: args.plugin_dirs,
-    }
-    .files()?;
+        plugin_timeout: args.plugin_timeout,
+    };
+    plugin_args.apply_time_limit();
+    let files = plugin_args.files()?;
     if files.is_empty() {
         bail!("nothing to check: name plugin libraries, or a directory with --plugin-dir");
     }
@@ -152,7 +178,19 @@ fn print_ok(plugin: &Arc<Plugin>) {
             .collect::<Vec<_>>()
             .join(", ")
     };
-    let mut invariants: Vec<String> = plugin.invariants().iter().map(|i| i.id().to_string()).collect();
-    invariants.extend(plugin.unknown_invariants().iter().map(|id| format!("{id} (unknown to this recap)")));
-    println!("        options: {options}; invariants: {}", invariants.join(", "));
+    let mut invariants: Vec<String> = plugin
+        .invariants()
+        .iter()
+        .map(|i| i.id().to_string())
+        .collect();
+    invariants.extend(
+        plugin
+            .unknown_invariants()
+            .iter()
+            .map(|id| format!("{id} (unknown to this recap)")),
+    );
+    println!(
+        "        options: {options}; invariants: {}",
+        invariants.join(", ")
+    );
 }

@@ -18,6 +18,8 @@
 
 #![deny(improper_ctypes_definitions, improper_ctypes)]
 
+mod decode;
+mod encode;
 pub mod ffi;
 pub mod sdk;
 pub mod wire;

@@ -11,9 +11,7 @@ use crate::ffi::{
     STATUS_BAD_REQUEST, STATUS_ERROR, STATUS_OK, STATUS_PANIC,
 };
 use crate::wire::{self, Description, ErrorBody, InvariantWire, OptionWire};
-use recap_core::{
-    Message, OptionInfo, RenderRequest, Session, SpecError, Strategy, StrategySpec, Turn,
-};
+use recap_core::{Message, OptionInfo, RenderRequest, Session, SpecError, Strategy, StrategySpec};
 use std::collections::BTreeMap;
 use std::ffi::c_void;
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -47,7 +45,8 @@ pub const fn is_valid_name(name: &str) -> bool {
     let mut i = 0;
     while i < b.len() {
         let c = b[i];
-        let ok = c.is_ascii_lowercase() || c.is_ascii_digit() || (i > 0 && (c == b'-' || c == b'_'));
+        let ok =
+            c.is_ascii_lowercase() || c.is_ascii_digit() || (i > 0 && (c == b'-' || c == b'_'));
         if !ok {
             return false;
         }
@@ -95,12 +94,15 @@ macro_rules! export_strategy {
         );
 
         /// The frozen ABI probe: the ABI major this plugin speaks.
+        // SAFETY: the name is reserved for this ABI; a library exports it once (this
+        // macro is used once per cdylib), with the frozen signature `uint32_t (void)`.
         #[unsafe(no_mangle)]
         pub extern "C" fn recap_strategy_abi_version() -> u32 {
             $crate::ABI_MAJOR
         }
 
         /// The v1 descriptor, valid for the life of the process.
+        // SAFETY: as above; the signature is the one ABI 1 fixes.
         #[unsafe(no_mangle)]
         pub extern "C" fn recap_strategy_plugin_v1() -> *const $crate::PluginDescriptorV1 {
             static DESCRIPTOR: $crate::PluginDescriptorV1 = $crate::sdk::descriptor::<$ty>();
@@ -247,7 +249,11 @@ unsafe fn entry(
     let input = unsafe { request_bytes(request, len) };
     let (status, bytes) = match input {
         Some(input) => guarded(|| body(input)),
-        None => guarded(|| Err(Failure::bad_request("null request pointer with a non-zero length"))),
+        None => guarded(|| {
+            Err(Failure::bad_request(
+                "null request pointer with a non-zero length",
+            ))
+        }),
     };
     // SAFETY: `out` is non-null and, by contract, writable.
     unsafe { hand_out(out, bytes) };
@@ -261,7 +267,11 @@ fn build<T: Plugin>(options: BTreeMap<String, String>) -> Result<T, Failure> {
             let known = if known.is_empty() {
                 "none".to_string()
             } else {
-                known.iter().map(|o| o.key.as_str()).collect::<Vec<_>>().join(", ")
+                known
+                    .iter()
+                    .map(|o| o.key.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
             };
             return Err(SpecError::UnknownOption {
                 strategy: T::NAME.to_string(),
@@ -278,7 +288,10 @@ fn build<T: Plugin>(options: BTreeMap<String, String>) -> Result<T, Failure> {
     Ok(T::from_spec(&spec)?)
 }
 
-fn render_session_turns<T: Plugin>(strategy: &T, session: &Session) -> Result<Vec<Message>, Failure> {
+fn render_session_turns<T: Plugin>(
+    strategy: &T,
+    session: &Session,
+) -> Result<Vec<Message>, Failure> {
     let request = RenderRequest::for_call(session, session.turns.len())
         .map_err(|e| Failure::bad_request(e.to_string()))?;
     Ok(strategy.render(&request)?)
@@ -324,7 +337,11 @@ pub unsafe extern "C" fn describe<T: Plugin>(
                 summary: T::SUMMARY.to_string(),
                 spec: Some(strategy.spec()),
                 options: T::options().iter().map(OptionWire::from).collect(),
-                invariants: strategy.invariants().iter().map(InvariantWire::from).collect(),
+                invariants: strategy
+                    .invariants()
+                    .iter()
+                    .map(InvariantWire::from)
+                    .collect(),
             };
             Ok(wire::description_response(&description))
         })
@@ -424,7 +441,7 @@ pub unsafe extern "C" fn session_render<T: Plugin>(
 }
 
 fn session_step<T: Plugin>(state: &mut SdkSession<T>, bytes: &[u8]) -> Result<Vec<u8>, Failure> {
-    let (offset, new_turns) = wire::decode_session_delta(bytes)?;
+    let (offset, new_turns) = wire::decode_session_turns(bytes)?;
     let held = state.session.turns.len();
     if offset > held {
         return Err(Failure::bad_request(format!(
@@ -432,10 +449,8 @@ fn session_step<T: Plugin>(state: &mut SdkSession<T>, bytes: &[u8]) -> Result<Ve
         )));
     }
     state.session.turns.truncate(offset);
-    for (i, json) in new_turns.iter().enumerate() {
+    for (i, turn) in new_turns.into_iter().enumerate() {
         let index = offset + i;
-        let turn = Turn::from_json(json, &format!("turns[{index}]"))
-            .map_err(|e| Failure::bad_request(format!("request field {e}")))?;
         if turn.number as usize != index + 1 {
             return Err(Failure::bad_request(format!(
                 "request field turns[{index}].number: expected {}, got {}",

@@ -107,7 +107,7 @@ fn put_header(out: &mut Vec<u8>, header: &SessionHeader<'_>) {
         }
         put_json(out, key);
         out.push(b':');
-        put_json(out, &value.to_json());
+        crate::encode::put_value(out, value);
     }
     out.push(b'}');
 }
@@ -129,7 +129,7 @@ pub const REQUEST_END: &[u8] = b"]}";
 
 /// Appends one turn in the corpus encoding (SPEC section 4), without a separator.
 pub fn put_turn(out: &mut Vec<u8>, turn: &Turn) {
-    put_json(out, &turn.to_json());
+    crate::encode::put_turn(out, turn);
 }
 
 /// A complete render request.
@@ -275,6 +275,25 @@ pub fn decode_session_delta(bytes: &[u8]) -> Result<(usize, Vec<Json>), RequestE
             )));
         }
     };
+    Ok((offset, turns))
+}
+
+/// Reads a `session_render` request into `(turns_offset, turns)`; turn `i` of the
+/// request is named `turns[turns_offset + i]` in errors.
+pub fn decode_session_turns(bytes: &[u8]) -> Result<(usize, Vec<Turn>), RequestError> {
+    if let Some(fast) = crate::decode::session_delta(bytes) {
+        return Ok(fast);
+    }
+    // The reference decoder: slower, but with recap-core's exact errors.
+    let (offset, turns) = decode_session_delta(bytes)?;
+    let turns = turns
+        .iter()
+        .enumerate()
+        .map(|(i, json)| {
+            Turn::from_json(json, &format!("turns[{}]", offset + i))
+                .map_err(|e| RequestError(format!("request field {e}")))
+        })
+        .collect::<Result<_, _>>()?;
     Ok((offset, turns))
 }
 
@@ -554,6 +573,15 @@ mod tests {
         assert!(err.0.contains("an array"), "{err:?}");
         let err = decode_session_delta(br#"{"turns_offset":-1}"#).unwrap_err();
         assert!(err.0.contains("turns_offset"), "{err:?}");
+        // The fast decoder gives up; the reference one names the field, offset included.
+        let err =
+            decode_session_turns(br#"{"turns_offset":2,"turns":[{"number":3}]}"#).unwrap_err();
+        assert!(err.0.contains("turns[2].program"), "{err:?}");
+        let err = decode_session_turns(
+            br#"{"turns":[{"number":1,"program":"p","success":true,"result":{"$kword":1}}]}"#,
+        )
+        .unwrap_err();
+        assert!(err.0.contains("turns[0].result/$kword"), "{err:?}");
     }
 
     #[test]

@@ -18,7 +18,9 @@
 
 use crate::message::{Message, Role};
 use crate::session::Session;
-use crate::strategy::{Invariant, RenderError, RenderRequest, Strategy, turns_line};
+use crate::strategy::{
+    FINAL_TURN_LINE, Invariant, RenderError, RenderRequest, Strategy, turns_line,
+};
 
 /// One broken invariant at one call.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -218,12 +220,32 @@ fn turns_line_ok(ctx: &CheckContext<'_>) -> Option<String> {
         return None;
     }
     let left = ctx.session.max_turns.saturating_sub(ctx.k as u32);
-    let line = turns_line(left);
-    if last_user.content.ends_with(&line) {
+    if ends_with_turns_line(&last_user.content, left) {
         None
     } else {
-        Some(format!("the last USER message does not end with {line:?}"))
+        Some(format!(
+            "the last USER message does not end with {:?}",
+            turns_line(left)
+        ))
     }
+}
+
+/// `text.ends_with(&turns_line(left))` without building the line.
+fn ends_with_turns_line(text: &str, left: u32) -> bool {
+    if left < 2 {
+        return text.ends_with(FINAL_TURN_LINE);
+    }
+    let mut digits = [0u8; 10];
+    let mut i = digits.len();
+    let mut n = left;
+    while n > 0 {
+        i -= 1;
+        digits[i] = b'0' + (n % 10) as u8;
+        n /= 10;
+    }
+    text.as_bytes()
+        .strip_suffix(&digits[i..])
+        .is_some_and(|rest| rest.ends_with(b"Turns left: "))
 }
 
 fn deterministic(ctx: &CheckContext<'_>) -> Option<String> {
@@ -315,7 +337,7 @@ fn limits(ctx: &CheckContext<'_>, tool_call_limit: usize, println_limit: usize) 
 
 /// The line that starts the part after a summary: a failed-turn block or a turns line.
 fn ends_section(line: &str) -> bool {
-    line == "---" || line.starts_with("Turns left: ") || line == turns_line(1)
+    line == "---" || line.starts_with("Turns left: ") || line == FINAL_TURN_LINE
 }
 
 /// The most Output lines `limit` of the session's prints (each cut at 2000 characters)
@@ -509,6 +531,20 @@ mod tests {
             second_render: None,
         };
         assert_eq!(check(&[Invariant::TurnsLine], &ctx), vec![]);
+    }
+
+    #[test]
+    fn ends_with_turns_line_matches_the_turns_line() {
+        for left in [0, 1, 2, 9, 10, 29, 100, u32::MAX] {
+            let line = turns_line(left);
+            assert!(
+                ends_with_turns_line(&format!("x\n\n{line}"), left),
+                "{left}"
+            );
+            assert!(!ends_with_turns_line(&format!("{line}."), left), "{left}");
+        }
+        assert!(!ends_with_turns_line("Turns left: 12", 2));
+        assert!(!ends_with_turns_line("Turns left: 3", 13));
     }
 
     #[test]

@@ -3,7 +3,7 @@
 //!
 //! # Depth
 //!
-//! [`to_clojure`] prints **iteratively**: nested collections are walked with an
+//! [`write_clojure`] (and its wrapper [`to_clojure`]) prints **iteratively**: nested collections are walked with an
 //! explicit stack on the heap (one small frame per open collection), never by
 //! recursion, so any value that fits in memory prints completely and correctly — a
 //! 200,000-deep nested list prints as 200,000 `[` followed by 200,000 `]`. There is no
@@ -18,7 +18,7 @@
 //! in linear time.
 
 use crate::value::{SpecialFloat, Value, key_order};
-use std::borrow::Cow;
+use std::cmp::Ordering;
 use std::fmt::Write as _;
 
 /// Options of [`to_clojure`]: `limit` caps collection items, `printable_limit` caps
@@ -80,12 +80,29 @@ impl PrintOptions {
 /// shortened by the limit or a string shortened by the printable limit, anywhere in the
 /// value). Hiding `_` keys is not a cut.
 ///
-/// Never recurses on the call stack (see the module docs) and never panics.
+/// A thin wrapper over [`write_clojure`]; renderers that build a larger text should call
+/// that instead and skip the intermediate `String`.
 pub fn to_clojure(value: &Value, opts: PrintOptions) -> (String, bool) {
-    let mut printer = Printer::default();
+    let mut out = String::new();
+    let truncated = write_clojure(&mut out, value, opts);
+    (out, truncated)
+}
+
+/// Appends `value` printed Clojure-style (as [`to_clojure`]) to `out`; returns whether
+/// anything was cut.
+///
+/// Allocates nothing for scalars; a collection allocates its frame stack once, and a set
+/// or map one vector of references to sort. Never recurses on the call stack (see the
+/// module docs) and never panics.
+pub fn write_clojure(out: &mut String, value: &Value, opts: PrintOptions) -> bool {
+    let mut printer = Printer {
+        out,
+        truncated: false,
+        stack: Vec::new(),
+    };
     printer.visit(value, opts);
     printer.run();
-    (printer.out, printer.truncated)
+    printer.truncated
 }
 
 /// The type vocabulary of SPEC section 3 (TYP-001..012).
@@ -93,19 +110,47 @@ pub fn to_clojure(value: &Value, opts: PrintOptions) -> (String, bool) {
 /// Maps count all their entries, hidden `_` keys included (TYP-004 "key count").
 /// Special floats (`##Inf`, `##-Inf`, `##NaN`) are `float`: they are floats in this
 /// value model, unlike the original where they were atoms.
+///
+/// A thin wrapper over [`write_type_of`].
 pub fn type_of(value: &Value) -> String {
+    let mut out = String::new();
+    write_type_of(&mut out, value);
+    out
+}
+
+/// Appends [`type_of`]`(value)` to `out` without allocating.
+pub fn write_type_of(out: &mut String, value: &Value) {
+    let (name, count) = match value {
+        Value::List(items) => ("list[", items.len()),
+        Value::Map(entries) => ("map[", entries.len()),
+        Value::Set(items) => ("set[", items.len()),
+        scalar => {
+            out.push_str(scalar_type_name(scalar));
+            return;
+        }
+    };
+    out.push_str(name);
+    push_u64(out, count as u64);
+    out.push(']');
+}
+
+/// The type name of a value that is not a list, map or set.
+fn scalar_type_name(value: &Value) -> &'static str {
     match value {
-        Value::List(items) => format!("list[{}]", items.len()),
-        Value::Map(entries) => format!("map[{}]", entries.len()),
-        Value::Set(items) => format!("set[{}]", items.len()),
-        Value::Str(_) => "string".into(),
-        Value::Int(_) => "integer".into(),
-        Value::Float(_) | Value::Special(_) => "float".into(),
-        Value::Bool(_) => "boolean".into(),
-        Value::Keyword(_) => "keyword".into(),
-        Value::Nil => "nil".into(),
-        Value::Fn(_) => "#fn[...]".into(),
-        Value::Tuple(_) | Value::Var(_) | Value::Builtin | Value::Date(_) => "unknown".into(),
+        Value::Str(_) => "string",
+        Value::Int(_) => "integer",
+        Value::Float(_) | Value::Special(_) => "float",
+        Value::Bool(_) => "boolean",
+        Value::Keyword(_) => "keyword",
+        Value::Nil => "nil",
+        Value::Fn(_) => "#fn[...]",
+        Value::Tuple(_)
+        | Value::Var(_)
+        | Value::Builtin
+        | Value::Date(_)
+        | Value::List(_)
+        | Value::Map(_)
+        | Value::Set(_) => "unknown",
     }
 }
 
@@ -116,7 +161,20 @@ enum Items<'a> {
     /// Set elements, sorted and limited.
     Sorted(std::vec::IntoIter<&'a Value>),
     /// Map entries, sorted, filtered and limited.
-    Entries(std::vec::IntoIter<(&'a Value, &'a Value)>),
+    Entries(std::vec::IntoIter<&'a (Value, Value)>),
+}
+
+/// How an open collection closes.
+#[derive(Clone, Copy)]
+enum Close {
+    /// `]`, `}`, or ` ...}` for a cut map.
+    Plain(&'static str),
+    /// A cut list or set: ` ...] (5 items, showing first 3)` (TRN-004).
+    Counted {
+        bracket: &'static str,
+        len: usize,
+        kept: usize,
+    },
 }
 
 /// One open collection on the explicit stack.
@@ -127,13 +185,13 @@ struct Frame<'a> {
     /// A map value whose key has just been printed.
     pending_value: Option<&'a Value>,
     started: bool,
-    close: Cow<'static, str>,
+    close: Close,
 }
 
 enum Step<'a> {
     Item(&'a Value, PrintOptions),
     Key(&'a Value),
-    Close(Cow<'static, str>),
+    Close(Close),
 }
 
 impl<'a> Frame<'a> {
@@ -153,19 +211,18 @@ impl<'a> Frame<'a> {
         };
         match step {
             Some(step) => (sep, step),
-            None => (false, Step::Close(std::mem::take(&mut self.close))),
+            None => (false, Step::Close(self.close)),
         }
     }
 }
 
-#[derive(Default)]
-struct Printer<'a> {
-    out: String,
+struct Printer<'a, 'o> {
+    out: &'o mut String,
     truncated: bool,
     stack: Vec<Frame<'a>>,
 }
 
-impl<'a> Printer<'a> {
+impl<'a> Printer<'a, '_> {
     fn run(&mut self) {
         while let Some(frame) = self.stack.last_mut() {
             let (sep, step) = frame.next_step();
@@ -175,8 +232,8 @@ impl<'a> Printer<'a> {
             match step {
                 Step::Item(v, opts) => self.visit(v, opts),
                 Step::Key(k) => self.visit_key(k),
-                Step::Close(text) => {
-                    self.out.push_str(&text);
+                Step::Close(close) => {
+                    push_close(self.out, close);
                     self.stack.pop();
                 }
             }
@@ -191,20 +248,18 @@ impl<'a> Printer<'a> {
                 self.out.push(':');
                 self.out.push_str(k);
             }
-            Value::Str(s) => push_quoted(&mut self.out, s),
+            Value::Str(s) => push_quoted(self.out, s),
             other => self.visit(other, PrintOptions::default()),
         }
     }
 
     /// Prints a scalar, or prints a collection's opening and pushes its frame.
     fn visit(&mut self, value: &'a Value, opts: PrintOptions) {
-        let out = &mut self.out;
+        let out = &mut *self.out;
         match value {
             Value::Nil => out.push_str("nil"),
             Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
-            Value::Int(i) => {
-                let _ = write!(out, "{i}");
-            }
+            Value::Int(i) => push_i64(out, *i),
             Value::Float(f) => push_float(out, *f),
             Value::Special(s) => out.push_str(special_text(*s)),
             Value::Keyword(k) => {
@@ -239,56 +294,45 @@ impl<'a> Printer<'a> {
                 self.open("[", Items::Seq(items.iter().take(kept)), opts, close);
             }
             Value::Set(items) => {
+                let kept = opts.limit.map_or(items.len(), |m| m.min(items.len()));
                 let mut sorted: Vec<&Value> = items.iter().collect();
-                sorted.sort_by(|a, b| key_order(a, b));
-                let kept = opts.limit.map_or(sorted.len(), |m| m.min(sorted.len()));
-                sorted.truncate(kept);
+                smallest_sorted(&mut sorted, kept, key_order);
                 let close = self.seq_close("}", items.len(), kept);
                 self.open("#{", Items::Sorted(sorted.into_iter()), opts, close);
             }
             Value::Map(entries) => {
-                let mut visible: Vec<(&Value, &Value)> = entries
+                let mut visible: Vec<&(Value, Value)> = entries
                     .iter()
                     .filter(|(k, _)| opts.show_hidden || !is_hidden(k))
-                    .map(|(k, v)| (k, v))
                     .collect();
-                visible.sort_by(|a, b| key_order(a.0, b.0));
                 let kept = opts
                     .map_entry_limit()
                     .map_or(visible.len(), |m| m.min(visible.len()));
                 let close = if kept < visible.len() {
                     self.truncated = true;
                     // SPEC section 2: a cut map has no count.
-                    Cow::Borrowed(" ...}")
+                    Close::Plain(" ...}")
                 } else {
-                    Cow::Borrowed("}")
+                    Close::Plain("}")
                 };
-                visible.truncate(kept);
+                smallest_sorted(&mut visible, kept, |a, b| key_order(&a.0, &b.0));
                 let child = opts.for_map_values(kept);
                 self.open("{", Items::Entries(visible.into_iter()), child, close);
             }
         }
     }
 
-    /// The closing text of a list or set, with the TRN-004 count when cut. The space
-    /// before `...` is there even when nothing is kept (`[ ...] (5 items, showing
-    /// first 0)`), as in the original.
-    fn seq_close(&mut self, bracket: &'static str, len: usize, kept: usize) -> Cow<'static, str> {
+    /// The closing of a list or set, with the TRN-004 count when cut.
+    fn seq_close(&mut self, bracket: &'static str, len: usize, kept: usize) -> Close {
         if kept < len {
             self.truncated = true;
-            Cow::Owned(format!(" ...{bracket} ({len} items, showing first {kept})"))
+            Close::Counted { bracket, len, kept }
         } else {
-            Cow::Borrowed(bracket)
+            Close::Plain(bracket)
         }
     }
 
-    fn open(
-        &mut self,
-        opening: &str,
-        items: Items<'a>,
-        child: PrintOptions,
-        close: Cow<'static, str>,
-    ) {
+    fn open(&mut self, opening: &str, items: Items<'a>, child: PrintOptions, close: Close) {
         self.out.push_str(opening);
         self.stack.push(Frame {
             items,
@@ -302,18 +346,68 @@ impl<'a> Printer<'a> {
     /// TRN-005: a string longer than the printable limit keeps its first `limit` chars
     /// and gets `...` inside the quotes.
     fn push_string(&mut self, s: &str, printable_limit: Option<usize>) {
-        let cut_at = printable_limit.and_then(|n| s.char_indices().nth(n).map(|(i, _)| i));
-        match cut_at {
+        match printable_limit.and_then(|n| nth_char_start(s, n)) {
             Some(i) => {
                 self.truncated = true;
                 self.out.reserve(i + 5);
                 self.out.push('"');
-                push_escaped(&mut self.out, &s[..i]);
+                push_escaped(self.out, &s[..i]);
                 self.out.push_str("...\"");
             }
-            None => push_quoted(&mut self.out, s),
+            None => push_quoted(self.out, s),
         }
     }
+}
+
+/// Sorts `items` by `order` and keeps the first `kept`, exactly as a stable sort
+/// followed by `truncate(kept)` would, but in O(n) plus the sort of the kept ones: a
+/// huge map or set sampled with a limit of 3 is not sorted whole.
+fn smallest_sorted<T>(items: &mut Vec<&T>, kept: usize, order: impl Fn(&T, &T) -> Ordering) {
+    if kept >= items.len() {
+        items.sort_by(|a, b| order(a, b));
+        return;
+    }
+    // The references point into one slice, so their addresses are the original
+    // positions: breaking ties by address reproduces the stable order.
+    let total = |a: &&T, b: &&T| {
+        order(a, b).then_with(|| std::ptr::from_ref::<T>(*a).cmp(&std::ptr::from_ref::<T>(*b)))
+    };
+    if kept > 0 {
+        items.select_nth_unstable_by(kept - 1, total);
+    }
+    items.truncate(kept);
+    items.sort_unstable_by(total);
+}
+
+fn push_close(out: &mut String, close: Close) {
+    match close {
+        Close::Plain(text) => out.push_str(text),
+        // The space before `...` is there even when nothing is kept (`[ ...] (5 items,
+        // showing first 0)`), as in the original.
+        Close::Counted { bracket, len, kept } => {
+            out.push_str(" ...");
+            out.push_str(bracket);
+            out.push_str(" (");
+            push_u64(out, len as u64);
+            out.push_str(" items, showing first ");
+            push_u64(out, kept as u64);
+            out.push(')');
+        }
+    }
+}
+
+/// The byte index where char number `n` (0-based) starts, `None` when `s` has at most
+/// `n` chars (nothing to cut).
+fn nth_char_start(s: &str, n: usize) -> Option<usize> {
+    // At most n bytes means at most n chars.
+    if s.len() <= n {
+        return None;
+    }
+    // n ASCII bytes are n chars, so char n starts right after them.
+    if s.as_bytes()[..n].is_ascii() {
+        return Some(n);
+    }
+    s.char_indices().nth(n).map(|(i, _)| i)
 }
 
 /// Keys (keyword or string) beginning with `_` are hidden unless `show_hidden`.
@@ -327,6 +421,30 @@ fn special_text(s: SpecialFloat) -> &'static str {
         SpecialFloat::NegativeInfinity => "##-Inf",
         SpecialFloat::NaN => "##NaN",
     }
+}
+
+/// Decimal digits without the formatting machinery.
+fn push_u64(out: &mut String, mut n: u64) {
+    let mut buf = [0u8; 20];
+    let mut i = buf.len();
+    loop {
+        i -= 1;
+        buf[i] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    for &digit in &buf[i..] {
+        out.push(char::from(digit));
+    }
+}
+
+fn push_i64(out: &mut String, i: i64) {
+    if i < 0 {
+        out.push('-');
+    }
+    push_u64(out, i.unsigned_abs());
 }
 
 /// Fixed-point, rounded to 10 decimals (Rust's exact decimal expansion, ties to even),
@@ -355,30 +473,75 @@ fn push_quoted(out: &mut String, s: &str) {
     out.push('"');
 }
 
+/// Bytes that may start an escape: `"` `\` `#` (before `{`), C0 controls and DEL, and
+/// 0xC2, the lead byte of the C1 controls U+0080..U+009F. None of them is a UTF-8
+/// continuation byte, so a byte scan finds exactly the chars to escape.
+const MAY_ESCAPE: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut b = 0;
+    while b < 0x20 {
+        table[b] = true;
+        b += 1;
+    }
+    table[b'"' as usize] = true;
+    table[b'\\' as usize] = true;
+    table[b'#' as usize] = true;
+    table[0x7f] = true;
+    table[0xc2] = true;
+    table
+};
+
 /// Escapes `"` `\` newline tab CR with a backslash, `#{` as `\#{` (as the original
-/// does), and every other control character as `\uXXXX` (SPEC section 2 difference 2).
-/// Copies unescaped runs in one piece.
+/// does), and every other control character (`char::is_control`: U+0000..U+001F,
+/// U+007F..U+009F) as `\uXXXX` (SPEC section 2 difference 2). Copies unescaped runs in
+/// one piece.
 fn push_escaped(out: &mut String, s: &str) {
+    let bytes = s.as_bytes();
     let mut run_start = 0;
-    let mut chars = s.char_indices().peekable();
-    while let Some((i, c)) = chars.next() {
-        let escape: Option<Cow<'static, str>> = match c {
-            '"' => Some(Cow::Borrowed("\\\"")),
-            '\\' => Some(Cow::Borrowed("\\\\")),
-            '\n' => Some(Cow::Borrowed("\\n")),
-            '\t' => Some(Cow::Borrowed("\\t")),
-            '\r' => Some(Cow::Borrowed("\\r")),
-            '#' if matches!(chars.peek(), Some((_, '{'))) => Some(Cow::Borrowed("\\#")),
-            c if c.is_control() => Some(Cow::Owned(format!("\\u{:04x}", u32::from(c)))),
-            _ => None,
+    let mut i = 0;
+    while i < bytes.len() {
+        let b = bytes[i];
+        if !MAY_ESCAPE[b as usize] {
+            i += 1;
+            continue;
+        }
+        // (the escape, bytes of `s` it replaces); `None` for a byte kept as is.
+        let escape: Option<(&str, u32, usize)> = match b {
+            b'"' => Some(("\\\"", 0, 1)),
+            b'\\' => Some(("\\\\", 0, 1)),
+            b'\n' => Some(("\\n", 0, 1)),
+            b'\t' => Some(("\\t", 0, 1)),
+            b'\r' => Some(("\\r", 0, 1)),
+            b'#' => (bytes.get(i + 1) == Some(&b'{')).then_some(("\\#", 0, 1)),
+            0xc2 => match bytes.get(i + 1) {
+                Some(&next @ 0x80..=0x9f) => Some(("", u32::from(next), 2)),
+                _ => None,
+            },
+            control => Some(("", u32::from(control), 1)),
         };
-        if let Some(escape) = escape {
-            out.push_str(&s[run_start..i]);
-            out.push_str(&escape);
-            run_start = i + c.len_utf8();
+        match escape {
+            Some((text, code, width)) => {
+                out.push_str(&s[run_start..i]);
+                if text.is_empty() {
+                    push_unicode_escape(out, code);
+                } else {
+                    out.push_str(text);
+                }
+                i += width;
+                run_start = i;
+            }
+            None => i += 1,
         }
     }
     out.push_str(&s[run_start..]);
+}
+
+/// `\u00XX` for a control char (all of them are below U+0100).
+fn push_unicode_escape(out: &mut String, code: u32) {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    out.push_str("\\u00");
+    out.push(char::from(HEX[(code >> 4 & 0xf) as usize]));
+    out.push(char::from(HEX[(code & 0xf) as usize]));
 }
 
 #[cfg(test)]

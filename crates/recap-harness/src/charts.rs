@@ -9,8 +9,8 @@
 use crate::report::{Report, Run};
 use plotters::prelude::*;
 
-/// Tableau 10: distinct, print-safe colours.
-const PALETTE: [RGBColor; 10] = [
+/// Tableau 10, then ten darker distinct colours: sweeps easily exceed ten series.
+const PALETTE: [RGBColor; 20] = [
     RGBColor(31, 119, 180),
     RGBColor(255, 127, 14),
     RGBColor(44, 160, 44),
@@ -21,6 +21,16 @@ const PALETTE: [RGBColor; 10] = [
     RGBColor(127, 127, 127),
     RGBColor(188, 189, 34),
     RGBColor(23, 190, 207),
+    RGBColor(0, 0, 0),
+    RGBColor(128, 0, 0),
+    RGBColor(0, 128, 128),
+    RGBColor(128, 128, 0),
+    RGBColor(0, 0, 128),
+    RGBColor(0, 100, 0),
+    RGBColor(199, 21, 133),
+    RGBColor(72, 61, 139),
+    RGBColor(184, 134, 11),
+    RGBColor(47, 79, 79),
 ];
 
 fn color(i: usize) -> RGBColor {
@@ -102,7 +112,7 @@ pub fn tokens_per_call(runs: &[&Run], tokenizer: &str) -> Result<String, ChartEr
         root.fill(&WHITE).map_err(|x| e(x.to_string()))?;
         let mut chart = ChartBuilder::on(&root)
             .caption(
-                format!("Prompt tokens per call ({tokenizer}, mean over sessions)"),
+                format!("Prompt tokens per call ({tokenizer}; mean over the sessions reaching each call)"),
                 ("sans-serif", 24),
             )
             .margin(16)
@@ -115,7 +125,7 @@ pub fn tokens_per_call(runs: &[&Run], tokenizer: &str) -> Result<String, ChartEr
             .x_desc("call (turns completed before it)")
             .y_desc("prompt tokens")
             .x_label_formatter(&|v| format!("{v:.0}"))
-            .y_label_formatter(&|v| format!("{v:.0}"))
+            .y_label_formatter(&|v| crate::report::fmt::float_int(*v))
             .label_style(("sans-serif", 14))
             .axis_desc_style(("sans-serif", 16))
             .light_line_style(RGBColor(235, 235, 235))
@@ -197,7 +207,7 @@ pub fn retention_vs_tokens(runs: &[&Run], tokenizer: &str) -> Result<String, Cha
             .configure_mesh()
             .x_desc("total prompt tokens (all calls, all sessions)")
             .y_desc("retention (% of facts kept verbatim)")
-            .x_label_formatter(&|v| format!("{v:.0}"))
+            .x_label_formatter(&|v| crate::report::fmt::float_int(*v))
             .y_label_formatter(&|v| format!("{v:.0}%"))
             .label_style(("sans-serif", 14))
             .axis_desc_style(("sans-serif", 16))
@@ -224,12 +234,13 @@ pub fn retention_vs_tokens(runs: &[&Run], tokenizer: &str) -> Result<String, Cha
             } else {
                 c.stroke_width(2)
             };
-            // The label sits up and right of its point so the marker stays visible.
+            // The label sits right of and below its point: fronts rise to the right, so
+            // this keeps labels off the front line and the marker visible.
             let point = EmptyElement::at((x, y))
                 + Circle::new((0, 0), 6, style)
                 + Text::new(
                     label(runs[i]),
-                    (9, -16),
+                    (10, 0),
                     ("sans-serif", 13).into_font().color(&c),
                 );
             chart

@@ -8,7 +8,7 @@
 
 use crate::aggregate::Aggregator;
 use crate::counting::{CallDiff, CallTokens, RoleTokens, TokenMemory, count_call};
-use crate::facts::{Facts, Scanned};
+use crate::facts::{FactMatcher, Facts};
 use crate::report::Report;
 use crate::tokenizer::{Backend, Tokenizer};
 use recap_core::invariants::{CheckContext, Violation};
@@ -51,10 +51,15 @@ impl StrategyEntry {
         }
     }
 
-    pub fn from_sweep(strategy: Arc<dyn Strategy>, sweep: &str) -> Self {
+    /// A sweep setting. It is named by the setting's own spec (`rolling-window:window=3`)
+    /// rather than the strategy's canonical one, which may omit default options, so
+    /// every point of a sweep says where it lies.
+    pub fn from_sweep(strategy: Arc<dyn Strategy>, sweep: &str, setting: &str) -> Self {
         StrategyEntry {
+            name: setting.to_string(),
+            strategy,
+            implicit: false,
             sweep: Some(sweep.to_string()),
-            ..Self::new(strategy)
         }
     }
 }
@@ -124,7 +129,10 @@ impl RunConfig {
             }
         }
         let baseline_name = baseline.spec();
-        let baseline = match strategies.iter().position(|s| s.name == baseline_name) {
+        let baseline = match strategies
+            .iter()
+            .position(|s| s.strategy.spec() == baseline_name)
+        {
             Some(i) => i,
             None => {
                 // First, so the reference row leads each table.
@@ -282,6 +290,7 @@ fn process_strategy(
     corpus: &str,
     session: &Session,
     facts: &Facts,
+    matcher: &FactMatcher,
     facts_len: &[usize],
 ) -> StratOutcome {
     let cfg = prep.cfg;
@@ -296,7 +305,7 @@ fn process_strategy(
         ..StratOutcome::default()
     };
     let mut prev: Option<Vec<Message>> = None;
-    let mut prev_scans: Vec<Scanned> = Vec::new();
+    let mut prev_scans: Vec<Vec<u32>> = Vec::new();
     let mut mems = vec![TokenMemory::default(); ntok];
     let mut counts: Vec<Vec<u32>> = vec![Vec::new(); ntok];
     let mut marks: Vec<bool> = Vec::new();
@@ -349,23 +358,25 @@ fn process_strategy(
 
         let diff = CallDiff::new(prev.as_deref(), &messages);
 
-        // Retention: re-scan unchanged messages for new facts only.
-        let facts_k = &facts.list()[..facts_len[k]];
+        // Retention: a message seen in the previous call keeps its scan.
+        let n_facts = facts_len[k];
         marks.clear();
-        marks.resize(facts_k.len(), false);
-        let scans: Vec<Scanned> = messages
+        marks.resize(n_facts, false);
+        let scans: Vec<Vec<u32>> = messages
             .iter()
             .zip(&diff.reuse)
             .map(|(m, r)| {
-                let base = r.map(|j| prev_scans[j].clone()).unwrap_or_default();
-                let scanned = base.extend(&m.content, facts_k);
-                for &f in &scanned.found {
+                let found = match r {
+                    Some(j) => prev_scans[*j].clone(),
+                    None => matcher.scan(&m.content, facts),
+                };
+                for &f in found.iter().take_while(|f| (**f as usize) < n_facts) {
                     marks[f as usize] = true;
                 }
-                scanned
+                found
             })
             .collect();
-        out.facts += facts_k.len() as u64;
+        out.facts += n_facts as u64;
         out.retained += marks.iter().filter(|m| **m).count() as u64;
 
         let mut prompt_tokens = Vec::with_capacity(ntok);
@@ -476,8 +487,9 @@ fn process_with(prep: &Prepared<'_>, corpus: &str, session: &Session) -> Session
         facts_len.push(facts.len());
         facts.add_turn(t);
     }
+    let matcher = FactMatcher::new(&facts);
     let strategies = (0..prep.cfg.strategies.len())
-        .map(|s| process_strategy(prep, s, corpus, session, &facts, &facts_len))
+        .map(|s| process_strategy(prep, s, corpus, session, &facts, &matcher, &facts_len))
         .collect();
     SessionOutcome {
         id: session.id.clone(),

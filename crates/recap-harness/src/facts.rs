@@ -87,24 +87,59 @@ pub fn retained(facts: &[String], messages: &[Message]) -> Vec<bool> {
         .collect()
 }
 
-/// What has been searched in one message: `found` holds the indices (ascending) of facts
-/// found among the first `checked` facts.
-#[derive(Debug, Clone, Default)]
-pub struct Scanned {
-    pub found: Vec<u32>,
-    pub checked: usize,
+/// Finds every fact of a session in a text in one pass (Aho-Corasick over all facts).
+///
+/// The whole session's fact list is known before the first call, and the facts of call
+/// k are a prefix of it; so one scan of a message yields its facts for every call, and a
+/// message that reappears unchanged in a later call is never scanned again.
+pub struct FactMatcher {
+    ac: Option<aho_corasick::AhoCorasick>,
+    n: usize,
 }
 
-impl Scanned {
-    /// Extends a scan to all of `facts`, searching only the facts not yet checked.
-    pub fn extend(mut self, content: &str, facts: &[String]) -> Scanned {
-        for (i, f) in facts.iter().enumerate().skip(self.checked) {
-            if content.contains(f.as_str()) {
-                self.found.push(i as u32);
+impl FactMatcher {
+    pub fn new(facts: &Facts) -> FactMatcher {
+        // Building only fails past internal size limits (millions of patterns); the
+        // fallback below then searches fact by fact, with the same result.
+        let ac = if facts.is_empty() {
+            None
+        } else {
+            // A contiguous NFA builds ~10× faster than a DFA and scans nearly as fast;
+            // the automaton serves one session only, so building dominates.
+            aho_corasick::AhoCorasick::builder()
+                .kind(Some(aho_corasick::AhoCorasickKind::ContiguousNFA))
+                .build(facts.list())
+                .ok()
+        };
+        FactMatcher {
+            ac,
+            n: facts.len(),
+        }
+    }
+
+    /// Indices (ascending, unique) of the facts found in `content`.
+    pub fn scan(&self, content: &str, facts: &Facts) -> Vec<u32> {
+        if self.n == 0 {
+            return Vec::new();
+        }
+        let mut seen = vec![false; self.n];
+        match &self.ac {
+            Some(ac) => {
+                for m in ac.find_overlapping_iter(content) {
+                    seen[m.pattern().as_usize()] = true;
+                }
+            }
+            None => {
+                for (i, f) in facts.list().iter().enumerate() {
+                    seen[i] = content.contains(f.as_str());
+                }
             }
         }
-        self.checked = facts.len();
-        self
+        seen.iter()
+            .enumerate()
+            .filter(|(_, s)| **s)
+            .map(|(i, _)| i as u32)
+            .collect()
     }
 }
 
@@ -121,11 +156,16 @@ mod tests {
     }
 
     #[test]
-    fn incremental_scan_equals_full_scan() {
-        let facts: Vec<String> = ["a", "bc", "zz", "c"].map(String::from).to_vec();
-        let full = Scanned::default().extend("abc", &facts);
-        let part = Scanned::default().extend("abc", &facts[..2]).extend("abc", &facts);
-        assert_eq!(full.found, vec![0, 1, 3]);
-        assert_eq!(part.found, full.found);
+    fn matcher_finds_overlapping_and_nested_facts() {
+        let mut facts = Facts::new();
+        for f in ["abc", "bc", "zz", "c", "abc"] {
+            facts.add(f);
+        }
+        assert_eq!(facts.list(), ["abc", "bc", "zz", "c"]);
+        let m = FactMatcher::new(&facts);
+        assert_eq!(m.scan("xabcx", &facts), vec![0, 1, 3]);
+        assert_eq!(m.scan("", &facts), Vec::<u32>::new());
+        let msgs = [recap_core::Message::user("xabcx")];
+        assert_eq!(retained(facts.list(), &msgs), [true, true, false, true]);
     }
 }

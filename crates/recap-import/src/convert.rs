@@ -63,7 +63,13 @@ mod tests {
     fn dollar_keys_are_plain_map_keys_and_round_trip() {
         let j = json!({"$ref": "x"});
         let v = value_from_json(&j, Keys::Keyword);
-        assert_eq!(v, Value::Map(vec![(Value::Keyword("$ref".into()), Value::Str("x".into()))]));
+        assert_eq!(
+            v,
+            Value::Map(vec![(
+                Value::Keyword("$ref".into()),
+                Value::Str("x".into())
+            )])
+        );
         assert_eq!(Value::from_json(&v.to_json()).unwrap(), v);
     }
 

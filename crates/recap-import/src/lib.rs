@@ -73,7 +73,10 @@ impl FromStr for Kind {
             .find(|k| k.name() == s)
             .ok_or_else(|| {
                 let names: Vec<_> = Kind::ALL.iter().map(|k| k.name()).collect();
-                format!("unknown import kind {s:?}; expected one of {}", names.join(", "))
+                format!(
+                    "unknown import kind {s:?}; expected one of {}",
+                    names.join(", ")
+                )
             })
     }
 }
@@ -157,7 +160,12 @@ pub fn import(kind: Kind, paths: &[PathBuf]) -> Result<Import, ImportError> {
 
 /// `meta.import`: where a session came from. Kept under its own key so it never
 /// collides with the fields a log records about itself.
-pub(crate) fn import_meta(importer: &str, file: &Path, line: Option<usize>, record: Option<usize>) -> serde_json::Value {
+pub(crate) fn import_meta(
+    importer: &str,
+    file: &Path,
+    line: Option<usize>,
+    record: Option<usize>,
+) -> serde_json::Value {
     let mut m = serde_json::Map::new();
     m.insert("importer".into(), importer.into());
     m.insert("file".into(), file.display().to_string().into());

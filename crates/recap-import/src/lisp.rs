@@ -219,7 +219,8 @@ impl Reader {
                         'b' => out.push('\u{8}'),
                         'f' => out.push('\u{c}'),
                         'u' => {
-                            let hex: String = self.chars[self.pos..(self.pos + 4).min(self.chars.len())]
+                            let hex: String = self.chars
+                                [self.pos..(self.pos + 4).min(self.chars.len())]
                                 .iter()
                                 .collect();
                             match u32::from_str_radix(&hex, 16).ok().and_then(char::from_u32) {
@@ -331,8 +332,16 @@ mod tests {
             names(src),
             vec![
                 ("electronics".into(), "def", None),
-                ("inventory".into(), "def", Some("Warehouse stock; refreshed hourly".into())),
-                ("in-stock?".into(), "defn", Some("True when the product has units".into())),
+                (
+                    "inventory".into(),
+                    "def",
+                    Some("Warehouse stock; refreshed hourly".into())
+                ),
+                (
+                    "in-stock?".into(),
+                    "defn",
+                    Some("True when the product has units".into())
+                ),
                 ("greeting".into(), "def", None),
             ]
         );
@@ -361,7 +370,10 @@ mod tests {
 
     #[test]
     fn stray_closers_between_forms_are_skipped() {
-        let got: Vec<_> = names("(def a 1)\n(def b 2)\nnil)").into_iter().map(|n| n.0).collect();
+        let got: Vec<_> = names("(def a 1)\n(def b 2)\nnil)")
+            .into_iter()
+            .map(|n| n.0)
+            .collect();
         assert_eq!(got, vec!["a", "b"]);
     }
 

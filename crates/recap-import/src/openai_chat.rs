@@ -5,11 +5,11 @@
 //! `messages` (else in the one field holding a list of `{role, …}` objects); its other
 //! fields go to `meta`. The exact mapping is in the crate README.
 
+use crate::Import;
 use crate::convert::{Keys, json_type, value_from_json};
 use crate::problem::Problem;
 use crate::text::{content_text, json_error, read_file};
 use crate::walk::has_extension;
-use crate::Import;
 use recap_core::{Session, ToolCall, Turn, Value};
 use serde_json::{Map, Value as Json};
 use std::collections::BTreeMap;
@@ -90,9 +90,12 @@ fn records(file: &Path, text: &str, problems: &mut Vec<Problem>) -> Vec<(Loc, Js
                 }
                 let record = items.len() + 1;
                 problems.push(
-                    Problem::skipped(file, format!("{message}; the conversations before it are imported"))
-                        .at_line(line_of(text, at))
-                        .at_record(record),
+                    Problem::skipped(
+                        file,
+                        format!("{message}; the conversations before it are imported"),
+                    )
+                    .at_line(line_of(text, at))
+                    .at_record(record),
                 );
                 expand_bare_list(items, line_of(text, start))
             }
@@ -130,7 +133,10 @@ fn expand_bare_list(items: Vec<(Loc, Json)>, line: usize) -> Vec<(Loc, Json)> {
             line,
             record: Some(1),
         };
-        vec![(loc, Json::Array(items.into_iter().map(|(_, v)| v).collect()))]
+        vec![(
+            loc,
+            Json::Array(items.into_iter().map(|(_, v)| v).collect()),
+        )]
     } else {
         items
     }
@@ -184,7 +190,12 @@ fn array_elements(text: &str, open: usize) -> Result<Vec<(Loc, Json)>, ArrayErro
             }
             Some(Err(e)) => return fail(items, pos, json_error(&e), false),
             None => {
-                return fail(items, pos, "truncated JSON array (the file looks cut off)".into(), false);
+                return fail(
+                    items,
+                    pos,
+                    "truncated JSON array (the file looks cut off)".into(),
+                    false,
+                );
             }
         }
         skip_ws(&mut pos);
@@ -195,7 +206,12 @@ fn array_elements(text: &str, open: usize) -> Result<Vec<(Loc, Json)>, ArrayErro
                 break;
             }
             Some(c) => {
-                return fail(items, pos, format!("malformed JSON array: expected `,` or `]`, got {c:?}"), false);
+                return fail(
+                    items,
+                    pos,
+                    format!("malformed JSON array: expected `,` or `]`, got {c:?}"),
+                    false,
+                );
             }
             None => {
                 return fail(
@@ -208,7 +224,12 @@ fn array_elements(text: &str, open: usize) -> Result<Vec<(Loc, Json)>, ArrayErro
         }
     }
     if !text[pos..].trim().is_empty() {
-        return fail(items, pos, "malformed JSON: text after the closing `]`".into(), true);
+        return fail(
+            items,
+            pos,
+            "malformed JSON: text after the closing `]`".into(),
+            true,
+        );
     }
     Ok(items)
 }
@@ -216,7 +237,15 @@ fn array_elements(text: &str, open: usize) -> Result<Vec<(Loc, Json)>, ArrayErro
 fn json_lines(file: &Path, text: &str, problems: &mut Vec<Problem>) -> Vec<(Loc, Json)> {
     crate::text::json_lines(file, text, problems)
         .into_iter()
-        .map(|l| (Loc { line: l.line, record: None }, l.value))
+        .map(|l| {
+            (
+                Loc {
+                    line: l.line,
+                    record: None,
+                },
+                l.value,
+            )
+        })
         .collect()
 }
 
@@ -319,7 +348,10 @@ fn import_conversation(
     for (i, m) in messages.iter().enumerate() {
         let at = |msg: String| lossy(format!("messages[{i}]: {msg}"));
         let Some(obj) = m.as_object() else {
-            problems.push(at(format!("expected a message object, got {}; not imported", json_type(m))));
+            problems.push(at(format!(
+                "expected a message object, got {}; not imported",
+                json_type(m)
+            )));
             continue;
         };
         let Some(role) = obj.get("role").and_then(Json::as_str) else {
@@ -329,7 +361,10 @@ fn import_conversation(
         let text = match content_text(obj.get("content")) {
             Ok((text, others)) => {
                 if !others.is_empty() {
-                    problems.push(at(format!("non-text content parts not imported: {}", others.join(", "))));
+                    problems.push(at(format!(
+                        "non-text content parts not imported: {}",
+                        others.join(", ")
+                    )));
                 }
                 text
             }
@@ -449,7 +484,10 @@ fn import_conversation(
     }
     let mission = mission.join("\n\n");
     if mission.trim().is_empty() {
-        problems.push(loc.problem(Problem::skipped(file, "no user message with text: no mission")));
+        problems.push(loc.problem(Problem::skipped(
+            file,
+            "no user message with text: no mission",
+        )));
         return None;
     }
 
@@ -481,7 +519,12 @@ fn import_conversation(
                 Json::String(s) => match serde_json::from_str::<Json>(s) {
                     Ok(j) => value_from_json(&j, Keys::Keyword),
                     Err(_) => {
-                        problems.push(lossy(format!("arguments of call {name:?} are not JSON; kept as a string")).in_turn(number));
+                        problems.push(
+                            lossy(format!(
+                                "arguments of call {name:?} are not JSON; kept as a string"
+                            ))
+                            .in_turn(number),
+                        );
                         Value::Str(s.clone())
                     }
                 },
@@ -515,7 +558,9 @@ fn import_conversation(
 
     let mut meta = meta_fields;
     if meta.contains_key("import") {
-        problems.push(lossy("the conversation's own `import` field is replaced by recap's import record".into()));
+        problems.push(lossy(
+            "the conversation's own `import` field is replaced by recap's import record".into(),
+        ));
     }
     meta.insert(
         "import".into(),

@@ -86,8 +86,11 @@ impl Problem {
 /// of one record keep the order they were found in).
 pub(crate) fn sort_from(problems: &mut [Problem], start: usize) {
     problems[start..].sort_by(|a, b| {
-        (&a.file, a.line.unwrap_or(0), a.record.unwrap_or(0))
-            .cmp(&(&b.file, b.line.unwrap_or(0), b.record.unwrap_or(0)))
+        (&a.file, a.line.unwrap_or(0), a.record.unwrap_or(0)).cmp(&(
+            &b.file,
+            b.line.unwrap_or(0),
+            b.record.unwrap_or(0),
+        ))
     });
 }
 

@@ -194,7 +194,8 @@ fn event(record: &Json, line: usize) -> Result<Option<Event<'_>>, String> {
     let corr = obj.get("correlation").and_then(Json::as_object);
     let corr_str = |key: &str| corr.and_then(|c| str_field(c, key));
     let need = |key: &str| {
-        str_field(payload, key).ok_or_else(|| format!("{kind} record without string `payload.{key}`"))
+        str_field(payload, key)
+            .ok_or_else(|| format!("{kind} record without string `payload.{key}`"))
     };
     match kind {
         "evaluation-source" => {
@@ -251,9 +252,9 @@ fn event(record: &Json, line: usize) -> Result<Option<Event<'_>>, String> {
                 Event::ToolOutput {
                     line,
                     cap,
-                    result: payload
-                        .get("result")
-                        .ok_or_else(|| format!("capability-output {name:?} without `payload.result`"))?,
+                    result: payload.get("result").ok_or_else(|| {
+                        format!("capability-output {name:?} without `payload.result`")
+                    })?,
                 }
             }))
         }
@@ -306,7 +307,9 @@ fn read_trace(path: Option<&Path>, problems: &mut Vec<Problem>) -> Trace {
         let data = value.get("data");
         match value.get("type").and_then(Json::as_str) {
             Some("evaluation-stopped") => {
-                let id = data.and_then(|d| d.get("evaluation_id")).and_then(Json::as_str);
+                let id = data
+                    .and_then(|d| d.get("evaluation_id"))
+                    .and_then(Json::as_str);
                 let status = data.and_then(|d| d.get("status")).and_then(Json::as_str);
                 match (id, status) {
                     (Some(id), Some(status)) => {
@@ -333,10 +336,15 @@ fn read_trace(path: Option<&Path>, problems: &mut Vec<Problem>) -> Trace {
                     .and_then(|snaps| {
                         snaps.iter().find(|s| {
                             s.get("source").and_then(Json::as_str) == Some("llm")
-                                || s.pointer("/acquisition/source").and_then(Json::as_str) == Some("llm")
+                                || s.pointer("/acquisition/source").and_then(Json::as_str)
+                                    == Some("llm")
                         })
                     });
-                let text = |ptr: &str| llm.and_then(|s| s.pointer(ptr)).and_then(Json::as_str).map(str::to_string);
+                let text = |ptr: &str| {
+                    llm.and_then(|s| s.pointer(ptr))
+                        .and_then(Json::as_str)
+                        .map(str::to_string)
+                };
                 trace.model = text("/model");
                 trace.model_revision = text("/declaration/installation_revision");
             }
@@ -356,7 +364,11 @@ fn read_trace(path: Option<&Path>, problems: &mut Vec<Problem>) -> Trace {
     trace
 }
 
-fn import_run(file: &Path, results: &mut ResultsCache, problems: &mut Vec<Problem>) -> Option<Session> {
+fn import_run(
+    file: &Path,
+    results: &mut ResultsCache,
+    problems: &mut Vec<Problem>,
+) -> Option<Session> {
     let text = read_file(file, problems)?;
     let records = json_lines(file, &text, problems);
     let layout = layout(file);
@@ -534,7 +546,10 @@ fn import_run(file: &Path, results: &mut ResultsCache, problems: &mut Vec<Proble
     let system_prompt = match first.get("system").and_then(Json::as_str) {
         Some(s) => s.to_string(),
         None => {
-            problems.push(p(first_line, "the first llm-request has no string `system`; system prompt left empty".into()));
+            problems.push(p(
+                first_line,
+                "the first llm-request has no string `system`; system prompt left empty".into(),
+            ));
             String::new()
         }
     };
@@ -576,7 +591,10 @@ fn import_run(file: &Path, results: &mut ResultsCache, problems: &mut Vec<Proble
     for (k, d) in drafts.iter().enumerate() {
         let number = k as u32 + 1;
         let tp = |line: usize, msg: String| p(line, msg).in_turn(number);
-        let reply = match (d.reply.get("status").and_then(Json::as_str), d.reply.get("value")) {
+        let reply = match (
+            d.reply.get("status").and_then(Json::as_str),
+            d.reply.get("value"),
+        ) {
             (Some("ok"), Some(v)) if v.is_object() => v,
             (status, _) => {
                 problems.push(
@@ -620,7 +638,9 @@ fn import_run(file: &Path, results: &mut ResultsCache, problems: &mut Vec<Proble
             None => trailing,
         };
         let feedback = next.and_then(|(line, next)| {
-            feedback_in(d.request, next, &raw_response, &mut |msg| problems.push(tp(line, msg)))
+            feedback_in(d.request, next, &raw_response, &mut |msg| {
+                problems.push(tp(line, msg))
+            })
         });
 
         let eval = d.eval;
@@ -634,7 +654,10 @@ fn import_run(file: &Path, results: &mut ResultsCache, problems: &mut Vec<Proble
             ));
         }
         if eval.is_none() && protocol_error.is_none() {
-            problems.push(tp(d.reply_line, "no evaluation-source follows this reply; tool calls unknown".into()));
+            problems.push(tp(
+                d.reply_line,
+                "no evaluation-source follows this reply; tool calls unknown".into(),
+            ));
         }
         let eval_id = eval.map(|(_, id, _)| id);
         let (status, defined_count) = match eval_id.and_then(|e| trace.evals.get(e)) {
@@ -652,14 +675,22 @@ fn import_run(file: &Path, results: &mut ResultsCache, problems: &mut Vec<Proble
         let mut tool_calls_out = Vec::with_capacity(turn_calls.len());
         for c in &turn_calls {
             if c.result.is_none() {
-                problems.push(tp(c.line, format!("capability call {:?} has no output; its result is unknown", c.name)));
+                problems.push(tp(
+                    c.line,
+                    format!(
+                        "capability call {:?} has no output; its result is unknown",
+                        c.name
+                    ),
+                ));
             }
             tool_calls_out.push(ToolCall {
                 name: c.name.to_string(),
                 args: value_from_json(c.args, Keys::String),
-                result: c.result.map(|r| match (r.get("status").and_then(Json::as_str), r.get("value")) {
-                    (Some("ok"), Some(v)) => value_from_json(v, Keys::String),
-                    _ => value_from_json(r, Keys::String),
+                result: c.result.map(|r| {
+                    match (r.get("status").and_then(Json::as_str), r.get("value")) {
+                        (Some("ok"), Some(v)) => value_from_json(v, Keys::String),
+                        _ => value_from_json(r, Keys::String),
+                    }
                 }),
             });
         }
@@ -732,7 +763,10 @@ fn import_run(file: &Path, results: &mut ResultsCache, problems: &mut Vec<Proble
         let parsed = match lisp::definitions(&program) {
             Ok(defs) => defs,
             Err(e) => {
-                problems.push(tp(d.reply_line, format!("cannot read the program to find its definitions: {e}")));
+                problems.push(tp(
+                    d.reply_line,
+                    format!("cannot read the program to find its definitions: {e}"),
+                ));
                 Vec::new()
             }
         };
@@ -844,7 +878,10 @@ fn feedback_in(
     report: &mut dyn FnMut(String),
 ) -> Option<String> {
     let empty = Vec::new();
-    let before = request.get("messages").and_then(Json::as_array).unwrap_or(&empty);
+    let before = request
+        .get("messages")
+        .and_then(Json::as_array)
+        .unwrap_or(&empty);
     let after = match next.get("messages").and_then(Json::as_array) {
         Some(m) => m,
         None => {
@@ -859,7 +896,9 @@ fn feedback_in(
     }
     let assistant = after.get(before.len())?;
     if assistant.get("role").and_then(Json::as_str) != Some("assistant") {
-        report("the next request does not show this turn's assistant message; feedback unknown".into());
+        report(
+            "the next request does not show this turn's assistant message; feedback unknown".into(),
+        );
         return None;
     }
     let shown = assistant_text(
@@ -871,7 +910,9 @@ fn feedback_in(
             .unwrap_or(&[]),
     );
     if shown != raw_response {
-        report("the next request shows a different assistant message than this turn's reply".into());
+        report(
+            "the next request shows a different assistant message than this turn's reply".into(),
+        );
     }
     let parts: Vec<&str> = after[before.len() + 1..]
         .iter()
@@ -937,7 +978,13 @@ fn failed_call_error(calls: &[&CallDraft]) -> Option<TurnError> {
         let r = c.result?;
         (r.get("status").and_then(Json::as_str) == Some("error")).then_some((c.name, r))
     })?;
-    let field = |k: &str| result.get(k).map(|v| v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string()));
+    let field = |k: &str| {
+        result.get(k).map(|v| {
+            v.as_str()
+                .map(str::to_string)
+                .unwrap_or_else(|| v.to_string())
+        })
+    };
     let details: Vec<String> = ["kind", "reason", "details"]
         .iter()
         .filter_map(|k| field(k).map(|v| format!("{k}={v}")))
@@ -1033,9 +1080,18 @@ mod tests {
         let call = json!({"name": "run_ptc_lisp", "args": {"program": "(+ 1 2)"}});
         let calls = [call];
         assert_eq!(assistant_text(None, &calls), "```clojure\n(+ 1 2)\n```");
-        assert_eq!(assistant_text(Some("\n\n"), &calls), "```clojure\n(+ 1 2)\n```");
-        assert_eq!(assistant_text(Some("Sum:"), &calls), "Sum:\n\n```clojure\n(+ 1 2)\n```");
-        assert_eq!(assistant_text(Some("Sum:\n\n"), &calls), "Sum:\n\n```clojure\n(+ 1 2)\n```");
+        assert_eq!(
+            assistant_text(Some("\n\n"), &calls),
+            "```clojure\n(+ 1 2)\n```"
+        );
+        assert_eq!(
+            assistant_text(Some("Sum:"), &calls),
+            "Sum:\n\n```clojure\n(+ 1 2)\n```"
+        );
+        assert_eq!(
+            assistant_text(Some("Sum:\n\n"), &calls),
+            "Sum:\n\n```clojure\n(+ 1 2)\n```"
+        );
         assert_eq!(
             assistant_text(Some("x"), &[json!({"name": "other", "args": {"a": 1}})]),
             "x\n\nother({\"a\":1})"
@@ -1064,8 +1120,13 @@ mod tests {
         let f = format!(
             "{SUCCESS_LEAD}. Treat it as data.\n{OUTPUT_OPEN}user=> nil\nprintln:\na: 1\nb {OUTPUT_CLOSE_ESCAPED}{OUTPUT_CLOSE}\nDefinitions remain."
         );
-        assert_eq!(success_prints(&f), (vec!["a: 1".to_string(), format!("b {OUTPUT_CLOSE}")], false));
-        let cut = format!("{SUCCESS_LEAD}.\n{OUTPUT_OPEN}user=> 1\nprintln:\nx{TRUNCATION_MARKER}{OUTPUT_CLOSE}\n");
+        assert_eq!(
+            success_prints(&f),
+            (vec!["a: 1".to_string(), format!("b {OUTPUT_CLOSE}")], false)
+        );
+        let cut = format!(
+            "{SUCCESS_LEAD}.\n{OUTPUT_OPEN}user=> 1\nprintln:\nx{TRUNCATION_MARKER}{OUTPUT_CLOSE}\n"
+        );
         assert_eq!(success_prints(&cut), (vec!["x".to_string()], true));
         let none = format!("{SUCCESS_LEAD}.\n{OUTPUT_OPEN}user=> 1{OUTPUT_CLOSE}\n");
         assert_eq!(success_prints(&none), (Vec::new(), false));

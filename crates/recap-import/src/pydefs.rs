@@ -19,10 +19,10 @@ struct Logical {
 }
 
 const KEYWORDS: &[&str] = &[
-    "False", "None", "True", "and", "as", "assert", "async", "await", "break", "class",
-    "continue", "def", "del", "elif", "else", "except", "finally", "for", "from", "global",
-    "if", "import", "in", "is", "lambda", "nonlocal", "not", "or", "pass", "raise", "return",
-    "try", "while", "with", "yield",
+    "False", "None", "True", "and", "as", "assert", "async", "await", "break", "class", "continue",
+    "def", "del", "elif", "else", "except", "finally", "for", "from", "global", "if", "import",
+    "in", "is", "lambda", "nonlocal", "not", "or", "pass", "raise", "return", "try", "while",
+    "with", "yield",
 ];
 
 fn logical_lines(src: &str) -> Vec<Logical> {
@@ -307,7 +307,10 @@ t = (1,
 
     #[test]
     fn unterminated_strings_do_not_panic() {
-        assert_eq!(names("x = 'abc\ny = 2"), vec![("x".into(), "def", None), ("y".into(), "def", None)]);
+        assert_eq!(
+            names("x = 'abc\ny = 2"),
+            vec![("x".into(), "def", None), ("y".into(), "def", None)]
+        );
         assert_eq!(names("x = '''abc"), vec![("x".into(), "def", None)]);
     }
 }

@@ -67,8 +67,9 @@ impl Parser {
                 Ok(Json::Array(self.items(')')?))
             }
             Some(c) if c == '\'' || c == '"' => self.string_run(),
-            Some(c) if (c == 'r' || c == 'u' || c == 'R' || c == 'U')
-                && matches!(self.chars.get(self.pos + 1), Some('\'' | '"')) =>
+            Some(c)
+                if (c == 'r' || c == 'u' || c == 'R' || c == 'U')
+                    && matches!(self.chars.get(self.pos + 1), Some('\'' | '"')) =>
             {
                 self.string_run()
             }
@@ -203,7 +204,8 @@ impl Parser {
         let Some(quote) = self.peek() else {
             return self.err("expected a string");
         };
-        let triple = self.chars.get(self.pos + 1) == Some(&quote) && self.chars.get(self.pos + 2) == Some(&quote);
+        let triple = self.chars.get(self.pos + 1) == Some(&quote)
+            && self.chars.get(self.pos + 2) == Some(&quote);
         self.pos += if triple { 3 } else { 1 };
         let mut out = String::new();
         loop {
@@ -274,7 +276,10 @@ impl Parser {
         let digits: String = self.chars[self.pos..(self.pos + n).min(self.chars.len())]
             .iter()
             .collect();
-        match u32::from_str_radix(&digits, 16).ok().and_then(char::from_u32) {
+        match u32::from_str_radix(&digits, 16)
+            .ok()
+            .and_then(char::from_u32)
+        {
             Some(c) if digits.len() == n => {
                 self.pos += n;
                 Ok(c)
@@ -305,7 +310,10 @@ mod tests {
             parse("(1, -2.5, None, True, False, {1, 2}, {})").unwrap(),
             json!([1, -2.5, null, true, false, [1, 2], {}])
         );
-        assert_eq!(parse(r#""\x41\u00e9\U0001F600\101" 'b'"#).unwrap(), json!("Aé😀Ab"));
+        assert_eq!(
+            parse(r#""\x41\u00e9\U0001F600\101" 'b'"#).unwrap(),
+            json!("Aé😀Ab")
+        );
         assert_eq!(parse(r"r'\d+'").unwrap(), json!(r"\d+"));
         assert_eq!(parse("'''a'b'''").unwrap(), json!("a'b"));
         assert_eq!(parse("{1: 'x'}").unwrap(), json!({"1": "x"}));

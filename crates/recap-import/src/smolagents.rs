@@ -59,12 +59,20 @@ struct Step {
     usage: Option<Map<String, Json>>,
 }
 
-fn import_run(file: &Path, line: usize, id: &str, record: &Json, problems: &mut Vec<Problem>) -> Option<Session> {
+fn import_run(
+    file: &Path,
+    line: usize,
+    id: &str,
+    record: &Json,
+    problems: &mut Vec<Problem>,
+) -> Option<Session> {
     // Skipped runs never become sessions: the file and line identify them.
     let skip = |msg: String| Problem::skipped(file, msg).at_line(line);
     let lossy = |msg: String| Problem::lossy(file, msg).at_line(line).in_session(id);
     let Some(obj) = record.as_object() else {
-        problems.push(skip("expected a JSON object per line (one agent run)".into()));
+        problems.push(skip(
+            "expected a JSON object per line (one agent run)".into(),
+        ));
         return None;
     };
     let Some(messages) = obj.get("intermediate_steps").and_then(Json::as_array) else {
@@ -231,9 +239,7 @@ fn tool_calls(text: &str) -> Result<(String, Vec<ToolCall>), String> {
         .strip_prefix(TOOL_CALL_LEAD)
         .ok_or_else(|| format!("expected the text to start with {TOOL_CALL_LEAD:?}"))?;
     let parsed = pylit::parse(body).map_err(|e| format!("not a Python literal: {e}"))?;
-    let list = parsed
-        .as_array()
-        .ok_or("expected a list of tool calls")?;
+    let list = parsed.as_array().ok_or("expected a list of tool calls")?;
     let mut program = String::new();
     let mut calls = Vec::with_capacity(list.len());
     for (i, call) in list.iter().enumerate() {
@@ -337,11 +343,20 @@ mod tests {
     #[test]
     fn observation_gives_prints_and_result() {
         let mut s = step();
-        assert_eq!(Response::Step, response(&mut s, "Observation:\nExecution logs:\na\nb\nLast output from code snippet:\n2"));
+        assert_eq!(
+            Response::Step,
+            response(
+                &mut s,
+                "Observation:\nExecution logs:\na\nb\nLast output from code snippet:\n2"
+            )
+        );
         assert_eq!(s.prints, vec!["a", "b"]);
         assert_eq!(s.result, Some(Value::Str("2".into())));
         let mut s = step();
-        response(&mut s, "Observation:\nExecution logs:\nLast output from code snippet:\nNone");
+        response(
+            &mut s,
+            "Observation:\nExecution logs:\nLast output from code snippet:\nNone",
+        );
         assert!(s.prints.is_empty());
         assert_eq!(s.result, Some(Value::Nil));
     }
@@ -351,13 +366,21 @@ mod tests {
         let mut s = step();
         response(
             &mut s,
-            &format!("Call id: call_1\nError:\nCode execution failed at line 'import x' due to: InterpreterError: Import from x is not allowed.{RETRY_TAIL}"),
+            &format!(
+                "Call id: call_1\nError:\nCode execution failed at line 'import x' due to: InterpreterError: Import from x is not allowed.{RETRY_TAIL}"
+            ),
         );
         let e = s.error.unwrap();
-        assert_eq!(e.message, "Code execution failed at line 'import x' due to: InterpreterError: Import from x is not allowed.");
+        assert_eq!(
+            e.message,
+            "Code execution failed at line 'import x' due to: InterpreterError: Import from x is not allowed."
+        );
         assert_eq!(e.reason.as_deref(), Some("InterpreterError"));
         let mut s = step();
-        assert_eq!(response(&mut s, &format!("Error:\nReached max steps.{RETRY_TAIL}")), Response::MaxSteps);
+        assert_eq!(
+            response(&mut s, &format!("Error:\nReached max steps.{RETRY_TAIL}")),
+            Response::MaxSteps
+        );
         assert_eq!(response(&mut s, "Something else"), Response::Unknown);
         assert!(s.error.is_none());
     }

@@ -16,7 +16,10 @@ pub(crate) struct JsonLine {
 pub(crate) fn read_file(path: &Path, problems: &mut Vec<Problem>) -> Option<String> {
     match fs::read(path) {
         Ok(bytes) => {
-            let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(&bytes).to_vec();
+            let bytes = bytes
+                .strip_prefix(b"\xEF\xBB\xBF")
+                .unwrap_or(&bytes)
+                .to_vec();
             match String::from_utf8(bytes) {
                 Ok(text) => Some(text),
                 Err(e) => {
@@ -42,7 +45,9 @@ pub(crate) fn read_file(path: &Path, problems: &mut Vec<Problem>) -> Option<Stri
 /// Describes a JSON syntax error; a record that stops early says so.
 pub(crate) fn json_error(e: &serde_json::Error) -> String {
     if e.is_eof() {
-        format!("truncated JSON record (it stops before it is complete; was the file cut off?): {e}")
+        format!(
+            "truncated JSON record (it stops before it is complete; was the file cut off?): {e}"
+        )
     } else {
         format!("malformed JSON: {e}")
     }

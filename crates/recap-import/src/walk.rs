@@ -34,7 +34,11 @@ pub fn collect(
     Ok(files)
 }
 
-fn walk_dir(dir: &Path, accept: fn(&Path) -> bool, out: &mut Vec<PathBuf>) -> Result<(), ImportError> {
+fn walk_dir(
+    dir: &Path,
+    accept: fn(&Path) -> bool,
+    out: &mut Vec<PathBuf>,
+) -> Result<(), ImportError> {
     let read_err = |e: std::io::Error| ImportError::Path {
         path: dir.to_path_buf(),
         message: format!("cannot list directory: {e}"),

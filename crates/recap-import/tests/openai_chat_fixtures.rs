@@ -36,9 +36,15 @@ fn bare_message_list_with_tool_calls() {
     assert_eq!(t.tool_calls[0].name, "get_weather");
     assert_eq!(
         t.tool_calls[0].args,
-        kw(&[("city", Value::Str("Oslo".into())), ("units", Value::Str("C".into()))])
+        kw(&[
+            ("city", Value::Str("Oslo".into())),
+            ("units", Value::Str("C".into()))
+        ])
     );
-    assert_eq!(t.tool_calls[0].result, Some(Value::Str("4 degrees, rain".into())));
+    assert_eq!(
+        t.tool_calls[0].result,
+        Some(Value::Str("4 degrees, rain".into()))
+    );
     assert_eq!(t.feedback.as_deref(), Some("4 degrees, rain"));
     let last = &s.turns[1];
     assert_eq!(last.program, "It is 4 °C and raining in Oslo.");
@@ -53,14 +59,24 @@ fn wrapped_conversations_under_messages_or_the_one_list_field() {
     let imp = file("wrapped.json");
     assert!(imp.problems.is_empty(), "{:#?}", imp.problems);
     let ids: Vec<&str> = imp.sessions.iter().map(|s| s.id.as_str()).collect();
-    assert_eq!(ids, ["conv-1", "wrapped:2"], "the object's own id, else file:record");
+    assert_eq!(
+        ids,
+        ["conv-1", "wrapped:2"],
+        "the object's own id, else file:record"
+    );
     let s = &imp.sessions[0];
     assert_eq!(s.meta["model"], "gpt-test", "other fields go to meta");
     assert_eq!(s.meta["import"]["record"], 1);
-    assert_eq!(s.mission, "Add 2 and 3,\nthen double it.", "text parts joined by newlines");
+    assert_eq!(
+        s.mission, "Add 2 and 3,\nthen double it.",
+        "text parts joined by newlines"
+    );
     let t = &s.turns[0];
     assert_eq!(t.program, "add({\"a\": 2, \"b\": 3})\nlog()");
-    assert_eq!(t.raw_response, "Adding first.\n\nadd({\"a\": 2, \"b\": 3})\nlog()");
+    assert_eq!(
+        t.raw_response,
+        "Adding first.\n\nadd({\"a\": 2, \"b\": 3})\nlog()"
+    );
     assert_eq!(t.tool_calls[1].args, Value::Nil, "empty arguments");
     assert_eq!(t.tool_calls[1].result, Some(Value::Str("logged".into())));
     assert_eq!(t.feedback.as_deref(), Some("5\n\nlogged\n\nNow double."));
@@ -86,9 +102,13 @@ fn json_lines_and_every_kind_of_bad_record() {
     assert_eq!(at("no message list"), Some(4));
     assert_eq!(at("several fields hold message lists (a, b)"), Some(5));
     assert_eq!(at("no user message with text"), Some(6));
-    assert_eq!(at("got a string"), Some(7));
+    assert_eq!(at("or an object holding one), got a string"), Some(7));
     assert_eq!(at("`messages` must be a list"), Some(9));
-    one_problem(&imp, "assistant message before the first user message", Severity::Lossy);
+    one_problem(
+        &imp,
+        "assistant message before the first user message",
+        Severity::Lossy,
+    );
     assert_eq!(imp.problems.len(), 7, "{:#?}", imp.problems);
 }
 
@@ -107,7 +127,11 @@ fn a_truncated_array_keeps_the_conversations_before_the_cut() {
     assert_eq!(imp.sessions[0].mission, "First conversation.");
     let p = one_problem(&imp, "truncated JSON record", Severity::Skipped);
     assert_eq!((p.line, p.record), (Some(3), Some(2)));
-    assert!(p.to_string().contains("truncated.json:3: record 2: skipped:"), "{p}");
+    assert!(
+        p.to_string()
+            .contains("truncated.json:3: record 2: skipped:"),
+        "{p}"
+    );
 }
 
 #[test]
@@ -122,7 +146,11 @@ fn broken_messages_are_reported_one_by_one() {
         assert_eq!(p.session.as_deref(), Some("broken_messages:1"));
         p
     };
-    assert!(lossy("before the first user message").message.starts_with("messages[0]:"));
+    assert!(
+        lossy("before the first user message")
+            .message
+            .starts_with("messages[0]:")
+    );
     lossy("tool_calls[2] has no string `function.name`");
     lossy("unknown call id \"zz\"");
     lossy("unknown role \"critic\"");
@@ -130,7 +158,10 @@ fn broken_messages_are_reported_one_by_one() {
     lossy("got a number; message not imported");
     lossy("non-text content parts not imported: image_url");
     assert_eq!(lossy("are not JSON; kept as a string").turn, Some(1));
-    assert_eq!(lossy("no tool result for call \"search\" (id \"s2\")").turn, Some(1));
+    assert_eq!(
+        lossy("no tool result for call \"search\" (id \"s2\")").turn,
+        Some(1)
+    );
     assert_eq!(imp.problems.len(), 9, "{:#?}", imp.problems);
 
     let t = &s.turns[0];
@@ -138,7 +169,10 @@ fn broken_messages_are_reported_one_by_one() {
     assert_eq!(t.tool_calls[0].args, Value::Str("{not json".into()));
     assert_eq!(t.tool_calls[0].result, Some(Value::Str("3 cats".into())));
     assert_eq!(t.tool_calls[1].result, None);
-    assert_eq!(t.feedback.as_deref(), Some("3 cats\n\norphan result\n\nAnd this image?"));
+    assert_eq!(
+        t.feedback.as_deref(),
+        Some("3 cats\n\norphan result\n\nAnd this image?")
+    );
     // The legacy function_call / function result pair.
     let t = &s.turns[1];
     assert_eq!(t.tool_calls[0].name, "describe");
@@ -153,7 +187,15 @@ fn a_directory_is_walked_in_sorted_order() {
     let files: Vec<String> = imp
         .sessions
         .iter()
-        .map(|s| s.meta["import"]["file"].as_str().unwrap().rsplit('/').next().unwrap().to_string())
+        .map(|s| {
+            s.meta["import"]["file"]
+                .as_str()
+                .unwrap()
+                .rsplit('/')
+                .next()
+                .unwrap()
+                .to_string()
+        })
         .collect();
     let mut sorted = files.clone();
     sorted.sort();
@@ -167,5 +209,9 @@ fn unreadable_inputs_are_errors() {
     assert!(e.to_string().contains("no-such-dir: cannot read"), "{e}");
     let empty = tempfile::tempdir().unwrap();
     let e = recap_import::import(Kind::OpenaiChat, &[empty.path().to_path_buf()]).unwrap_err();
-    assert!(e.to_string().contains("no .json/.jsonl/.ndjson files found"), "{e}");
+    assert!(
+        e.to_string()
+            .contains("no .json/.jsonl/.ndjson files found"),
+        "{e}"
+    );
 }

@@ -22,7 +22,10 @@ fn session<'a>(import: &'a Import, id: &str) -> &'a Session {
 #[test]
 fn walks_the_directory_in_sorted_order_and_validates() {
     let imp = fixtures();
-    assert_eq!(imp.files, 4, "every run.inspection.jsonl below the directory");
+    assert_eq!(
+        imp.files, 4,
+        "every run.inspection.jsonl below the directory"
+    );
     let ids: Vec<&str> = imp.sessions.iter().map(|s| s.id.as_str()).collect();
     assert_eq!(ids, ["bare/no-traces", "good/clean", "good/damaged"]);
     let bytes = jsonl(&imp);
@@ -35,11 +38,17 @@ fn clean_run_maps_every_field() {
     let imp = fixtures();
     let s = session(&imp, "good/clean");
     assert_eq!(s.mission, "Find the failing service.");
-    assert_eq!(s.system_prompt, "PTC agent. Use run_ptc_lisp once per turn.");
+    assert_eq!(
+        s.system_prompt,
+        "PTC agent. Use run_ptc_lisp once per turn."
+    );
     assert_eq!(s.max_turns, 2);
     assert_eq!(s.meta["model"], "fixture-model");
     assert_eq!(s.meta["graded"]["published"], true);
-    assert_eq!(s.meta["workflow_evaluations"], 1, "the workflow's own check is not a turn");
+    assert_eq!(
+        s.meta["workflow_evaluations"], 1,
+        "the workflow's own check is not a turn"
+    );
     assert_eq!(s.meta["workflow_tool_calls"], 1);
     assert!(s.meta["request_tools"].is_array());
 
@@ -50,7 +59,12 @@ fn clean_run_maps_every_field() {
         format!("Listing services first.\n\n```clojure\n{}\n```", t1.program)
     );
     assert_eq!(t1.prints, vec!["services: 1"]);
-    assert!(t1.feedback.as_deref().unwrap().starts_with("The correlated PTC-Lisp program succeeded"));
+    assert!(
+        t1.feedback
+            .as_deref()
+            .unwrap()
+            .starts_with("The correlated PTC-Lisp program succeeded")
+    );
     assert_eq!(t1.usage.as_ref().unwrap()["input_tokens"], 120);
     assert_eq!(t1.usage.as_ref().unwrap()["cache_read_tokens"], 0);
     assert_eq!(t1.usage.as_ref().unwrap()["total_cost"], 0.0001);
@@ -69,14 +83,20 @@ fn clean_run_maps_every_field() {
     // feedback; its `(return ...)` is the run's success.
     let t2 = &s.turns[1];
     assert!(t2.success);
-    assert_eq!(t2.raw_response, recap_core::session::fenced_program(&t2.program));
+    assert_eq!(
+        t2.raw_response,
+        recap_core::session::fenced_program(&t2.program)
+    );
     assert_eq!(t2.feedback, None);
     assert_eq!(t2.definitions[0].kind, DefKind::Defn);
     assert_eq!(
         t2.definitions[0].docstring.as_deref(),
         Some("True when the service reports errors")
     );
-    assert!(t2.tool_calls.is_empty(), "the verification call belongs to the workflow");
+    assert!(
+        t2.tool_calls.is_empty(),
+        "the verification call belongs to the workflow"
+    );
 }
 
 #[test]
@@ -84,17 +104,35 @@ fn damaged_run_reports_each_problem_and_imports_the_rest() {
     let imp = fixtures();
     let s = session(&imp, "good/damaged");
     assert_eq!(s.turns.len(), 2, "the third turn's reply is cut off");
-    let p = one_problem(&imp, "unknown record type \"debug-note\"", Severity::Skipped);
+    let p = one_problem(
+        &imp,
+        "unknown record type \"debug-note\"",
+        Severity::Skipped,
+    );
     assert_eq!(p.line, Some(4));
-    assert!(p.to_string().contains("damaged/run.inspection.jsonl:4: session good/damaged: skipped: record not imported"));
-    assert_eq!(one_problem(&imp, "without an object `payload`", Severity::Skipped).line, Some(5));
-    assert_eq!(one_problem(&imp, "has no capability-input", Severity::Skipped).line, Some(6));
+    assert!(p.to_string().contains(
+        "damaged/run.inspection.jsonl:4: session good/damaged: skipped: record not imported"
+    ));
+    assert_eq!(
+        one_problem(&imp, "without an object `payload`", Severity::Skipped).line,
+        Some(5)
+    );
+    assert_eq!(
+        one_problem(&imp, "has no capability-input", Severity::Skipped).line,
+        Some(6)
+    );
     let malformed: Vec<_> = common::problems_with(&imp, "truncated JSON record")
         .into_iter()
         .filter(|p| p.file.ends_with("damaged/run.inspection.jsonl"))
         .collect();
-    assert_eq!(malformed.iter().map(|p| p.line).collect::<Vec<_>>(), [Some(7), Some(12)]);
-    assert_eq!(one_problem(&imp, "the last llm-request has no reply", Severity::Skipped).line, Some(11));
+    assert_eq!(
+        malformed.iter().map(|p| p.line).collect::<Vec<_>>(),
+        [Some(7), Some(12)]
+    );
+    assert_eq!(
+        one_problem(&imp, "the last llm-request has no reply", Severity::Skipped).line,
+        Some(11)
+    );
 
     // The evaluation error's feedback comes from the request whose reply is missing.
     let t2 = &s.turns[1];
@@ -110,8 +148,14 @@ fn without_traces_the_status_comes_from_the_feedback() {
     let imp = fixtures();
     let s = session(&imp, "bare/no-traces");
     one_problem(&imp, "no traces file at", Severity::Lossy);
-    assert!(!s.turns[0].success, "an error feedback marks the turn failed");
-    assert_eq!(s.turns[0].error_message(), Some("type_error: count: expected a collection"));
+    assert!(
+        !s.turns[0].success,
+        "an error feedback marks the turn failed"
+    );
+    assert_eq!(
+        s.turns[0].error_message(),
+        Some("type_error: count: expected a collection")
+    );
     let p = one_problem(&imp, "unknown evaluation status", Severity::Lossy);
     assert_eq!(p.turn, Some(2));
     assert!(s.turns[1].success);
@@ -122,7 +166,11 @@ fn a_log_without_model_calls_is_skipped_and_a_bad_grade_is_reported() {
     let imp = fixtures();
     let p = one_problem(&imp, "no llm-request with a reply", Severity::Skipped);
     assert_eq!(p.session.as_deref(), Some("empty/nothing"));
-    let p = one_problem(&imp, "graded result without a string `tag`", Severity::Skipped);
+    let p = one_problem(
+        &imp,
+        "graded result without a string `tag`",
+        Severity::Skipped,
+    );
     assert!(p.file.ends_with("good/results.jsonl"));
     assert_eq!(p.line, Some(2));
 }

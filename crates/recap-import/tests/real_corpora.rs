@@ -22,7 +22,11 @@ fn ptc_runner_corpus_imports_24_sessions_377_turns_1040_tool_calls() {
     assert_eq!(first.failed_turns(), 23);
     // Nothing is skipped; the one lossy note is the rejected return whose definition the
     // runtime kept (recap drops definitions of failed turns).
-    assert!(first.problems.iter().all(|p| p.severity == Severity::Lossy), "{:#?}", first.problems);
+    assert!(
+        first.problems.iter().all(|p| p.severity == Severity::Lossy),
+        "{:#?}",
+        first.problems
+    );
     assert_eq!(first.problems.len(), 1, "{:#?}", first.problems);
     assert!(first.problems[0].message.contains("rejected return"));
 
@@ -30,7 +34,10 @@ fn ptc_runner_corpus_imports_24_sessions_377_turns_1040_tool_calls() {
     let sessions = read_back(&bytes);
     assert_eq!(sessions.len(), 24);
     let again = jsonl(&import(Kind::PtcRunner, &[dir]));
-    assert!(bytes == again, "importing twice gives byte-identical output");
+    assert!(
+        bytes == again,
+        "importing twice gives byte-identical output"
+    );
 
     let turns: Vec<_> = sessions.iter().flat_map(|s| &s.turns).collect();
     let (min, max) = sessions
@@ -40,15 +47,28 @@ fn ptc_runner_corpus_imports_24_sessions_377_turns_1040_tool_calls() {
     assert_eq!((min, max), (7, 29));
     // Every turn has the provider's counts; all but each session's last turn have the
     // feedback the model saw.
-    assert!(turns.iter().all(|t| t.usage.as_ref().is_some_and(|u| u.contains_key("input_tokens"))));
-    assert_eq!(turns.iter().filter(|t| t.feedback.is_some()).count(), 377 - 24);
+    assert!(turns.iter().all(|t| {
+        t.usage
+            .as_ref()
+            .is_some_and(|u| u.contains_key("input_tokens"))
+    }));
+    assert_eq!(
+        turns.iter().filter(|t| t.feedback.is_some()).count(),
+        377 - 24
+    );
     for s in &sessions {
         assert_eq!(s.max_turns as usize, s.turns.len());
         assert!(s.system_prompt.starts_with("PTC_AGENT_PROMPT_V1"));
         assert!(s.mission.contains("The incident identifier is"));
         // The loop traces name the model; the stress-loop ones only the connector.
         let model = s.meta.get("model").or(s.meta.get("model_revision"));
-        assert!(model.and_then(|m| m.as_str()).is_some_and(|m| m.contains("deepseek")), "{}", s.id);
+        assert!(
+            model
+                .and_then(|m| m.as_str())
+                .is_some_and(|m| m.contains("deepseek")),
+            "{}",
+            s.id
+        );
         for t in &s.turns {
             assert!(!t.program.is_empty());
             assert!(t.raw_response.contains(&t.program));
@@ -58,9 +78,10 @@ fn ptc_runner_corpus_imports_24_sessions_377_turns_1040_tool_calls() {
         }
     }
     // Errors carry the interpreter's message, not the runner's boilerplate.
-    assert!(turns.iter().any(|t| t
-        .error_message()
-        .is_some_and(|m| m == "type_error: keys: arg 1 expected map, got list")));
+    assert!(turns.iter().any(|t| {
+        t.error_message()
+            .is_some_and(|m| m == "type_error: keys: arg 1 expected map, got list")
+    }));
 }
 
 #[test]
@@ -85,26 +106,44 @@ fn smolagents_corpus_imports_132_sessions_464_turns() {
     assert_eq!(max_steps, 4);
     assert_eq!(first.failed_turns() + max_steps, 182);
     let mut reasons: BTreeMap<String, usize> = BTreeMap::new();
-    for t in first.sessions.iter().flat_map(|s| &s.turns).filter(|t| !t.success) {
+    for t in first
+        .sessions
+        .iter()
+        .flat_map(|s| &s.turns)
+        .filter(|t| !t.success)
+    {
         *reasons
-            .entry(t.error.as_ref().and_then(|e| e.reason.clone()).unwrap_or_default())
+            .entry(
+                t.error
+                    .as_ref()
+                    .and_then(|e| e.reason.clone())
+                    .unwrap_or_default(),
+            )
             .or_default() += 1;
     }
     assert_eq!(reasons.get("code_parsing"), Some(&50));
     // A code-parsing error has no code action.
-    assert!(first
-        .sessions
-        .iter()
-        .flat_map(|s| &s.turns)
-        .filter(|t| t.error.as_ref().is_some_and(|e| e.reason.as_deref() == Some("code_parsing")))
-        .all(|t| t.program.is_empty() && t.tool_calls.is_empty()));
+    assert!(
+        first
+            .sessions
+            .iter()
+            .flat_map(|s| &s.turns)
+            .filter(|t| t
+                .error
+                .as_ref()
+                .is_some_and(|e| e.reason.as_deref() == Some("code_parsing")))
+            .all(|t| t.program.is_empty() && t.tool_calls.is_empty())
+    );
     // Every other step has exactly the executed code as its program.
     assert_eq!(first.tool_calls(), 464 - 50);
 
     let bytes = jsonl(&first);
     let sessions = read_back(&bytes);
     assert_eq!(sessions.len(), 132);
-    assert!(bytes == jsonl(&import(Kind::Smolagents, &[dir])), "byte-identical re-import");
+    assert!(
+        bytes == jsonl(&import(Kind::Smolagents, &[dir])),
+        "byte-identical re-import"
+    );
     for s in &sessions {
         assert!(s.mission.starts_with("New task:\n"));
         assert!(!s.system_prompt.is_empty());
@@ -141,7 +180,10 @@ fn recorded_requests(file: &std::path::Path) -> Vec<Recorded> {
             let text = match role.as_str() {
                 "assistant" => {
                     let calls = m["tool_calls"].as_array().map(Vec::as_slice).unwrap_or(&[]);
-                    call_json_chars += serde_json::to_string(&m["tool_calls"]).unwrap().chars().count();
+                    call_json_chars += serde_json::to_string(&m["tool_calls"])
+                        .unwrap()
+                        .chars()
+                        .count();
                     content_chars += m["content"].as_str().map_or(0, |c| c.chars().count());
                     recap_import::ptc_runner::assistant_text(m["content"].as_str(), calls)
                 }
@@ -152,7 +194,10 @@ fn recorded_requests(file: &std::path::Path) -> Vec<Recorded> {
         out.push(Recorded {
             system: args["system"].as_str().unwrap().to_string(),
             messages,
-            tools_json_chars: serde_json::to_string(&args["tools"]).unwrap().chars().count(),
+            tools_json_chars: serde_json::to_string(&args["tools"])
+                .unwrap()
+                .chars()
+                .count(),
             call_json_chars,
             content_chars,
         });
@@ -177,7 +222,12 @@ fn full_history_rebuilds_every_recorded_ptc_runner_request() {
     for s in &imported.sessions {
         let file = s.meta["import"]["file"].as_str().unwrap();
         let requests = recorded_requests(std::path::Path::new(file));
-        assert_eq!(requests.len(), s.turns.len(), "{}: one request per turn", s.id);
+        assert_eq!(
+            requests.len(),
+            s.turns.len(),
+            "{}: one request per turn",
+            s.id
+        );
         for (k, req) in requests.iter().enumerate() {
             calls += 1;
             let mut rebuilt = vec![
@@ -191,7 +241,11 @@ fn full_history_rebuilds_every_recorded_ptc_runner_request() {
             let mut recorded = vec![("system".to_string(), req.system.clone())];
             // recap has no `tool` role: the runner's tool messages are the user turns.
             recorded.extend(req.messages.iter().map(|(role, text)| {
-                let role = if role == "tool" { "user" } else { role.as_str() };
+                let role = if role == "tool" {
+                    "user"
+                } else {
+                    role.as_str()
+                };
                 (role.to_string(), text.clone())
             }));
             if rebuilt == recorded {
@@ -203,7 +257,10 @@ fn full_history_rebuilds_every_recorded_ptc_runner_request() {
             // Outside the texts: the runner sends each program as JSON tool-call
             // arguments; recap's text has the content and a clojure fence instead.
             envelope_chars += req.call_json_chars + req.content_chars;
-            fence_chars += s.turns[..k].iter().map(|t| t.raw_response.chars().count()).sum::<usize>();
+            fence_chars += s.turns[..k]
+                .iter()
+                .map(|t| t.raw_response.chars().count())
+                .sum::<usize>();
         }
     }
     eprintln!(
@@ -214,6 +271,9 @@ fn full_history_rebuilds_every_recorded_ptc_runner_request() {
         tools_chars / calls.max(1)
     );
     assert_eq!(calls, 377);
-    assert!(mismatches.is_empty(), "calls whose rebuilt messages differ: {mismatches:?}");
+    assert!(
+        mismatches.is_empty(),
+        "calls whose rebuilt messages differ: {mismatches:?}"
+    );
     assert_eq!(exact, 377);
 }

@@ -40,27 +40,52 @@ fn steps_become_turns() {
         .collect();
     assert_eq!(
         defs,
-        [("times", DefKind::Defn, Some("Multiply two numbers.")), ("x", DefKind::Def, None)]
+        [
+            ("times", DefKind::Defn, Some("Multiply two numbers.")),
+            ("x", DefKind::Def, None)
+        ]
     );
-    assert!(t.feedback.as_deref().unwrap().starts_with("Observation:\nExecution logs:\nx is 42"));
+    assert!(
+        t.feedback
+            .as_deref()
+            .unwrap()
+            .starts_with("Observation:\nExecution logs:\nx is 42")
+    );
 
     // Step 2: no code block — a parsing error without a program.
     let t = &s.turns[1];
     assert!(!t.success);
     assert_eq!(t.program, "");
     assert!(t.tool_calls.is_empty());
-    assert_eq!(t.error.as_ref().unwrap().reason.as_deref(), Some("code_parsing"));
-    assert!(t.error_message().unwrap().starts_with("Error in code parsing:"));
+    assert_eq!(
+        t.error.as_ref().unwrap().reason.as_deref(),
+        Some("code_parsing")
+    );
+    assert!(
+        t.error_message()
+            .unwrap()
+            .starts_with("Error in code parsing:")
+    );
 
     // Step 3: an execution error; the retry boilerplate is not part of the message.
     let t = &s.turns[2];
     assert!(!t.success);
     assert_eq!(
         t.error_message(),
-        Some("Code execution failed at line 'import numpy' due to: InterpreterError: Import of numpy is not allowed.")
+        Some(
+            "Code execution failed at line 'import numpy' due to: InterpreterError: Import of numpy is not allowed."
+        )
     );
-    assert_eq!(t.error.as_ref().unwrap().reason.as_deref(), Some("InterpreterError"));
-    assert!(t.feedback.as_deref().unwrap().ends_with("try a completely different approach.\n"));
+    assert_eq!(
+        t.error.as_ref().unwrap().reason.as_deref(),
+        Some("InterpreterError")
+    );
+    assert!(
+        t.feedback
+            .as_deref()
+            .unwrap()
+            .ends_with("try a completely different approach.\n")
+    );
 
     // Step 4: the final answer.
     assert_eq!(s.turns[3].result, Some(Value::Str("42".into())));
@@ -77,7 +102,10 @@ fn reaching_max_steps_is_a_run_error_not_a_failed_step() {
     assert_eq!(s.turns.len(), 1);
     assert!(s.turns[0].success);
     assert_eq!(s.meta["import"]["run_error"], "Reached max steps.");
-    assert_eq!(s.turns[0].feedback.as_deref(), Some("Observation:\nExecution logs:\nLast output from code snippet:\n1"));
+    assert_eq!(
+        s.turns[0].feedback.as_deref(),
+        Some("Observation:\nExecution logs:\nLast output from code snippet:\n1")
+    );
 }
 
 #[test]
@@ -91,7 +119,10 @@ fn broken_messages_are_reported_and_the_run_is_still_imported() {
     one_problem(&imp, "unknown role \"narrator\"", Severity::Lossy);
     one_problem(&imp, "message without a string `role`", Severity::Lossy);
     one_problem(&imp, "neither an observation nor an error", Severity::Lossy);
-    assert_eq!(s.turns[0].feedback.as_deref(), Some("Something nobody expected"));
+    assert_eq!(
+        s.turns[0].feedback.as_deref(),
+        Some("Something nobody expected")
+    );
 }
 
 #[test]

@@ -1,6 +1,8 @@
-//! Calling into a validated plugin: buffers are freed by the plugin exactly once, and
-//! nothing the plugin returns is trusted until it parsed.
+//! Calling into a validated plugin: buffers are freed by the plugin exactly once,
+//! nothing the plugin returns is trusted until it parsed, and no call takes longer than
+//! the time limit ([`crate::time_limit`]).
 
+use crate::time_limit::{self, TimedOut};
 use recap_abi::ffi::{
     DescribeFn, FreeFn, RecapBuf, RenderFn, STATUS_OK, SessionCloseFn, SessionOpenFn,
     SessionRenderFn,
@@ -21,6 +23,9 @@ pub enum CallError {
     Plugin { status: i32, error: Box<ErrorBody> },
     /// The plugin's answer is not what the ABI promises.
     InvalidResponse { status: i32, reason: String },
+    /// The call did not return within the time limit (or an earlier call to the same
+    /// plugin did not, and the plugin is disabled).
+    TimedOut(TimedOut),
 }
 
 impl CallError {
@@ -36,6 +41,7 @@ impl CallError {
         match self {
             CallError::Plugin { error, .. } => &error.kind,
             CallError::InvalidResponse { .. } => "invalid_response",
+            CallError::TimedOut(_) => "timeout",
         }
     }
 
@@ -56,8 +62,28 @@ impl fmt::Display for CallError {
                 error.kind, error.message
             ),
             CallError::InvalidResponse { status, reason } => {
-                write!(f, "invalid JSON back from the plugin (status {status}): {reason}")
+                write!(
+                    f,
+                    "invalid JSON back from the plugin (status {status}): {reason}"
+                )
             }
+            CallError::TimedOut(TimedOut {
+                limit,
+                earlier: false,
+            }) => write!(
+                f,
+                "the call did not return within the {limit:?} time limit (--plugin-timeout, \
+                 or ${}); it was abandoned and the plugin is disabled for the rest of this \
+                 process",
+                time_limit::TIME_LIMIT_ENV
+            ),
+            CallError::TimedOut(TimedOut {
+                limit,
+                earlier: true,
+            }) => write!(
+                f,
+                "the plugin is disabled: an earlier call did not return within the {limit:?} time limit"
+            ),
         }
     }
 }
@@ -118,13 +144,19 @@ impl Drop for Returned {
 
 /// Calls `f` with a fresh out buffer and reads the status and bytes with `read`; the
 /// buffer goes back to the plugin afterwards.
-fn invoke<R>(free: FreeFn, f: impl FnOnce(*mut RecapBuf) -> i32, read: impl FnOnce(i32, &[u8]) -> Result<R, CallError>) -> Result<R, CallError> {
+fn invoke<R>(
+    free: FreeFn,
+    f: impl FnOnce(*mut RecapBuf) -> i32,
+    read: impl FnOnce(i32, &[u8]) -> Result<R, CallError>,
+) -> Result<R, CallError> {
     let mut out = Returned {
         buf: RecapBuf::EMPTY,
         free,
     };
     let status = f(&mut out.buf);
-    let bytes = out.bytes().map_err(|reason| CallError::invalid(status, reason))?;
+    let bytes = out
+        .bytes()
+        .map_err(|reason| CallError::invalid(status, reason))?;
     read(status, bytes)
 }
 
@@ -133,10 +165,15 @@ fn excerpt(bytes: &[u8]) -> String {
     format!("{text:?}{}", if bytes.len() > 80 { "…" } else { "" })
 }
 
-/// Parses a response; an error response becomes `CallError::Plugin`.
-fn parse_response(status: i32, bytes: &[u8]) -> Result<Response, CallError> {
+/// Parses the bytes a plugin answered with `status`; an error response becomes
+/// `CallError::Plugin`. Public so that the fuzz target and tests can reach the one
+/// parser every plugin answer goes through.
+pub fn parse_response(status: i32, bytes: &[u8]) -> Result<Response, CallError> {
     let response: Response = serde_json::from_slice(bytes).map_err(|e| {
-        CallError::invalid(status, format!("{e}; the response starts {}", excerpt(bytes)))
+        CallError::invalid(
+            status,
+            format!("{e}; the response starts {}", excerpt(bytes)),
+        )
     })?;
     match (&response.messages, &response.error, status) {
         (_, Some(error), _) => Err(CallError::Plugin {
@@ -150,16 +187,28 @@ fn parse_response(status: i32, bytes: &[u8]) -> Result<Response, CallError> {
         )),
         (None, None, _) => Err(CallError::invalid(
             status,
-            format!(
-                "neither \"messages\" nor \"error\" in {}",
-                excerpt(bytes)
-            ),
+            format!("neither \"messages\" nor \"error\" in {}", excerpt(bytes)),
         )),
     }
 }
 
+/// Runs one call (`job`) into the plugin of `fns` within the time limit. The job owns
+/// what it uses: on time-out it is abandoned still running.
+fn limited<R: Send + 'static>(
+    fns: &Fns,
+    job: impl FnOnce() -> Result<R, CallError> + Send + 'static,
+) -> Result<R, CallError> {
+    // The render function's address names the plugin (one per loaded library).
+    time_limit::run(fns.render as usize, job).unwrap_or_else(|t| Err(CallError::TimedOut(t)))
+}
+
 /// Full-request render: the complete messages.
 pub(crate) fn render(fns: &Fns, request: &[u8]) -> Result<Vec<Message>, CallError> {
+    let (fns_copy, request) = (*fns, request.to_vec());
+    limited(fns, move || render_now(&fns_copy, &request))
+}
+
+fn render_now(fns: &Fns, request: &[u8]) -> Result<Vec<Message>, CallError> {
     invoke(
         fns.free,
         // SAFETY: `render` is the validated function of a live library; the request
@@ -180,6 +229,14 @@ pub(crate) fn render(fns: &Fns, request: &[u8]) -> Result<Vec<Message>, CallErro
 
 /// `describe` with the given request; `Ok(None)` when the plugin has no `describe`.
 pub(crate) fn describe(fns: &Fns, request: &[u8]) -> Result<Option<Description>, CallError> {
+    if fns.describe.is_none() {
+        return Ok(None);
+    }
+    let (fns_copy, request) = (*fns, request.to_vec());
+    limited(fns, move || describe_now(&fns_copy, &request))
+}
+
+fn describe_now(fns: &Fns, request: &[u8]) -> Result<Option<Description>, CallError> {
     let Some(describe) = fns.describe else {
         return Ok(None);
     };
@@ -199,7 +256,10 @@ pub(crate) fn describe(fns: &Fns, request: &[u8]) -> Result<Option<Description>,
                 .map_err(|e| {
                     CallError::invalid(
                         status,
-                        format!("not a description: {e}; the response starts {}", excerpt(bytes)),
+                        format!(
+                            "not a description: {e}; the response starts {}",
+                            excerpt(bytes)
+                        ),
                     )
                 })
         },
@@ -211,7 +271,18 @@ pub(crate) struct SessionHandle {
     ptr: NonNull<c_void>,
     fns: SessionFns,
     free: FreeFn,
+    /// The plugin ([`Fns`]) this session belongs to, for the time limit.
+    plugin: Fns,
+    /// A call on this session timed out and may still be running: never close it.
+    abandoned: bool,
 }
+
+/// A session handle on its way to the thread that makes one call with it.
+struct SendHandle(NonNull<c_void>);
+
+// SAFETY: as for `SessionHandle`: the handle is used by one thread at a time — the
+// caller waits for the call that uses it, or abandons the handle for good on time-out.
+unsafe impl Send for SendHandle {}
 
 // SAFETY: the ABI lets a session handle be used from any thread as long as one thread
 // at a time does; `SessionHandle` is only used through `&mut self`, so moving it to
@@ -220,6 +291,12 @@ unsafe impl Send for SessionHandle {}
 
 impl SessionHandle {
     pub(crate) fn open(fns: &Fns, sessions: SessionFns, request: &[u8]) -> Result<Self, CallError> {
+        let (fns_copy, request) = (*fns, request.to_vec());
+        // A session opened by a call that timed out is never seen (nor closed).
+        limited(fns, move || Self::open_now(&fns_copy, sessions, &request))
+    }
+
+    fn open_now(fns: &Fns, sessions: SessionFns, request: &[u8]) -> Result<Self, CallError> {
         let mut handle: *mut c_void = std::ptr::null_mut();
         let handle_out: *mut *mut c_void = &mut handle;
         invoke(
@@ -236,23 +313,48 @@ impl SessionHandle {
                 })
             },
         )?;
-        let ptr = NonNull::new(handle)
-            .ok_or_else(|| CallError::invalid(STATUS_OK, "session_open succeeded but gave no handle"))?;
+        let ptr = NonNull::new(handle).ok_or_else(|| {
+            CallError::invalid(STATUS_OK, "session_open succeeded but gave no handle")
+        })?;
         Ok(Self {
             ptr,
             fns: sessions,
             free: fns.free,
+            plugin: *fns,
+            abandoned: false,
         })
     }
 
     /// Sends a turns delta; returns `(messages_kept, new messages)`.
     pub(crate) fn render(&mut self, request: &[u8]) -> Result<(usize, Vec<Message>), CallError> {
-        let session = self.ptr.as_ptr();
+        let (handle, fns, free) = (SendHandle(self.ptr), self.fns, self.free);
+        let request = request.to_vec();
+        let result = limited(&self.plugin, move || {
+            let handle = handle;
+            Self::render_now(handle.0, fns, free, &request)
+        });
+        if matches!(
+            result,
+            Err(CallError::TimedOut(TimedOut { earlier: false, .. }))
+        ) {
+            self.abandoned = true;
+        }
+        result
+    }
+
+    fn render_now(
+        handle: NonNull<c_void>,
+        fns: SessionFns,
+        free: FreeFn,
+        request: &[u8],
+    ) -> Result<(usize, Vec<Message>), CallError> {
+        let session = handle.as_ptr();
         invoke(
-            self.free,
+            free,
             // SAFETY: `session` is a live handle of this plugin used by this thread only
-            // (`&mut self`); the request outlives the call; `out` is writable.
-            |out| unsafe { (self.fns.render)(session, request.as_ptr(), request.len(), out) },
+            // (the caller holds `&mut SessionHandle` and waits, or has abandoned the
+            // handle); the request outlives the call; `out` is writable.
+            |out| unsafe { (fns.render)(session, request.as_ptr(), request.len(), out) },
             |status, bytes| {
                 let response = parse_response(status, bytes)?;
                 Ok((
@@ -266,6 +368,10 @@ impl SessionHandle {
 
 impl Drop for SessionHandle {
     fn drop(&mut self) {
+        if self.abandoned {
+            // A timed-out call may still be using the session: leak it.
+            return;
+        }
         // SAFETY: the handle came from this plugin's `session_open` and is closed once.
         unsafe { (self.fns.close)(self.ptr.as_ptr()) };
     }

@@ -80,8 +80,7 @@ pub(crate) unsafe fn validate(ptr: *const PluginDescriptorV1) -> Result<Validate
         (None, None, None) => None,
         _ => {
             return bad(
-                "session_open, session_render and session_close must be all set or all null"
-                    .into(),
+                "session_open, session_render and session_close must be all set or all null".into(),
             );
         }
     };
@@ -104,10 +103,14 @@ pub(crate) unsafe fn validate(ptr: *const PluginDescriptorV1) -> Result<Validate
         )));
     }
     // SAFETY: as above.
-    let version = unsafe { read_str(d.version) }.map_err(|e| Problem::Descriptor(format!("version: {e}")))?;
+    let version =
+        unsafe { read_str(d.version) }.map_err(|e| Problem::Descriptor(format!("version: {e}")))?;
     let version = std::str::from_utf8(version)
         .map_err(|e| Problem::Descriptor(format!("the version is not valid UTF-8 ({e})")))?;
-    if version.is_empty() || version.len() > MAX_VERSION_LEN || version.chars().any(char::is_control) {
+    if version.is_empty()
+        || version.len() > MAX_VERSION_LEN
+        || version.chars().any(char::is_control)
+    {
         return bad(format!(
             "version {version:?} must be 1 to {MAX_VERSION_LEN} bytes without control characters"
         ));
@@ -135,7 +138,11 @@ fn entry_name() -> String {
 /// A non-null `s.ptr` must be readable for `s.len` bytes for the life of the process.
 unsafe fn read_str(s: RecapStr) -> Result<&'static [u8], &'static str> {
     if s.ptr.is_null() {
-        return if s.len == 0 { Ok(&[]) } else { Err("null pointer with a non-zero length") };
+        return if s.len == 0 {
+            Ok(&[])
+        } else {
+            Err("null pointer with a non-zero length")
+        };
     }
     if s.len > isize::MAX as usize {
         return Err("impossible length");
@@ -185,14 +192,19 @@ mod tests {
     #[test]
     fn accepts_a_good_descriptor() {
         let v = check(&good()).unwrap();
-        assert_eq!((v.name.as_str(), v.version.as_str(), v.abi_minor), ("fake", "1.2.3", 3));
+        assert_eq!(
+            (v.name.as_str(), v.version.as_str(), v.abi_minor),
+            ("fake", "1.2.3", 3)
+        );
         assert!(v.fns.sessions.is_none() && v.fns.describe.is_none());
     }
 
     #[test]
     fn null_pointer() {
         // SAFETY: null is explicitly allowed.
-        let e = unsafe { validate(std::ptr::null()) }.unwrap_err().to_string();
+        let e = unsafe { validate(std::ptr::null()) }
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("null pointer"), "{e}");
     }
 

@@ -28,7 +28,10 @@ pub enum Problem {
     #[error("not a loadable shared library: {0}")]
     NotALibrary(String),
     #[error("missing symbol `{symbol}`: not a recap strategy plugin ({detail})")]
-    MissingSymbol { symbol: &'static str, detail: String },
+    MissingSymbol {
+        symbol: &'static str,
+        detail: String,
+    },
     #[error(
         "wrong ABI version: the plugin speaks recap strategy ABI {plugin}, this recap supports ABI {host}"
     )]

@@ -17,10 +17,15 @@ mod load;
 mod registry;
 mod selftest;
 mod strategy;
+mod time_limit;
 
-pub use call::CallError;
+pub use call::{CallError, parse_response};
 pub use error::{LoadError, Problem};
 pub use load::{Plugin, load};
 pub use registry::{is_plugin_file_name, load_all, plugin_files_in, register};
 pub use selftest::SelfTestReport;
 pub use strategy::PluginStrategy;
+pub use time_limit::{
+    DEFAULT_CALL_TIME_LIMIT, TIME_LIMIT_ENV, TimedOut, call_time_limit, parse_limit,
+    set_call_time_limit,
+};

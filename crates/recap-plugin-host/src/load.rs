@@ -86,7 +86,9 @@ pub fn load(path: &Path) -> Result<Arc<Plugin>, LoadError> {
     let fail = |problem| LoadError::new(path, problem);
 
     let validated = {
-        let _guard = LOADING.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let _guard = LOADING
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
         let lib = open(path).map_err(|e| fail(Problem::NotALibrary(chain(&e))))?;
         // Never unloaded, even when rejected below: plugin code, statics and the
         // descriptor are 'static from now on, and unloading a library whose
@@ -116,9 +118,8 @@ pub fn load(path: &Path) -> Result<Arc<Plugin>, LoadError> {
         (invariants, unknown_invariants) = split_invariants(&d.invariants);
     }
 
-    let self_test = selftest::run(&validated.fns).map_err(|(step, error)| {
-        fail(Problem::SelfTest { step, error })
-    })?;
+    let self_test = selftest::run(&validated.fns)
+        .map_err(|(step, error)| fail(Problem::SelfTest { step, error }))?;
 
     Ok(Arc::new(Plugin {
         path: path.clone(),
@@ -182,8 +183,8 @@ fn probe_and_validate(lib: &'static Library) -> Result<descriptor::Validated, Pr
     // The probe first, and nothing else until its answer is known.
     // SAFETY: the probe's C signature `uint32_t (void)` is frozen by the ABI; a library
     // exporting this name with another signature breaks the ABI contract.
-    let probe: ProbeFn = *unsafe { lib.get::<ProbeFn>(PROBE_SYMBOL) }
-        .map_err(|e| missing(PROBE_SYMBOL, e))?;
+    let probe: ProbeFn =
+        *unsafe { lib.get::<ProbeFn>(PROBE_SYMBOL) }.map_err(|e| missing(PROBE_SYMBOL, e))?;
     // SAFETY: a frozen, argument-less function of a loaded library.
     let major = unsafe { probe() };
     if major != ABI_MAJOR {

@@ -76,10 +76,9 @@ pub fn register(registry: &mut Registry, plugin: &Arc<Plugin>) -> Result<(), Loa
                 .map(|s| Arc::new(s) as Arc<dyn Strategy>)
         })
         .map_err(|e| match e {
-            SpecError::Duplicate { name, first, .. } => LoadError::new(
-                plugin.path(),
-                Problem::Duplicate { name, other: first },
-            ),
+            SpecError::Duplicate { name, first, .. } => {
+                LoadError::new(plugin.path(), Problem::Duplicate { name, other: first })
+            }
             other => LoadError::new(plugin.path(), Problem::Descriptor(other.to_string())),
         })
 }

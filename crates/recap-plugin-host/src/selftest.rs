@@ -83,7 +83,10 @@ fn check_universal(step: &str, k: usize, messages: &[Message]) -> Result<(), Fai
         ));
     }
     if !messages.iter().any(|m| m.content.contains(MISSION)) {
-        return Err(broken(step.to_string(), "the mission does not appear verbatim".into()));
+        return Err(broken(
+            step.to_string(),
+            "the mission does not appear verbatim".into(),
+        ));
     }
     if k == 0 && messages != [Message::system(SYSTEM_PROMPT), Message::user(MISSION)] {
         return Err(broken(
@@ -109,7 +112,10 @@ pub(crate) fn run(fns: &Fns) -> Result<SelfTestReport, Failure> {
         check_universal(&step, k, &messages)?;
         let again = call::render(fns, &request).map_err(|e| (step.clone(), e))?;
         if again != messages {
-            return Err(broken(step, "rendering the same request twice gave different messages".into()));
+            return Err(broken(
+                step,
+                "rendering the same request twice gave different messages".into(),
+            ));
         }
         calls += 2;
         full.push(messages);

@@ -91,7 +91,10 @@ fn spec_error(plugin: &Plugin, spec: &StrategySpec, e: CallError) -> SpecError {
         }
         other => SpecError::Syntax {
             spec: spec.to_string(),
-            message: format!("plugin {}: describe failed: {other}", plugin.path().display()),
+            message: format!(
+                "plugin {}: describe failed: {other}",
+                plugin.path().display()
+            ),
         },
     }
 }

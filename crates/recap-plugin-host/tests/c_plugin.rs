@@ -10,7 +10,9 @@ use std::process::Command;
 fn compile_c_sample() -> Option<PathBuf> {
     let cc = std::env::var("CC").unwrap_or_else(|_| "cc".to_string());
     if Command::new(&cc).arg("--version").output().is_err() {
-        eprintln!("SKIPPED: no C compiler ({cc}) on this machine; the C plugin sample was not tested");
+        eprintln!(
+            "SKIPPED: no C compiler ({cc}) on this machine; the C plugin sample was not tested"
+        );
         return None;
     }
     let abi = Path::new(env!("CARGO_MANIFEST_DIR")).join("../recap-abi");
@@ -22,7 +24,9 @@ fn compile_c_sample() -> Option<PathBuf> {
         std::env::consts::DLL_SUFFIX
     ));
     let output = Command::new(&cc)
-        .args(["-std=c99", "-Wall", "-Wextra", "-Werror", "-shared", "-fPIC", "-I"])
+        .args([
+            "-std=c99", "-Wall", "-Wextra", "-Werror", "-shared", "-fPIC", "-I",
+        ])
         .arg(abi.join("include"))
         .arg("-o")
         .arg(&lib)
@@ -60,7 +64,10 @@ fn a_c_plugin_loads_and_renders() {
         for k in calls(&session) {
             let request = RenderRequest::for_call(&session, k).unwrap();
             assert_eq!(strategy.render(&request).unwrap(), expected);
-            assert_eq!(strategy.render_session(&session, k, &mut state).unwrap(), expected);
+            assert_eq!(
+                strategy.render_session(&session, k, &mut state).unwrap(),
+                expected
+            );
         }
     }
 }

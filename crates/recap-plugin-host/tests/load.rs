@@ -5,7 +5,7 @@ mod support;
 
 use recap_core::invariants::calls;
 use recap_core::{
-    Invariant, Message, RenderRequest, Registry, Session, SessionState, SpecError, Strategy,
+    Invariant, Message, Registry, RenderRequest, Session, SessionState, SpecError, Strategy,
     StrategyInfo,
 };
 use recap_plugin_host::{PluginStrategy, load, load_all, plugin_files_in, register};
@@ -52,11 +52,18 @@ fn sample_plugins_load_and_describe_themselves() {
 fn plugin_strategies_are_built_from_spec_strings_like_built_ins() {
     let registry = registry_with_samples();
     let info = registry.get("observation-masking").unwrap();
-    assert!(info.origin.ends_with("librecap_observation_masking.so"), "{}", info.origin);
+    assert!(
+        info.origin.ends_with("librecap_observation_masking.so"),
+        "{}",
+        info.origin
+    );
 
     let s = registry.build("observation-masking:window=2").unwrap();
     assert_eq!(s.spec(), "observation-masking:window=2");
-    assert_eq!(registry.build("observation-masking").unwrap().spec(), "observation-masking");
+    assert_eq!(
+        registry.build("observation-masking").unwrap().spec(),
+        "observation-masking"
+    );
 
     match registry.build("observation-masking:window=0") {
         Err(SpecError::BadValue {
@@ -65,7 +72,10 @@ fn plugin_strategies_are_built_from_spec_strings_like_built_ins() {
             value,
             expected,
         }) => {
-            assert_eq!((strategy.as_str(), key.as_str(), value.as_str()), ("observation-masking", "window", "0"));
+            assert_eq!(
+                (strategy.as_str(), key.as_str(), value.as_str()),
+                ("observation-masking", "window", "0")
+            );
             assert!(expected.contains("≥ 1"), "{expected}");
         }
         other => panic!("expected BadValue, got {:?}", other.map(|s| s.spec())),
@@ -90,7 +100,10 @@ fn observation_masking_with_a_wide_window_is_full_history() {
             let request = RenderRequest::for_call(&session, k).unwrap();
             let expected = recap_full_history::render(&request);
             assert_eq!(plugin.render(&request).unwrap(), expected);
-            assert_eq!(plugin.render_session(&session, k, &mut state).unwrap(), expected);
+            assert_eq!(
+                plugin.render_session(&session, k, &mut state).unwrap(),
+                expected
+            );
         }
     }
 }
@@ -104,18 +117,35 @@ fn assert_session_path_matches(strategy: &dyn Strategy, sessions: &[Session]) {
         let ks: Vec<usize> = calls(session).collect();
         let full: Vec<Vec<Message>> = ks
             .iter()
-            .map(|&k| strategy.render(&RenderRequest::for_call(session, k).unwrap()).unwrap())
+            .map(|&k| {
+                strategy
+                    .render(&RenderRequest::for_call(session, k).unwrap())
+                    .unwrap()
+            })
             .collect();
         for &k in &ks {
-            assert_eq!(strategy.render_session(session, k, &mut state).unwrap(), full[k], "{} k={k}", session.id);
+            assert_eq!(
+                strategy.render_session(session, k, &mut state).unwrap(),
+                full[k],
+                "{} k={k}",
+                session.id
+            );
         }
         // Back to an earlier call, then forward again.
         for &k in ks.iter().rev().chain(&ks) {
-            assert_eq!(strategy.render_session(session, k, &mut state).unwrap(), full[k], "{} rewind k={k}", session.id);
+            assert_eq!(
+                strategy.render_session(session, k, &mut state).unwrap(),
+                full[k],
+                "{} rewind k={k}",
+                session.id
+            );
         }
         // A state left by another session is replaced, not reused.
         let last = *ks.last().unwrap();
-        assert_eq!(strategy.render_session(session, last, &mut shared).unwrap(), full[last]);
+        assert_eq!(
+            strategy.render_session(session, last, &mut shared).unwrap(),
+            full[last]
+        );
     }
 }
 
@@ -137,7 +167,10 @@ fn plugins_without_session_functions_render_incrementally_on_the_host() {
     let mut registry = Registry::new();
     register(&mut registry, &plugin).unwrap();
     // No describe: no options.
-    assert!(matches!(registry.build("echo-raw:x=1"), Err(SpecError::UnknownOption { .. })));
+    assert!(matches!(
+        registry.build("echo-raw:x=1"),
+        Err(SpecError::UnknownOption { .. })
+    ));
     let strategy = registry.build("echo-raw").unwrap();
     assert_session_path_matches(strategy.as_ref(), &corpus());
 }
@@ -149,12 +182,24 @@ fn one_instance_renders_from_many_threads() {
     let sessions = Arc::new(corpus());
     let expected: Vec<Vec<Vec<Message>>> = sessions
         .iter()
-        .map(|s| calls(s).map(|k| strategy.render(&RenderRequest::for_call(s, k).unwrap()).unwrap()).collect())
+        .map(|s| {
+            calls(s)
+                .map(|k| {
+                    strategy
+                        .render(&RenderRequest::for_call(s, k).unwrap())
+                        .unwrap()
+                })
+                .collect()
+        })
         .collect();
     let expected = Arc::new(expected);
     let handles: Vec<_> = (0..6)
         .map(|t| {
-            let (strategy, sessions, expected) = (Arc::clone(&strategy), Arc::clone(&sessions), Arc::clone(&expected));
+            let (strategy, sessions, expected) = (
+                Arc::clone(&strategy),
+                Arc::clone(&sessions),
+                Arc::clone(&expected),
+            );
             std::thread::spawn(move || {
                 for (i, s) in sessions.iter().enumerate().skip(t % 3) {
                     let mut state = SessionState::new();
@@ -162,7 +207,9 @@ fn one_instance_renders_from_many_threads() {
                         let got = if t % 2 == 0 {
                             strategy.render_session(s, k, &mut state).unwrap()
                         } else {
-                            strategy.render(&RenderRequest::for_call(s, k).unwrap()).unwrap()
+                            strategy
+                                .render(&RenderRequest::for_call(s, k).unwrap())
+                                .unwrap()
                         };
                         assert_eq!(got, expected[i][k]);
                     }
@@ -178,7 +225,11 @@ fn one_instance_renders_from_many_threads() {
 #[test]
 fn a_panic_at_render_time_is_a_render_error_and_the_session_recovers() {
     let plugin = load(&fixture("fx_panics_late")).unwrap();
-    let strategy = PluginStrategy::new(plugin, &recap_core::StrategySpec::parse("panics-late").unwrap()).unwrap();
+    let strategy = PluginStrategy::new(
+        plugin,
+        &recap_core::StrategySpec::parse("panics-late").unwrap(),
+    )
+    .unwrap();
     let session = recap_gen::generate_corpus(3, 30, 4..=6)
         .into_iter()
         .find(|s| s.turns.len() >= 3 && s.max_turns > 3)
@@ -187,22 +238,36 @@ fn a_panic_at_render_time_is_a_render_error_and_the_session_recovers() {
     let err = strategy.render(&request).unwrap_err();
     assert_eq!(err.kind, "panic");
     assert!(err.message.contains("fixture panic after 3 turns"), "{err}");
-    assert!(err.message.contains("libfx_panics_late.so"), "names the plugin: {err}");
+    assert!(
+        err.message.contains("libfx_panics_late.so"),
+        "names the plugin: {err}"
+    );
 
     let mut state = SessionState::new();
     assert!(strategy.render_session(&session, 2, &mut state).is_ok());
-    let err = strategy.render_session(&session, 3, &mut state).unwrap_err();
+    let err = strategy
+        .render_session(&session, 3, &mut state)
+        .unwrap_err();
     assert_eq!(err.kind, "panic");
     // The failed session was dropped; the next call opens a fresh one.
     let again = strategy.render_session(&session, 2, &mut state).unwrap();
-    assert_eq!(again, strategy.render(&RenderRequest::for_call(&session, 2).unwrap()).unwrap());
+    assert_eq!(
+        again,
+        strategy
+            .render(&RenderRequest::for_call(&session, 2).unwrap())
+            .unwrap()
+    );
 }
 
 fn load_err(path: &Path) -> String {
     match load(path) {
         Ok(p) => panic!("{} loaded as {:?}", path.display(), p.name()),
         Err(e) => {
-            assert_eq!(e.path.file_name(), path.file_name(), "the error names the file: {e}");
+            assert_eq!(
+                e.path.file_name(),
+                path.file_name(),
+                "the error names the file: {e}"
+            );
             e.to_string()
         }
     }
@@ -211,28 +276,102 @@ fn load_err(path: &Path) -> String {
 #[test]
 fn every_broken_library_is_a_clear_error_and_the_host_lives_on() {
     let cases: &[(&str, &[&str])] = &[
-        ("fx_no_symbols", &["missing symbol `recap_strategy_abi_version`", "not a recap strategy plugin"]),
-        ("fx_missing_descriptor", &["missing symbol `recap_strategy_plugin_v1`"]),
-        ("fx_wrong_abi", &["wrong ABI version: the plugin speaks recap strategy ABI 2, this recap supports ABI 1"]),
-        ("fx_descriptor_abi_mismatch", &["wrong ABI version", "ABI 2"]),
-        ("fx_bad_magic", &["invalid descriptor: bad magic number 0x00000000deadbeef"]),
-        ("fx_small_size", &["invalid descriptor: size 24 is smaller than the"]),
-        ("fx_null_render", &["invalid descriptor: required function `render` is missing"]),
-        ("fx_bad_utf8_name", &["invalid strategy name: the name is not valid UTF-8", "ff, fe"]),
-        ("fx_empty_name", &["invalid strategy name: the name is empty"]),
-        ("fx_invalid_json", &["self-test failed at render after 0 turn(s): invalid JSON back from the plugin", "this is not JSON"]),
-        ("fx_unknown_role", &["invalid JSON back from the plugin", "unknown variant `tool`"]),
-        ("fx_error_response", &["self-test failed", "error response (status 1, kind \"fixture_error\"): this fixture always refuses"]),
-        ("fx_panicking_render", &["self-test failed at render after 1 turn(s): the plugin panicked", "fixture panic after 1 turn(s)"]),
-        ("fx_panicking_describe", &["describe failed: the plugin panicked", "fixture panic while building the strategy"]),
-        ("fx_wrong_first_messages", &["self-test failed at render after 0 turn(s)", "first message must be SYSTEM"]),
+        (
+            "fx_no_symbols",
+            &[
+                "missing symbol `recap_strategy_abi_version`",
+                "not a recap strategy plugin",
+            ],
+        ),
+        (
+            "fx_missing_descriptor",
+            &["missing symbol `recap_strategy_plugin_v1`"],
+        ),
+        (
+            "fx_wrong_abi",
+            &[
+                "wrong ABI version: the plugin speaks recap strategy ABI 2, this recap supports ABI 1",
+            ],
+        ),
+        (
+            "fx_descriptor_abi_mismatch",
+            &["wrong ABI version", "ABI 2"],
+        ),
+        (
+            "fx_bad_magic",
+            &["invalid descriptor: bad magic number 0x00000000deadbeef"],
+        ),
+        (
+            "fx_small_size",
+            &["invalid descriptor: size 24 is smaller than the"],
+        ),
+        (
+            "fx_null_render",
+            &["invalid descriptor: required function `render` is missing"],
+        ),
+        (
+            "fx_bad_utf8_name",
+            &[
+                "invalid strategy name: the name is not valid UTF-8",
+                "ff, fe",
+            ],
+        ),
+        (
+            "fx_empty_name",
+            &["invalid strategy name: the name is empty"],
+        ),
+        (
+            "fx_invalid_json",
+            &[
+                "self-test failed at render after 0 turn(s): invalid JSON back from the plugin",
+                "this is not JSON",
+            ],
+        ),
+        (
+            "fx_unknown_role",
+            &[
+                "invalid JSON back from the plugin",
+                "unknown variant `tool`",
+            ],
+        ),
+        (
+            "fx_error_response",
+            &[
+                "self-test failed",
+                "error response (status 1, kind \"fixture_error\"): this fixture always refuses",
+            ],
+        ),
+        (
+            "fx_panicking_render",
+            &[
+                "self-test failed at render after 1 turn(s): the plugin panicked",
+                "fixture panic after 1 turn(s)",
+            ],
+        ),
+        (
+            "fx_panicking_describe",
+            &[
+                "describe failed: the plugin panicked",
+                "fixture panic while building the strategy",
+            ],
+        ),
+        (
+            "fx_wrong_first_messages",
+            &[
+                "self-test failed at render after 0 turn(s)",
+                "first message must be SYSTEM",
+            ],
+        ),
     ];
     for (name, needles) in cases {
         let path = fixture(name);
         let message = load_err(&path);
         assert!(message.starts_with("plugin /"), "{message}");
         for needle in *needles {
-            assert!(message.contains(needle), "{name}: {message:?} lacks {needle:?}");
+            assert!(
+                message.contains(needle),
+                "{name}: {message:?} lacks {needle:?}"
+            );
         }
     }
 
@@ -240,8 +379,14 @@ fn every_broken_library_is_a_clear_error_and_the_host_lives_on() {
     let junk = dir.path().join("libjunk.so");
     std::fs::write(&junk, "this is a text file").unwrap();
     let message = load_err(&junk);
-    assert!(message.contains("not a loadable shared library"), "{message}");
-    assert!(message.contains("libjunk.so"), "the dlerror text is kept: {message}");
+    assert!(
+        message.contains("not a loadable shared library"),
+        "{message}"
+    );
+    assert!(
+        message.contains("libjunk.so"),
+        "the dlerror text is kept: {message}"
+    );
     let message = load_err(&dir.path().join("libmissing.so"));
     assert!(message.contains("cannot read the file"), "{message}");
     let sub = dir.path().join("libdir.so");
@@ -277,7 +422,10 @@ fn duplicate_names_are_refused_with_both_origins() {
     let impostor = load(&fixture("fx_duplicate_name")).unwrap();
     let e = register(&mut registry, &impostor).unwrap_err().to_string();
     assert!(e.contains("libfx_duplicate_name.so"), "{e}");
-    assert!(e.contains("duplicate strategy name \"full-history\": already provided by built-in"), "{e}");
+    assert!(
+        e.contains("duplicate strategy name \"full-history\": already provided by built-in"),
+        "{e}"
+    );
 
     // The same plugin under two file names.
     let dir = tempfile::tempdir().unwrap();
@@ -295,12 +443,19 @@ fn duplicate_names_are_refused_with_both_origins() {
 #[test]
 fn plugin_directories_list_libraries_only_and_load_each_once() {
     let dir = tempfile::tempdir().unwrap();
-    std::fs::copy(sample("recap_aggressive"), dir.path().join("libb_aggressive.so")).unwrap();
+    std::fs::copy(
+        sample("recap_aggressive"),
+        dir.path().join("libb_aggressive.so"),
+    )
+    .unwrap();
     std::fs::write(dir.path().join("liba_junk.so"), "not a library").unwrap();
     std::fs::write(dir.path().join("README.txt"), "ignored").unwrap();
     std::fs::write(dir.path().join("notes.so.txt"), "ignored").unwrap();
     let files = plugin_files_in(dir.path()).unwrap();
-    let names: Vec<_> = files.iter().map(|f| f.file_name().unwrap().to_str().unwrap()).collect();
+    let names: Vec<_> = files
+        .iter()
+        .map(|f| f.file_name().unwrap().to_str().unwrap())
+        .collect();
     assert_eq!(names, ["liba_junk.so", "libb_aggressive.so"]);
 
     let mut twice = files.clone();
@@ -311,6 +466,48 @@ fn plugin_directories_list_libraries_only_and_load_each_once() {
     assert_eq!(errors.len(), 1);
     assert!(errors[0].to_string().contains("liba_junk.so"));
 
-    let e = plugin_files_in(&dir.path().join("absent")).unwrap_err().to_string();
+    let e = plugin_files_in(&dir.path().join("absent"))
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("absent") && e.contains("cannot read"), "{e}");
+}
+
+#[test]
+fn the_author_guide_plugin_is_the_readme_code_and_it_works() {
+    let root = support::workspace_root();
+    let readme = std::fs::read_to_string(root.join("crates/recap-abi/README.md")).unwrap();
+    let start = readme
+        .find("```rust\n")
+        .expect("the guide has a rust block")
+        + "```rust\n".len();
+    let end = start + readme[start..].find("```").unwrap();
+    let fixture_src = root
+        .join("crates/recap-plugin-host/tests/fixtures/failures/examples/guide_last_programs.rs");
+    assert_eq!(
+        std::fs::read_to_string(&fixture_src).unwrap(),
+        &readme[start..end],
+        "keep {} identical to the author guide's code",
+        fixture_src.display()
+    );
+
+    let plugin = load(&fixture("guide_last_programs")).unwrap();
+    assert_eq!(plugin.name(), "last-programs");
+    let mut registry = Registry::new();
+    register(&mut registry, &plugin).unwrap();
+    let strategy = registry.build("last-programs:keep=1").unwrap();
+    let session = corpus().into_iter().find(|s| s.turns.len() >= 2).unwrap();
+    let messages = strategy
+        .render(&RenderRequest::for_call(&session, 2).unwrap())
+        .unwrap();
+    assert_eq!(messages.len(), 2);
+    assert!(
+        messages[1].content.contains(";; turn 2\n"),
+        "{}",
+        messages[1].content
+    );
+    assert!(
+        !messages[1].content.contains(";; turn 1\n"),
+        "{}",
+        messages[1].content
+    );
 }

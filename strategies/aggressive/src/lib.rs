@@ -71,7 +71,10 @@ impl Strategy for Aggressive {
         } else {
             Self::content(request)
         };
-        Ok(vec![Message::system(request.system_prompt), Message::user(user)])
+        Ok(vec![
+            Message::system(request.system_prompt),
+            Message::user(user),
+        ])
     }
 
     fn invariants(&self) -> Vec<Invariant> {
@@ -112,7 +115,12 @@ mod tests {
                     .def("electronics", value(json!([1, 2])))
                     .def("reviews", value(json!("text")))
                     .def_doc("inventory", "Warehouse stock", value(json!("stock")))
-                    .definition("in-stock?", recap_core::DefKind::Defn, None, Some(closure(&["name"], None))),
+                    .definition(
+                        "in-stock?",
+                        recap_core::DefKind::Defn,
+                        None,
+                        Some(closure(&["name"], None)),
+                    ),
             )
             .turn(TurnBuilder::ok("(println x)").prints(["In stock: Laptop"]))
             .turn(TurnBuilder::failed(
@@ -120,7 +128,9 @@ mod tests {
                 "sort-by: expected a collection, got a string",
             ))
             .build();
-        let m = Aggressive.render(&RenderRequest::for_call(&s, 3).unwrap()).unwrap();
+        let m = Aggressive
+            .render(&RenderRequest::for_call(&s, 3).unwrap())
+            .unwrap();
         assert_eq!(m.len(), 2);
         assert_eq!(
             m[1].content,
@@ -129,8 +139,14 @@ mod tests {
              ; Last error (turn 3): sort-by: expected a collection, got a string\n\n\
              Turns left: 2"
         );
-        let m = Aggressive.render(&RenderRequest::for_call(&s, 2).unwrap()).unwrap();
-        assert!(!m[1].content.contains("In stock"), "no output: {}", m[1].content);
+        let m = Aggressive
+            .render(&RenderRequest::for_call(&s, 2).unwrap())
+            .unwrap();
+        assert!(
+            !m[1].content.contains("In stock"),
+            "no output: {}",
+            m[1].content
+        );
     }
 
     #[test]
@@ -139,9 +155,13 @@ mod tests {
             .system("sys")
             .turn(TurnBuilder::ok("(+ 1 2)"))
             .build();
-        let m = Aggressive.render(&RenderRequest::for_call(&s, 0).unwrap()).unwrap();
+        let m = Aggressive
+            .render(&RenderRequest::for_call(&s, 0).unwrap())
+            .unwrap();
         assert_eq!(m, vec![Message::system("sys"), Message::user("m")]);
-        let m = Aggressive.render(&RenderRequest::for_call(&s, 1).unwrap()).unwrap();
+        let m = Aggressive
+            .render(&RenderRequest::for_call(&s, 1).unwrap())
+            .unwrap();
         assert_eq!(m[1].content, "m\n\nTurns left: 4");
     }
 

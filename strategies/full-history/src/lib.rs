@@ -5,12 +5,13 @@
 //! The pair writer is public because `rolling-window` keeps its last turns exactly as
 //! this strategy renders them.
 
-use recap_core::strategy::turns_line;
+use recap_core::strategy::FINAL_TURN_LINE;
 use recap_core::{
     Invariant, Message, RenderError, RenderRequest, SpecError, Strategy, StrategyInfo,
     StrategySpec, Turn,
 };
 use std::borrow::Cow;
+use std::fmt::Write as _;
 use std::sync::Arc;
 
 pub const NAME: &str = "full-history";
@@ -129,8 +130,23 @@ pub fn write_generated_feedback(out: &mut String, turn: &Turn, completed: usize,
     if out.len() > start {
         out.push_str("\n\n");
     }
-    let left = max_turns.saturating_sub(u32::try_from(completed).unwrap_or(u32::MAX));
-    out.push_str(&turns_line(left));
+    push_turns_line(out, turns_left_after(completed, max_turns));
+}
+
+/// Turns left for the call after `completed` turns.
+pub fn turns_left_after(completed: usize, max_turns: u32) -> u32 {
+    max_turns.saturating_sub(u32::try_from(completed).unwrap_or(u32::MAX))
+}
+
+/// Appends the turns line (MSG-005) without allocating: the same text as
+/// [`recap_core::turns_line`].
+pub fn push_turns_line(out: &mut String, turns_left: u32) {
+    if turns_left >= 2 {
+        out.push_str("Turns left: ");
+        let _ = write!(out, "{turns_left}");
+    } else {
+        out.push_str(FINAL_TURN_LINE);
+    }
 }
 
 #[cfg(test)]
@@ -181,6 +197,15 @@ mod tests {
             .build();
         let req = RenderRequest::for_call(&s, 1).unwrap();
         assert_eq!(render(&req)[3].content, "Turns left: 4");
+    }
+
+    #[test]
+    fn push_turns_line_matches_the_core_turns_line() {
+        for left in [0, 1, 2, 3, 10, 29, u32::MAX] {
+            let mut out = String::new();
+            push_turns_line(&mut out, left);
+            assert_eq!(out, recap_core::turns_line(left));
+        }
     }
 
     #[test]

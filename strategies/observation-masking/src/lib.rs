@@ -9,8 +9,8 @@
 
 use recap_core::strategy::turns_line;
 use recap_core::{
-    Invariant, Message, OptionInfo, RenderError, RenderRequest, SpecError, Strategy,
-    StrategySpec, Turn,
+    Invariant, Message, OptionInfo, RenderError, RenderRequest, SpecError, Strategy, StrategySpec,
+    Turn,
 };
 
 pub const NAME: &str = "observation-masking";
@@ -93,8 +93,7 @@ impl Strategy for ObservationMasking {
 impl recap_abi::Plugin for ObservationMasking {
     const NAME: &'static str = NAME;
     const VERSION: &'static str = env!("CARGO_PKG_VERSION");
-    const SUMMARY: &'static str =
-        "full-history layout; outputs of turns older than the last `window` replaced by a placeholder";
+    const SUMMARY: &'static str = "full-history layout; outputs of turns older than the last `window` replaced by a placeholder";
 
     fn options() -> Vec<OptionInfo> {
         vec![OptionInfo {
@@ -128,9 +127,14 @@ mod tests {
     fn options() {
         assert_eq!(spec("observation-masking").unwrap().window, 10);
         assert_eq!(spec("observation-masking:window=2").unwrap().window, 2);
-        let err = spec("observation-masking:window=0").unwrap_err().to_string();
+        let err = spec("observation-masking:window=0")
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("window") && err.contains("≥ 1"), "{err}");
-        assert_eq!(spec("observation-masking:window=3").unwrap().spec(), "observation-masking:window=3");
+        assert_eq!(
+            spec("observation-masking:window=3").unwrap().spec(),
+            "observation-masking:window=3"
+        );
     }
 
     #[test]
@@ -158,7 +162,10 @@ mod tests {
         // Nothing to mask: the turns line alone, as in full-history.
         assert_eq!(contents[7], "Turns left: 3");
         assert_eq!(contents[9], "[output of turn 4 omitted]");
-        assert_eq!(contents[11], "five\n\n⚠️ FINAL TURN - you must call (return result) or (fail response) next.");
+        assert_eq!(
+            contents[11],
+            "five\n\n⚠️ FINAL TURN - you must call (return result) or (fail response) next."
+        );
     }
 
     #[test]
@@ -180,7 +187,11 @@ mod tests {
             let strategy = ObservationMasking { window };
             for s in recap_gen::generate_corpus(11, 30, 0..=12) {
                 let violations = check_session(&strategy, &s).unwrap();
-                assert!(violations.is_empty(), "window {window}, session {}: {violations:?}", s.id);
+                assert!(
+                    violations.is_empty(),
+                    "window {window}, session {}: {violations:?}",
+                    s.id
+                );
             }
         }
     }

@@ -4,11 +4,11 @@
 //! USER after it is `Error: {message}` (failed turns) and the turns line. Each prompt
 //! therefore starts with the previous one: the prompt cache is reused in full.
 
-use recap_core::strategy::turns_line;
 use recap_core::{
     Invariant, Message, RenderError, RenderRequest, SpecError, Strategy, StrategyInfo,
     StrategySpec, Turn,
 };
+use recap_full_history::{push_turns_line, turns_left_after};
 use recap_single_user_coalesced::{
     SummaryOptions, canonical_spec, reject_unknown, summary_len_hint, write_summary,
 };
@@ -94,16 +94,17 @@ fn assistant_content(turn: &Turn, options: SummaryOptions) -> String {
 
 /// `Error: {message}` for a failed turn, then the turns line for the next call.
 fn user_content(turn: &Turn, completed: usize, max_turns: u32) -> String {
-    let left = max_turns.saturating_sub(u32::try_from(completed).unwrap_or(u32::MAX));
-    let line = turns_line(left);
-    if turn.success {
-        return line;
+    let message = if turn.success {
+        None
+    } else {
+        Some(turn.error_message().unwrap_or_default())
+    };
+    let mut out = String::with_capacity(message.map_or(0, |m| m.len() + 9) + 80);
+    if let Some(message) = message {
+        out.push_str("Error: ");
+        out.push_str(message);
+        out.push_str("\n\n");
     }
-    let message = turn.error_message().unwrap_or_default();
-    let mut out = String::with_capacity(message.len() + line.len() + 9);
-    out.push_str("Error: ");
-    out.push_str(message);
-    out.push_str("\n\n");
-    out.push_str(&line);
+    push_turns_line(&mut out, turns_left_after(completed, max_turns));
     out
 }

@@ -88,7 +88,7 @@ pub fn render_with(request: &RenderRequest<'_>, options: SummaryOptions) -> Vec<
         String::with_capacity(context_len_hint(request.mission, request.turns, options) + 80);
     write_context(&mut content, request.mission, request.turns, options);
     separate(&mut content, 0);
-    content.push_str(&request.turns_line());
+    recap_full_history::push_turns_line(&mut content, request.turns_left());
     vec![
         Message::system(request.system_prompt),
         Message::user(content),

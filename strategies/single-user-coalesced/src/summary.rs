@@ -3,12 +3,17 @@
 //!
 //! Sections, in order (FMT-011), lines joined by `\n`, empty sections omitted (FMT-012):
 //! tool calls, functions, definitions, output. Everything is appended to one
-//! caller-owned `String` so a render allocates little beyond the printer's strings.
+//! caller-owned `String`.
+//!
+//! The section logic is written once, in [`write_summary_with`], over a [`Pieces`]
+//! source of the per-item texts (a call's arguments, a definition's line and sample, …):
+//! [`Direct`] prints them on the spot (one-off renders), the session cache
+//! ([`crate::SummaryCache`]) prints each once per session and copies it afterwards. Both
+//! therefore render the same bytes by construction.
 
 use crate::options::SummaryOptions;
-use crate::same::same_value;
-use recap_core::memory::fold;
-use recap_core::{Definition, PrintOptions, ToolCall, Turn, Value, to_clojure, type_of};
+use crate::pieces::{CallAt, DefAt, Direct, Pieces};
+use recap_core::{PrintOptions, Turn, Value};
 use std::fmt::Write as _;
 
 /// TRN-003: how tool-call arguments are printed.
@@ -34,26 +39,46 @@ pub fn summary(turns: &[Turn], opts: SummaryOptions) -> Option<String> {
 /// printed (SAM-002, TC-006); per-turn callers pass one turn, so only that turn's
 /// prints count.
 pub fn write_summary(out: &mut String, turns: &[Turn], opts: SummaryOptions) -> bool {
+    write_summary_with(out, turns, opts, &mut Direct::default())
+}
+
+/// [`write_summary`] with the per-item texts taken from `pieces`.
+pub(crate) fn write_summary_with<'t, P: Pieces<'t>>(
+    out: &mut String,
+    turns: &'t [Turn],
+    opts: SummaryOptions,
+    pieces: &mut P,
+) -> bool {
     if !turns.iter().any(|t| t.success) {
         return false;
     }
     let printed = turns.iter().any(|t| t.success && !t.prints.is_empty());
-    write_tool_calls(out, turns, opts.tool_call_limit as usize, printed);
+    write_tool_calls(out, turns, opts.tool_call_limit as usize, printed, pieces);
 
     // DEF-001/002/008/009: the memory folded over the successful turns, in order of
-    // (latest) definition.
-    let memory = fold(turns);
-    for def in memory.iter().filter(|d| d.is_function()) {
-        out.push_str("\n; Function: ");
-        out.push_str(&def.name);
-        write_docstring(out, def);
+    // (latest) definition; functions first.
+    let live = pieces.fold(turns);
+    for i in 0..live {
+        let at = pieces.live_at(turns, i);
+        if at.def.is_function() {
+            pieces.def_line(out, &at);
+        }
     }
-    for def in memory.iter().filter(|d| !d.is_function()) {
-        write_defined(out, def, printed);
+    for i in 0..live {
+        let at = pieces.live_at(turns, i);
+        if at.def.is_function() {
+            continue;
+        }
+        pieces.def_line(out, &at);
+        // SAM-001/002: only computed when shown.
+        if !printed && at.def.value.as_ref().is_some_and(has_sample) {
+            out.push_str(", sample: ");
+            pieces.sample(out, &at);
+        }
     }
 
     if printed {
-        write_output(out, turns, opts.println_limit as usize);
+        write_output(out, turns, opts.println_limit as usize, pieces);
     }
     true
 }
@@ -73,113 +98,111 @@ pub fn summary_len_hint(turns: &[Turn], opts: SummaryOptions) -> usize {
             .sum::<usize>();
     }
     let calls = calls.min(opts.tool_call_limit as usize);
-    24 + calls * 72 + defs * 128 + prints.min(opts.println_limit as usize * 256)
+    // Live definitions are at most the total; the cap keeps a long session's hint from
+    // over-allocating (redefinitions replace names).
+    24 + calls * 72 + defs.min(256) * 128 + prints.min(opts.println_limit as usize * 256)
 }
 
-fn successful_calls(turns: &[Turn]) -> impl Iterator<Item = &ToolCall> {
+/// Where the last `n` items of `field` over the successful turns start, as (turn,
+/// index): walks back from the newest turn, so the cost is O(n + turns), not O(all
+/// items). `(turns.len(), 0)` when there are none.
+fn last_n_start<T>(turns: &[Turn], n: usize, field: fn(&Turn) -> &[T]) -> (usize, usize) {
+    let mut start = (turns.len(), 0);
+    let mut left = n;
+    for (t, turn) in turns.iter().enumerate().rev() {
+        if left == 0 {
+            break;
+        }
+        if !turn.success {
+            continue;
+        }
+        let items = field(turn).len();
+        if items == 0 {
+            continue;
+        }
+        let take = items.min(left);
+        left -= take;
+        start = (t, items - take);
+    }
+    start
+}
+
+/// The items of `field` over the successful turns from `start` on, oldest first, with
+/// their (turn, index).
+fn items_from<'t, T>(
+    turns: &'t [Turn],
+    start: (usize, usize),
+    field: fn(&'t Turn) -> &'t [T],
+) -> impl Iterator<Item = (usize, usize, &'t T)> {
     turns
         .iter()
-        .filter(|t| t.success)
-        .flat_map(|t| t.tool_calls.iter())
+        .enumerate()
+        .skip(start.0)
+        .filter(|(_, turn)| turn.success)
+        .flat_map(move |(t, turn)| {
+            let first = if t == start.0 { start.1 } else { 0 };
+            field(turn)
+                .iter()
+                .enumerate()
+                .skip(first)
+                .map(move |(i, item)| (t, i, item))
+        })
 }
 
 /// FMT-001/002/003, TC-001..008: the last `limit` calls, then consecutive identical
 /// calls merged.
-fn write_tool_calls(out: &mut String, turns: &[Turn], limit: usize, printed: bool) {
-    let total = successful_calls(turns).count();
-    if total == 0 {
+fn write_tool_calls<'t, P: Pieces<'t>>(
+    out: &mut String,
+    turns: &'t [Turn],
+    limit: usize,
+    printed: bool,
+    pieces: &mut P,
+) {
+    let start = last_n_start(turns, limit, |t| &t.tool_calls);
+    let mut calls = items_from(turns, start, |t| &t.tool_calls)
+        .map(|(turn, index, call)| CallAt { turn, index, call });
+    let Some(first) = calls.next() else {
         out.push_str("; No tool calls made");
         return;
-    }
+    };
     out.push_str("; Tool calls:");
-    // (first call of the run, run length, last call of the run)
-    let mut run: Option<(&ToolCall, usize, &ToolCall)> = None;
-    for call in successful_calls(turns).skip(total.saturating_sub(limit)) {
-        run = match run {
-            Some((first, n, _))
-                if first.name == call.name && same_value(&first.args, &call.args) =>
-            {
-                Some((first, n + 1, call))
-            }
-            Some((first, n, last)) => {
-                write_call_line(out, first, n, last, printed);
-                Some((call, 1, call))
-            }
-            None => Some((call, 1, call)),
-        };
+    // The run being merged: its first call, length and last call.
+    let (mut head, mut count, mut last) = (first, 1usize, first);
+    for call in calls {
+        // The picked calls are consecutive successful calls, so `last` is the call
+        // right before `call`.
+        if pieces.same_as_previous(&call, &last) {
+            count += 1;
+        } else {
+            write_call_line(out, &head, count, &last, printed, pieces);
+            (head, count) = (call, 1);
+        }
+        last = call;
     }
-    if let Some((first, n, last)) = run {
-        write_call_line(out, first, n, last, printed);
-    }
+    write_call_line(out, &head, count, &last, printed, pieces);
 }
 
-fn write_call_line(
+fn write_call_line<'t, P: Pieces<'t>>(
     out: &mut String,
-    first: &ToolCall,
+    first: &CallAt<'t>,
     count: usize,
-    last: &ToolCall,
+    last: &CallAt<'t>,
     printed: bool,
+    pieces: &mut P,
 ) {
     out.push_str("\n;   ");
-    out.push_str(&first.name);
+    out.push_str(&first.call.name);
     out.push('(');
-    write_args(out, &first.args);
+    pieces.args(out, first);
     out.push(')');
     if count > 1 {
         let _ = write!(out, " x{count}");
     }
     // TC-006: the result's type, only when nothing was printed (the merged run shows its
     // last call's result).
-    if !printed && let Some(result) = &last.result {
+    if !printed && let Some(result) = &last.call.result {
         out.push_str(" -> ");
-        out.push_str(&type_of(result));
-    }
-}
-
-/// FMT-002/TRN-003: `to_clojure(args, 3, 60)`; a positional argument list loses its
-/// outer brackets unless the list itself was cut; nil or empty arguments print nothing.
-fn write_args(out: &mut String, args: &Value) {
-    match args {
-        Value::Nil => {}
-        Value::List(items) => {
-            if items.is_empty() {
-                return;
-            }
-            let (text, _) = to_clojure(args, ARGS_PRINT);
-            let cut = ARGS_PRINT.limit.is_some_and(|l| items.len() > l);
-            match text.strip_prefix('[').and_then(|t| t.strip_suffix(']')) {
-                Some(inner) if !cut => out.push_str(inner),
-                _ => out.push_str(&text),
-            }
-        }
-        _ => {
-            let (text, _) = to_clojure(args, ARGS_PRINT);
-            // A map whose keys are all hidden (`_token`) prints `{}`: no visible args.
-            if !matches!(text.as_str(), "{}" | "#{}" | "[]") {
-                out.push_str(&text);
-            }
-        }
-    }
-}
-
-/// FMT-006/007/008, SAM-001/002, DEF-003/004.
-fn write_defined(out: &mut String, def: &Definition, printed: bool) {
-    out.push_str("\n; Defined: ");
-    out.push_str(&def.name);
-    write_docstring(out, def);
-    out.push_str(" = ");
-    match &def.value {
-        Some(v) => out.push_str(&type_of(v)),
-        None => out.push_str("unknown"),
-    }
-    if printed {
-        return;
-    }
-    if let Some(v) = &def.value
-        && has_sample(v)
-    {
-        out.push_str(", sample: ");
-        out.push_str(&to_clojure(v, SAMPLE_PRINT).0);
+        recap_core::write_type_of(out, result);
     }
 }
 
@@ -196,8 +219,8 @@ fn has_sample(v: &Value) -> bool {
 
 /// The docstring shown for a definition: its own, else its closure's; one made only of
 /// `;` (empty once sanitized) counts as none.
-pub fn docstring(def: &Definition) -> Option<&str> {
-    let usable = |d: &&str| !d.chars().all(|c| c == ';');
+pub fn docstring(def: &recap_core::Definition) -> Option<&str> {
+    let usable = |d: &&str| !d.bytes().all(|b| b == b';');
     def.docstring
         .as_deref()
         .filter(usable)
@@ -207,66 +230,227 @@ pub fn docstring(def: &Definition) -> Option<&str> {
         })
 }
 
-fn write_docstring(out: &mut String, def: &Definition) {
-    if let Some(doc) = docstring(def) {
-        out.push_str(" - \"");
-        push_sanitized_docstring(out, doc);
-        out.push('"');
-    }
-}
-
 /// DEF-007: `;` removed; each line break (`\r\n`, `\n`, `\r`) becomes one space so the
-/// summary line stays one line.
+/// summary line stays one line. Copies the runs between those bytes whole.
 pub fn push_sanitized_docstring(out: &mut String, doc: &str) {
-    if !doc.contains([';', '\n', '\r']) {
-        out.push_str(doc);
-        return;
-    }
-    let mut chars = doc.chars().peekable();
-    while let Some(c) = chars.next() {
-        match c {
-            ';' => {}
-            '\r' => {
-                if chars.peek() == Some(&'\n') {
-                    chars.next();
-                }
-                out.push(' ');
+    let bytes = doc.as_bytes();
+    let mut run_start = 0;
+    let mut i = 0;
+    while i < bytes.len() {
+        let skip = match bytes[i] {
+            b';' => 1,
+            b'\r' if bytes.get(i + 1) == Some(&b'\n') => 2,
+            b'\r' | b'\n' => 1,
+            _ => {
+                i += 1;
+                continue;
             }
-            '\n' => out.push(' '),
-            c => out.push(c),
+        };
+        out.push_str(&doc[run_start..i]);
+        if bytes[i] != b';' {
+            out.push(' ');
         }
+        i += skip;
+        run_start = i;
     }
+    out.push_str(&doc[run_start..]);
 }
 
 /// FMT-009/010/014, TRN-006..011: the last `limit` prints, each verbatim but cut.
-fn write_output(out: &mut String, turns: &[Turn], limit: usize) {
-    let prints = || {
-        turns
-            .iter()
-            .filter(|t| t.success)
-            .flat_map(|t| t.prints.iter())
-    };
-    let total = prints().count();
+fn write_output<'t, P: Pieces<'t>>(
+    out: &mut String,
+    turns: &'t [Turn],
+    limit: usize,
+    pieces: &mut P,
+) {
     out.push_str("\n; Output:");
-    for p in prints().skip(total.saturating_sub(limit)) {
+    let start = last_n_start(turns, limit, |t| &t.prints);
+    for (turn, index, print) in items_from(turns, start, |t| &t.prints) {
         out.push('\n');
-        push_cut_print(out, p);
+        pieces.print(out, turn, index, print);
     }
 }
 
 /// TRN-011: a print longer than [`PRINT_CHAR_LIMIT`] characters keeps its first that
 /// many characters plus `...`.
 pub fn push_cut_print(out: &mut String, print: &str) {
-    // A string of at most N bytes has at most N chars: skip the char walk.
-    if print.len() <= PRINT_CHAR_LIMIT {
-        out.push_str(print);
-        return;
-    }
-    match print.char_indices().nth(PRINT_CHAR_LIMIT) {
-        Some((cut, _)) => {
+    match print_cut(print) {
+        Some(cut) => {
             out.push_str(&print[..cut]);
             out.push_str("...");
         }
         None => out.push_str(print),
+    }
+}
+
+/// Where TRN-011 cuts a print (a byte index), `None` when it is kept whole.
+pub(crate) fn print_cut(print: &str) -> Option<usize> {
+    // A string of at most N bytes has at most N chars: skip the char walk.
+    if print.len() <= PRINT_CHAR_LIMIT {
+        return None;
+    }
+    // Mostly ASCII: then the cut is at byte PRINT_CHAR_LIMIT (a vectorized check
+    // instead of a walk over 2000 chars).
+    if print.as_bytes()[..PRINT_CHAR_LIMIT].is_ascii() {
+        return Some(PRINT_CHAR_LIMIT);
+    }
+    nth_char_start(print, PRINT_CHAR_LIMIT)
+}
+
+/// The byte index where char number `n` (0-based) starts, `None` when `s` has at most
+/// `n` chars. Counts char starts (non-continuation bytes) a block at a time.
+fn nth_char_start(s: &str, n: usize) -> Option<usize> {
+    const BLOCK: usize = 64;
+    let is_start = |b: &u8| (*b as i8) >= -0x40;
+    let bytes = s.as_bytes();
+    let (mut seen, mut i) = (0usize, 0usize);
+    while i + BLOCK <= bytes.len() {
+        let in_block = bytes[i..i + BLOCK].iter().filter(|b| is_start(b)).count();
+        if seen + in_block > n {
+            break;
+        }
+        seen += in_block;
+        i += BLOCK;
+    }
+    for (j, b) in bytes[i..].iter().enumerate() {
+        if is_start(b) {
+            if seen == n {
+                return Some(i + j);
+            }
+            seen += 1;
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nth_char_start_counts_chars_not_bytes() {
+        let s = format!("{}{}", "é".repeat(100), "a".repeat(100));
+        assert_eq!(nth_char_start(&s, 0), Some(0));
+        assert_eq!(nth_char_start(&s, 99), Some(198));
+        assert_eq!(nth_char_start(&s, 100), Some(200));
+        assert_eq!(nth_char_start(&s, 150), Some(250));
+        assert_eq!(nth_char_start(&s, 199), Some(299));
+        assert_eq!(nth_char_start(&s, 200), None);
+        for n in 0..300 {
+            assert_eq!(
+                nth_char_start(&s, n),
+                s.char_indices().nth(n).map(|(i, _)| i),
+                "{n}"
+            );
+        }
+    }
+
+    #[test]
+    fn cut_print_matches_the_char_walk() {
+        for s in [
+            "x".repeat(1999),
+            "x".repeat(2000),
+            "x".repeat(2001),
+            "😀".repeat(2001),
+            format!("{}{}", "a".repeat(1990), "日".repeat(30)),
+        ] {
+            let mut got = String::new();
+            push_cut_print(&mut got, &s);
+            let expected = match s.char_indices().nth(PRINT_CHAR_LIMIT) {
+                Some((i, _)) => format!("{}...", &s[..i]),
+                None => s.clone(),
+            };
+            assert_eq!(got, expected);
+        }
+    }
+
+    /// The char-by-char rule of DEF-007, written independently of the run-copying one.
+    fn sanitize_by_chars(doc: &str) -> String {
+        let mut out = String::new();
+        let mut chars = doc.chars().peekable();
+        while let Some(c) = chars.next() {
+            match c {
+                ';' => {}
+                '\r' => {
+                    if chars.peek() == Some(&'\n') {
+                        chars.next();
+                    }
+                    out.push(' ');
+                }
+                '\n' => out.push(' '),
+                c => out.push(c),
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn sanitized_docstring_matches_the_char_rule() {
+        for doc in [
+            "",
+            "plain",
+            ";",
+            ";;; doc ;;",
+            "a\nb",
+            "a\r\nb",
+            "a\rb",
+            "a\r\r\nb\n\r",
+            "\r",
+            "é;\n日\r\n😀;",
+            "ends with cr\r",
+        ] {
+            let mut got = String::new();
+            push_sanitized_docstring(&mut got, doc);
+            assert_eq!(got, sanitize_by_chars(doc), "{doc:?}");
+        }
+    }
+
+    fn call_turn(n: usize, success: bool) -> Turn {
+        let mut turn = bare_turn(success);
+        turn.tool_calls = (0..n)
+            .map(|i| recap_core::ToolCall {
+                name: format!("t{i}"),
+                args: Value::Nil,
+                result: None,
+            })
+            .collect();
+        turn
+    }
+
+    fn bare_turn(success: bool) -> Turn {
+        Turn {
+            number: 1,
+            program: String::new(),
+            raw_response: String::new(),
+            success,
+            error: None,
+            result: None,
+            prints: vec![],
+            tool_calls: vec![],
+            definitions: vec![],
+            feedback: None,
+            usage: None,
+        }
+    }
+
+    #[test]
+    fn last_n_walks_back_over_successful_turns_only() {
+        let turns = vec![
+            call_turn(3, true),
+            call_turn(2, false),
+            call_turn(0, true),
+            call_turn(2, true),
+        ];
+        let picked = |n| {
+            let start = last_n_start(&turns, n, |t| &t.tool_calls);
+            items_from(&turns, start, |t| &t.tool_calls)
+                .map(|(t, i, _)| (t, i))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(picked(0), []);
+        assert_eq!(picked(1), [(3, 1)]);
+        assert_eq!(picked(3), [(0, 2), (3, 0), (3, 1)]);
+        assert_eq!(picked(5), [(0, 0), (0, 1), (0, 2), (3, 0), (3, 1)]);
+        assert_eq!(picked(50), picked(5));
     }
 }

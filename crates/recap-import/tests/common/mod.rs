@@ -8,7 +8,9 @@ use std::path::{Path, PathBuf};
 
 /// `tests/fixtures/<rel>` of this crate.
 pub fn fixture(rel: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(rel)
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(rel)
 }
 
 /// `../shared/<rel>` relative to the workspace root, or `None` (with a visible message)
@@ -23,7 +25,10 @@ pub fn shared(rel: &str) -> Option<PathBuf> {
     if std::env::var("CI").as_deref() == Ok("true") {
         panic!("{} is missing (required when CI=true)", path.display());
     }
-    eprintln!("SKIPPED: {} is missing (set CI=true to make this a failure)", path.display());
+    eprintln!(
+        "SKIPPED: {} is missing (set CI=true to make this a failure)",
+        path.display()
+    );
     None
 }
 
@@ -49,8 +54,15 @@ pub fn read_back(bytes: &[u8]) -> Vec<Session> {
         .into_iter()
         .zip(lines)
         .map(|(e, line)| {
-            let s = e.session.unwrap_or_else(|r| panic!("written session does not validate: {r}"));
-            assert_eq!(serde_json::to_string(&s.to_json()).unwrap(), line, "session {} round-trips", s.id);
+            let s = e
+                .session
+                .unwrap_or_else(|r| panic!("written session does not validate: {r}"));
+            assert_eq!(
+                serde_json::to_string(&s.to_json()).unwrap(),
+                line,
+                "session {} round-trips",
+                s.id
+            );
             s
         })
         .collect()
@@ -58,7 +70,11 @@ pub fn read_back(bytes: &[u8]) -> Vec<Session> {
 
 /// The problems whose message contains `text`.
 pub fn problems_with<'a>(import: &'a Import, text: &str) -> Vec<&'a Problem> {
-    import.problems.iter().filter(|p| p.message.contains(text)).collect()
+    import
+        .problems
+        .iter()
+        .filter(|p| p.message.contains(text))
+        .collect()
 }
 
 /// Exactly one problem contains `text`; returns it.
@@ -68,7 +84,11 @@ pub fn one_problem<'a>(import: &'a Import, text: &str, severity: Severity) -> &'
         found.len(),
         1,
         "expected one problem containing {text:?}, got: {:#?}",
-        import.problems.iter().map(ToString::to_string).collect::<Vec<_>>()
+        import
+            .problems
+            .iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()
     );
     assert_eq!(found[0].severity, severity, "{}", found[0]);
     found[0]

@@ -29,7 +29,8 @@ pub fn fixtures_manifest() -> PathBuf {
 /// The target directory this test binary was built in (its tmp dir's parent).
 fn target_dir() -> PathBuf {
     let tmp = Path::new(env!("CARGO_TARGET_TMPDIR"));
-    tmp.parent().map_or_else(|| tmp.to_path_buf(), Path::to_path_buf)
+    tmp.parent()
+        .map_or_else(|| tmp.to_path_buf(), Path::to_path_buf)
 }
 
 /// `cargo build <args>`; returns each shared library built, by target name.
@@ -56,7 +57,10 @@ pub fn build_cdylibs(args: &[&str]) -> BTreeMap<String, PathBuf> {
         if msg["reason"] != "compiler-artifact" {
             continue;
         }
-        let name = msg["target"]["name"].as_str().unwrap_or_default().to_string();
+        let name = msg["target"]["name"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
         for file in msg["filenames"].as_array().into_iter().flatten() {
             let path = PathBuf::from(file.as_str().unwrap_or_default());
             if path.extension().is_some_and(|e| e == DLL_EXTENSION) {
@@ -119,5 +123,6 @@ pub fn wrapped_builtin(name: &str) -> Option<PathBuf> {
             "--examples",
         ])
     });
-    libs.get(&format!("wrap_{}", name.replace('-', "_"))).cloned()
+    libs.get(&format!("wrap_{}", name.replace('-', "_")))
+        .cloned()
 }

@@ -1,0 +1,151 @@
+//! Inputs shared by the criterion benchmarks: the bench-data corpora, the shared real
+//! corpora (imported in memory), sessions of a chosen size from the public generator,
+//! and whether criterion is measuring or only smoke-testing.
+//!
+//! Each bench binary uses a different subset of these helpers.
+#![allow(dead_code)]
+
+use recap_core::invariants::calls;
+use recap_core::{CorpusReader, Message, RenderRequest, Session, Strategy};
+use std::path::{Path, PathBuf};
+
+/// recap's workspace root (the root package is the `recap` binary).
+pub fn workspace_root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// Whether criterion will measure. `cargo bench` passes `--bench`; `cargo test
+/// --benches` does not, and criterion then runs every benchmark once as a smoke test
+/// (as with `cargo bench -- --test`). Benches keep their setup small in that mode
+/// (smaller generated inputs, a debug build of the plugin libraries).
+pub fn measuring() -> bool {
+    let args: Vec<String> = std::env::args().collect();
+    args.iter().any(|a| a == "--bench") && !args.iter().any(|a| a == "--test" || a == "--list")
+}
+
+/// `bench-data/*.jsonl`, sorted.
+pub fn bench_data_files() -> Vec<PathBuf> {
+    let dir = workspace_root().join("bench-data");
+    let entries = std::fs::read_dir(&dir).unwrap_or_else(|e| {
+        panic!(
+            "{}: {e} (bench-data/ is part of the repository)",
+            dir.display()
+        )
+    });
+    let mut files: Vec<PathBuf> = entries
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
+        .collect();
+    files.sort();
+    assert!(!files.is_empty(), "no *.jsonl in {}", dir.display());
+    files
+}
+
+/// Every session of a corpus file; bench inputs must be valid.
+pub fn read_corpus(path: &Path) -> Vec<Session> {
+    let reader = CorpusReader::open(path)
+        .unwrap_or_else(|e| panic!("{}: cannot open: {e}", path.display()));
+    reader
+        .map(|entry| {
+            entry.session.unwrap_or_else(|e| {
+                panic!(
+                    "{}: bench input must be valid, line {}: {e}",
+                    path.display(),
+                    entry.line
+                )
+            })
+        })
+        .collect()
+}
+
+/// Every session of every bench-data corpus, in file order.
+pub fn bench_data_sessions() -> Vec<Session> {
+    bench_data_files().iter().flat_map(|p| read_corpus(p)).collect()
+}
+
+/// A real corpus of `../shared/corpora`, imported in memory with recap's importer, or
+/// `None` (with a visible message) when the directory is missing. Under `CI=true` a
+/// missing corpus is an error, as for the tests.
+pub fn shared_corpus(kind: recap_import::Kind, dir: &str) -> Option<Vec<Session>> {
+    let path = workspace_root().join("../shared/corpora").join(dir);
+    if !path.is_dir() {
+        let msg = format!("{} is missing: skipping its benchmarks", path.display());
+        if std::env::var("CI").is_ok_and(|v| v == "true") {
+            panic!("{msg} (CI=true requires it)");
+        }
+        eprintln!("SKIP: {msg}");
+        return None;
+    }
+    let import = recap_import::import(kind, &[path.clone()])
+        .unwrap_or_else(|e| panic!("importing {}: {e}", path.display()));
+    assert!(
+        !import.sessions.is_empty(),
+        "{}: the importer found no sessions",
+        path.display()
+    );
+    Some(import.sessions)
+}
+
+/// Writes sessions as a JSON Lines corpus file (for benches that read files end to end).
+pub fn write_corpus(path: &Path, sessions: &[Session]) {
+    let file = std::fs::File::create(path)
+        .unwrap_or_else(|e| panic!("cannot create {}: {e}", path.display()));
+    let mut out = std::io::BufWriter::new(file);
+    recap_gen::write_jsonl(&mut out, sessions)
+        .and_then(|()| std::io::Write::flush(&mut out))
+        .unwrap_or_else(|e| panic!("cannot write {}: {e}", path.display()));
+}
+
+/// One generated session with exactly `turns` recorded turns, from the public
+/// generator (the same for the same arguments).
+pub fn generated_session(seed: u64, turns: u32) -> Session {
+    let mut sessions = recap_gen::generate_corpus(seed, 1, turns..=turns);
+    let session = sessions.pop().expect("generate_corpus returns the sessions asked for");
+    assert_eq!(session.turns.len(), turns as usize);
+    session
+}
+
+/// The last call of a session (the longest prompt).
+pub fn last_call(session: &Session) -> usize {
+    calls(session).last().unwrap_or(0)
+}
+
+/// Bytes of a prompt: what a provider receives, the role names aside.
+pub fn prompt_bytes(messages: &[Message]) -> u64 {
+    messages.iter().map(|m| m.content.len() as u64).sum()
+}
+
+/// Renders every call of every session directly; returns the prompt bytes produced.
+pub fn render_every_call(strategy: &dyn Strategy, sessions: &[Session]) -> u64 {
+    let mut bytes = 0;
+    for session in sessions {
+        for k in calls(session) {
+            let request = request(session, k);
+            let messages = strategy
+                .render(&request)
+                .unwrap_or_else(|e| panic!("{} on {}: {e}", strategy.spec(), session.id));
+            bytes += prompt_bytes(&messages);
+        }
+    }
+    bytes
+}
+
+/// The request for call `k`; benches only ask for calls in [`calls`].
+pub fn request(session: &Session, k: usize) -> RenderRequest<'_> {
+    RenderRequest::for_call(session, k)
+        .unwrap_or_else(|e| panic!("session {} call {k}: {e}", session.id))
+}
+
+/// Every prompt (the messages of every call) of `strategy` over `sessions`.
+pub fn every_prompt(strategy: &dyn Strategy, sessions: &[Session]) -> Vec<Vec<Message>> {
+    let mut prompts = Vec::new();
+    for session in sessions {
+        for k in calls(session) {
+            let messages = strategy
+                .render(&request(session, k))
+                .unwrap_or_else(|e| panic!("{} on {}: {e}", strategy.spec(), session.id));
+            prompts.push(messages);
+        }
+    }
+    prompts
+}

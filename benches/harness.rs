@@ -1,0 +1,137 @@
+//! `recap run`'s engine end to end against a naive loop (issue 7), in the same group so
+//! that criterion prints them side by side: `harness/<corpus>/{engine,naive}`.
+//!
+//! - `engine`: `recap_harness::run_corpora` over the corpus file with the configuration
+//!   of `recap run`'s default (every built-in, `o200k_base`, default backend), one job:
+//!   reading and parsing the corpus, rendering each call (twice, for the determinism
+//!   check), checking the declared invariants, retention, counting tokens with reuse of
+//!   the previous call's counts, and aggregating the report.
+//! - `naive`: reads and parses the same file, renders every call of every session with
+//!   every strategy once and tokenizes every message of every prompt whole with
+//!   tiktoken-rs (the reference backend), summing SPEC section 9's prompt tokens.
+//!
+//! The engine does strictly more work than the naive loop; the target is engine ≥ 5×
+//! faster. Corpora: bench-data, and the shared real corpora (`../shared/corpora`,
+//! imported in memory with recap's importers and written to a temporary file).
+//! Throughput is the corpus file's size.
+
+mod common;
+
+use common::{bench_data_files, measuring, read_corpus, shared_corpus, write_corpus};
+use criterion::{Criterion, SamplingMode, Throughput, criterion_group, criterion_main};
+use recap_core::{CorpusReader, Strategy};
+use recap_harness::counting::prompt_tokens;
+use recap_harness::{
+    Backend, Encoding, Hooks, RunConfig, StrategyEntry, Tokenizer, run_corpora,
+};
+use recap_import::Kind;
+use std::hint::black_box;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// The strategies `recap run` runs by default: every built-in.
+fn strategies() -> Vec<Arc<dyn Strategy>> {
+    let registry = recap_builtins::registry();
+    recap_builtins::builtins()
+        .into_iter()
+        .map(|(info, _)| {
+            registry
+                .build(&info.name)
+                .unwrap_or_else(|e| panic!("built-in {}: {e}", info.name))
+        })
+        .collect()
+}
+
+fn engine_config(strategies: &[Arc<dyn Strategy>]) -> RunConfig {
+    let baseline = recap_builtins::registry()
+        .build("full-history")
+        .expect("full-history builds");
+    let entries = strategies
+        .iter()
+        .map(|s| StrategyEntry::new(Arc::clone(s)))
+        .collect();
+    let tokenizer = Tokenizer::get(Encoding::O200kBase, Backend::default());
+    let mut cfg = RunConfig::new(entries, baseline, vec![tokenizer]).expect("valid run config");
+    cfg.jobs = 1;
+    cfg
+}
+
+fn engine(cfg: &RunConfig, corpus: &Path) -> u64 {
+    let report = run_corpora(cfg, &[corpus.to_path_buf()], Hooks::default())
+        .unwrap_or_else(|e| panic!("recap run engine on {}: {e}", corpus.display()));
+    // Touch the result so nothing is optimised away.
+    report.to_json().len() as u64
+}
+
+fn naive(strategies: &[Arc<dyn Strategy>], tok: &Tokenizer, corpus: &Path) -> u64 {
+    let mut total = 0;
+    let reader = CorpusReader::open(corpus).expect("corpus opens");
+    for entry in reader {
+        let session = entry.session.expect("bench corpora are valid");
+        for strategy in strategies {
+            // The calls the harness replays: after 0, 1, …, n−1 completed turns.
+            for k in 0..session.turns.len() {
+                let request = common::request(&session, k);
+                let messages = strategy.render(&request).expect("built-ins render");
+                total += prompt_tokens(tok, &messages);
+            }
+        }
+    }
+    total
+}
+
+/// (name, corpus file) pairs; the temporary directory holds the imported corpora.
+fn corpora(tmp: &Path) -> Vec<(String, PathBuf)> {
+    let smoke = !measuring();
+    let mut out = Vec::new();
+    for file in bench_data_files() {
+        let name = file.file_stem().unwrap_or_default().to_string_lossy();
+        let path = if smoke {
+            // One iteration of each benchmark only: a few sessions are enough.
+            let sessions: Vec<_> = read_corpus(&file).into_iter().take(3).collect();
+            let p = tmp.join(format!("bench-data-{name}.jsonl"));
+            write_corpus(&p, &sessions);
+            p
+        } else {
+            file.clone()
+        };
+        out.push((format!("bench-data-{name}"), path));
+    }
+    for (kind, dir) in [
+        (Kind::PtcRunner, "ptc-runner-loop"),
+        (Kind::Smolagents, "smolagents-code"),
+    ] {
+        if let Some(mut sessions) = shared_corpus(kind, dir) {
+            if smoke {
+                sessions.truncate(3);
+            }
+            let p = tmp.join(format!("{dir}.jsonl"));
+            write_corpus(&p, &sessions);
+            out.push((dir.to_string(), p));
+        }
+    }
+    out
+}
+
+fn harness(c: &mut Criterion) {
+    let tmp = tempfile::tempdir().expect("temporary directory");
+    let strategies = strategies();
+    let cfg = engine_config(&strategies);
+    let reference = Tokenizer::get(Encoding::O200kBase, Backend::Reference);
+    for (name, path) in corpora(tmp.path()) {
+        let bytes = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
+        let mut group = c.benchmark_group(format!("harness/{name}"));
+        // Iterations take 0.1–10 s: few samples, one iteration each.
+        group.sample_size(10);
+        group.sampling_mode(SamplingMode::Flat);
+        group.throughput(Throughput::BytesDecimal(bytes));
+        group.bench_function("engine", |b| b.iter(|| engine(black_box(&cfg), &path)));
+        group.bench_function("naive", |b| {
+            b.iter(|| naive(black_box(&strategies), &reference, &path))
+        });
+        group.finish();
+    }
+}
+
+criterion_group!(benches, harness);
+criterion_main!(benches);

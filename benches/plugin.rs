@@ -1,0 +1,116 @@
+//! A built-in called directly vs the same built-in wrapped by the SDK and called through
+//! the plugin ABI (issue 7): `plugin/<strategy>/{direct,abi,abi-full-request}`, every
+//! call of every bench-data session, throughput = prompt bytes.
+//!
+//! - `direct`: `Strategy::render` of the built-in, linked into this binary.
+//! - `abi`: the wrapped built-in loaded with `recap_plugin_host::load`, rendered with
+//!   `Strategy::render_session` and one `SessionState` per session (how the harness
+//!   renders: only new turns cross the boundary). Target: ≤ 1.5× `direct`.
+//! - `abi-full-request`: the same plugin with a full request per call (the request JSON
+//!   grows with the history), to show what the incremental path saves.
+//! - `abi-no-time-limit`: as `abi` with the per-call time limit off
+//!   (`RECAP_PLUGIN_TIMEOUT=none`): calls run on the caller's thread instead of a
+//!   helper thread, which shows what the two thread hand-offs per call cost.
+//!
+//! The wrappers are the plugin-host's parity fixtures
+//! (`crates/recap-plugin-host/tests/fixtures/wrapped`), built with a nested `cargo
+//! build --message-format=json` through the host tests' helper — in release mode when
+//! measuring, in debug mode for the smoke run (`cargo test --benches`).
+
+mod common;
+
+#[path = "../crates/recap-plugin-host/tests/support/mod.rs"]
+mod support;
+
+use common::{bench_data_sessions, measuring, render_every_call, request};
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use recap_core::invariants::calls;
+use recap_core::{Registry, Session, SessionState, Strategy};
+use std::collections::BTreeMap;
+use std::hint::black_box;
+use std::path::PathBuf;
+
+/// The wrapped built-ins by target name (`wrap_full_history`, …).
+fn wrapped_libraries() -> BTreeMap<String, PathBuf> {
+    let manifest = support::fixtures_manifest();
+    let mut args = vec![
+        "--manifest-path",
+        manifest.to_str().expect("UTF-8 workspace path"),
+        "-p",
+        "recap-plugin-wrapped-builtins",
+        "--examples",
+    ];
+    if measuring() {
+        // Same optimisation as the bench binary, or the comparison is meaningless.
+        args.push("--release");
+    }
+    eprintln!("building the wrapped built-ins: cargo build {}", args.join(" "));
+    support::build_cdylibs(&args)
+}
+
+fn render_sessions(strategy: &dyn Strategy, sessions: &[Session]) -> u64 {
+    let mut bytes = 0;
+    for session in sessions {
+        let mut state = SessionState::new();
+        for k in calls(session) {
+            let messages = strategy
+                .render_session(session, k, &mut state)
+                .unwrap_or_else(|e| panic!("{} on {}: {e}", strategy.spec(), session.id));
+            bytes += common::prompt_bytes(&messages);
+        }
+    }
+    bytes
+}
+
+fn plugin(c: &mut Criterion) {
+    let sessions = bench_data_sessions();
+    let libs = wrapped_libraries();
+    let direct = recap_builtins::registry();
+    // What `recap` uses unless told otherwise (the environment may override it).
+    let default_limit = recap_plugin_host::call_time_limit()
+        .unwrap_or(recap_plugin_host::DEFAULT_CALL_TIME_LIMIT);
+    for (info, _) in recap_builtins::builtins() {
+        let name = info.name;
+        let target = format!("wrap_{}", name.replace('-', "_"));
+        let lib = libs.get(&target).unwrap_or_else(|| {
+            panic!("no wrapped plugin {target} was built for built-in {name}; built: {libs:?}")
+        });
+        let plugin = recap_plugin_host::load(lib).unwrap_or_else(|e| panic!("{e}"));
+        let mut through_abi = Registry::new();
+        recap_plugin_host::register(&mut through_abi, &plugin).unwrap_or_else(|e| panic!("{e}"));
+        let want = direct.build(&name).expect("built-in builds");
+        let got = through_abi.build(&name).expect("wrapped built-in builds");
+
+        let bytes = render_every_call(want.as_ref(), &sessions);
+        // Same output both ways (the parity test proves it message for message).
+        assert_eq!(render_sessions(got.as_ref(), &sessions), bytes, "{name}");
+        let last = sessions.last().expect("bench-data has sessions");
+        let k = calls(last).last().unwrap_or(0);
+        assert_eq!(
+            got.render(&request(last, k)).expect("plugin renders"),
+            want.render(&request(last, k)).expect("built-in renders"),
+            "{name}: the plugin must render what the built-in renders"
+        );
+
+        let mut group = c.benchmark_group(format!("plugin/{name}"));
+        group.throughput(Throughput::Bytes(bytes));
+        group.bench_function("direct", |b| {
+            b.iter(|| render_every_call(black_box(want.as_ref()), black_box(&sessions)))
+        });
+        recap_plugin_host::set_call_time_limit(Some(default_limit));
+        group.bench_function("abi", |b| {
+            b.iter(|| render_sessions(black_box(got.as_ref()), black_box(&sessions)))
+        });
+        group.bench_function("abi-full-request", |b| {
+            b.iter(|| render_every_call(black_box(got.as_ref()), black_box(&sessions)))
+        });
+        recap_plugin_host::set_call_time_limit(None);
+        group.bench_function("abi-no-time-limit", |b| {
+            b.iter(|| render_sessions(black_box(got.as_ref()), black_box(&sessions)))
+        });
+        group.finish();
+    }
+}
+
+criterion_group!(benches, plugin);
+criterion_main!(benches);

@@ -1,0 +1,101 @@
+//! Render speed of every built-in strategy (issue 7).
+//!
+//! - `render/bench-data/<strategy>`: every call of every bench-data session, rendered
+//!   directly; throughput = bytes of prompt produced.
+//! - `render/turns/<strategy>/<n>`: the last call of a generated session of n = 10, 100
+//!   and 1,000 turns; throughput = bytes of that prompt. Equal bytes/s across n means
+//!   time linear in the prompt size (a renderer quadratic in turns would slow down at
+//!   1,000).
+//! - `render-vs-tokenize/<strategy>/{render,tokenize-fast}`: the same bench-data calls
+//!   rendered, and their output tokenized with the fastest tokenizer recap offers
+//!   (o200k_base, `fast` backend, one count per message as the harness does). The target
+//!   is render < 5% of tokenize.
+//!
+//! Token counting is never inside a render measurement: it is 100–3,000× slower.
+
+mod common;
+
+use common::{
+    bench_data_sessions, every_prompt, generated_session, last_call, measuring, prompt_bytes,
+    render_every_call, request,
+};
+use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
+use recap_core::Strategy;
+use recap_harness::{Backend, Encoding, Tokenizer};
+use std::hint::black_box;
+use std::sync::Arc;
+
+fn builtins() -> Vec<(String, Arc<dyn Strategy>)> {
+    let registry = recap_builtins::registry();
+    recap_builtins::builtins()
+        .into_iter()
+        .map(|(info, _)| {
+            let strategy = registry
+                .build(&info.name)
+                .unwrap_or_else(|e| panic!("built-in {}: {e}", info.name));
+            (info.name, strategy)
+        })
+        .collect()
+}
+
+fn bench_data(c: &mut Criterion) {
+    let sessions = bench_data_sessions();
+    let mut group = c.benchmark_group("render/bench-data");
+    for (name, strategy) in builtins() {
+        let bytes = render_every_call(strategy.as_ref(), &sessions);
+        group.throughput(Throughput::Bytes(bytes));
+        group.bench_function(&name, |b| {
+            b.iter(|| render_every_call(black_box(strategy.as_ref()), black_box(&sessions)))
+        });
+    }
+    group.finish();
+}
+
+fn by_turns(c: &mut Criterion) {
+    // The smoke run keeps generation cheap; the measured sizes are the issue's.
+    let sizes: &[u32] = if measuring() { &[10, 100, 1000] } else { &[10, 100] };
+    let sessions: Vec<_> = sizes.iter().map(|&n| (n, generated_session(11, n))).collect();
+    let mut group = c.benchmark_group("render/turns");
+    for (name, strategy) in builtins() {
+        for (n, session) in &sessions {
+            let req = request(session, last_call(session));
+            let bytes = prompt_bytes(&strategy.render(&req).expect("built-ins render"));
+            group.throughput(Throughput::Bytes(bytes));
+            group.bench_with_input(BenchmarkId::new(&name, n), &req, |b, req| {
+                b.iter(|| strategy.render(black_box(req)))
+            });
+        }
+    }
+    group.finish();
+}
+
+fn render_vs_tokenize(c: &mut Criterion) {
+    let sessions = bench_data_sessions();
+    let fastest = Tokenizer::get(Encoding::O200kBase, Backend::Fast);
+    for (name, strategy) in builtins() {
+        let prompts = every_prompt(strategy.as_ref(), &sessions);
+        let bytes: u64 = prompts.iter().map(|p| prompt_bytes(p)).sum();
+        let mut group = c.benchmark_group(format!("render-vs-tokenize/{name}"));
+        // Tokenizing every call's output takes ~0.1–1 s per iteration.
+        group.sample_size(10);
+        group.throughput(Throughput::Bytes(bytes));
+        group.bench_function("render", |b| {
+            b.iter(|| render_every_call(black_box(strategy.as_ref()), black_box(&sessions)))
+        });
+        group.bench_function("tokenize-fast", |b| {
+            b.iter(|| {
+                let mut tokens = 0usize;
+                for prompt in &prompts {
+                    for m in prompt {
+                        tokens += fastest.count_tokens(black_box(&m.content));
+                    }
+                }
+                tokens
+            })
+        });
+        group.finish();
+    }
+}
+
+criterion_group!(benches, bench_data, by_turns, render_vs_tokenize);
+criterion_main!(benches);

@@ -1,0 +1,223 @@
+//! The fast tokenizer backend (tiktoken 4.x) is the default only because it gives the
+//! reference's (tiktoken-rs) token ids — hence counts — on everything recap counts:
+//! every message of every prompt that every built-in renders for every call of every
+//! bench-data corpus and of the imported shared real corpora, plus every text field of
+//! the shared corpora's raw files. Both encodings.
+//!
+//! The shared corpora live in `../shared/corpora` beside the workspace; when missing the
+//! shared half is skipped with a message, or fails when CI=true.
+
+use recap_core::{CorpusReader, RenderRequest, Session, Strategy};
+use recap_harness::{Backend, Encoding, Tokenizer};
+use std::collections::HashSet;
+use std::hash::{DefaultHasher, Hash, Hasher};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+fn workspace() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// Compares both backends on distinct texts (a 64-bit hash filters repeats).
+struct Checker {
+    pairs: Vec<(Tokenizer, Tokenizer)>,
+    seen: HashSet<u64>,
+    texts: u64,
+    bytes: u64,
+    tokens: u64,
+}
+
+impl Checker {
+    fn new() -> Self {
+        Checker {
+            pairs: Encoding::ALL
+                .iter()
+                .map(|&e| {
+                    (
+                        Tokenizer::get(e, Backend::Fast),
+                        Tokenizer::get(e, Backend::Reference),
+                    )
+                })
+                .collect(),
+            seen: HashSet::new(),
+            texts: 0,
+            bytes: 0,
+            tokens: 0,
+        }
+    }
+
+    fn check(&mut self, text: &str, origin: &dyn Fn() -> String) {
+        let mut h = DefaultHasher::new();
+        text.hash(&mut h);
+        if !self.seen.insert(h.finish()) {
+            return;
+        }
+        self.texts += 1;
+        self.bytes += text.len() as u64;
+        for (fast, reference) in &self.pairs {
+            let want = reference.encode(text);
+            let got = fast.encode(text);
+            if got != want {
+                let at = got.iter().zip(&want).take_while(|(a, b)| a == b).count();
+                panic!(
+                    "{}: {} token ids differ from tiktoken-rs at token {at} ({} vs {} tokens)\ntext: {:?}",
+                    origin(),
+                    fast.encoding(),
+                    got.len(),
+                    want.len(),
+                    text.chars().take(300).collect::<String>()
+                );
+            }
+            assert_eq!(fast.count_tokens(text), want.len(), "{}: count", origin());
+            self.tokens += want.len() as u64;
+        }
+    }
+
+    fn prompts(&mut self, corpus: &str, sessions: &[Session], strategies: &[Arc<dyn Strategy>]) {
+        for s in sessions {
+            for strategy in strategies {
+                for k in 0..s.turns.len() {
+                    let req = RenderRequest::for_call(s, k).expect("call exists");
+                    let Ok(messages) = strategy.render(&req) else {
+                        continue; // render errors are the harness's business, not this test's
+                    };
+                    for (i, m) in messages.iter().enumerate() {
+                        self.check(&m.content, &|| {
+                            format!("{corpus} session {} {} call {k} message {i}", s.id, strategy.spec())
+                        });
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn builtins() -> Vec<Arc<dyn Strategy>> {
+    let registry = recap_builtins::registry();
+    registry
+        .infos()
+        .map(|i| registry.build(&i.name).expect("built-in builds"))
+        .collect()
+}
+
+fn read_corpus(path: &Path) -> Vec<Session> {
+    CorpusReader::open(path)
+        .unwrap_or_else(|e| panic!("{e}"))
+        .map(|e| e.session.unwrap_or_else(|r| panic!("{r}")))
+        .collect()
+}
+
+#[test]
+fn fast_backend_matches_reference_on_every_bench_data_prompt() {
+    let dir = workspace().join("bench-data");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
+        .collect();
+    files.sort();
+    assert!(!files.is_empty());
+    let strategies = builtins();
+    let mut c = Checker::new();
+    for f in &files {
+        c.prompts(&f.display().to_string(), &read_corpus(f), &strategies);
+    }
+    eprintln!(
+        "bench-data: {} distinct message texts, {} bytes, {} tokens (both encodings): identical",
+        c.texts, c.bytes, c.tokens
+    );
+    assert!(c.texts > 100);
+}
+
+fn shared_corpora() -> Option<PathBuf> {
+    let dir = workspace().join("../shared/corpora");
+    if dir.is_dir() {
+        return Some(dir);
+    }
+    let msg = format!("{} is missing", dir.display());
+    if std::env::var("CI").is_ok_and(|v| v == "true") {
+        panic!("{msg} (CI=true requires it)");
+    }
+    eprintln!("SKIP: {msg}: shared-corpus tokenizer identity not checked");
+    None
+}
+
+#[test]
+fn fast_backend_matches_reference_on_imported_shared_corpora_prompts() {
+    let Some(dir) = shared_corpora() else { return };
+    let strategies = builtins();
+    let mut c = Checker::new();
+    for (kind, sub) in [
+        (recap_import::Kind::PtcRunner, "ptc-runner-loop"),
+        (recap_import::Kind::Smolagents, "smolagents-code"),
+    ] {
+        let import = recap_import::import(kind, &[dir.join(sub)])
+            .unwrap_or_else(|e| panic!("importing {sub}: {e}"));
+        assert!(!import.sessions.is_empty(), "{sub}: no sessions imported");
+        c.prompts(sub, &import.sessions, &strategies);
+    }
+    eprintln!(
+        "shared corpora prompts: {} distinct message texts, {} bytes, {} tokens: identical",
+        c.texts, c.bytes, c.tokens
+    );
+}
+
+fn strings(v: &serde_json::Value, out: &mut Vec<String>) {
+    match v {
+        serde_json::Value::String(s) => out.push(s.clone()),
+        serde_json::Value::Array(a) => a.iter().for_each(|x| strings(x, out)),
+        serde_json::Value::Object(o) => {
+            for (k, x) in o {
+                out.push(k.clone());
+                strings(x, out);
+            }
+        }
+        _ => {}
+    }
+}
+
+fn walk(dir: &Path, files: &mut Vec<PathBuf>) {
+    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .map(|e| e.unwrap().path())
+        .collect();
+    entries.sort();
+    for p in entries {
+        if p.is_dir() {
+            walk(&p, files);
+        } else if p.extension().is_some_and(|x| x == "jsonl") {
+            files.push(p);
+        }
+    }
+}
+
+#[test]
+fn fast_backend_matches_reference_on_every_shared_corpus_text_field() {
+    let Some(dir) = shared_corpora() else { return };
+    let mut files = Vec::new();
+    walk(&dir, &mut files);
+    assert!(!files.is_empty(), "no .jsonl files under {}", dir.display());
+    let mut c = Checker::new();
+    for f in &files {
+        let text = std::fs::read_to_string(f).unwrap_or_else(|e| panic!("{}: {e}", f.display()));
+        for (n, line) in text.lines().enumerate() {
+            if line.trim().is_empty() {
+                continue;
+            }
+            let json: serde_json::Value = serde_json::from_str(line)
+                .unwrap_or_else(|e| panic!("{}:{}: {e}", f.display(), n + 1));
+            let mut texts = Vec::new();
+            strings(&json, &mut texts);
+            for t in texts {
+                c.check(&t, &|| format!("{}:{}", f.display(), n + 1));
+            }
+        }
+    }
+    eprintln!(
+        "shared corpora raw text: {} files, {} distinct strings, {} bytes, {} tokens: identical",
+        files.len(),
+        c.texts,
+        c.bytes,
+        c.tokens
+    );
+}

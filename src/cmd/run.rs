@@ -1,0 +1,331 @@
+//! `recap run`: replay corpora through strategies and report tokens, cache reuse,
+//! retention, invariants and speed (issue 5; metrics of SPEC section 9).
+
+use anyhow::{Context, Result, bail};
+use recap_core::Registry;
+use recap_harness::output::{OutputDir, PROMPTS_DIR};
+use recap_harness::report::{self, Report};
+use recap_harness::{Backend, Encoding, Hooks, RunConfig, StrategyEntry, Tokenizer, sweep};
+use std::collections::BTreeMap;
+use std::fs::File;
+use std::io::{BufWriter, IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    /// Aligned columns for the terminal.
+    Table,
+    /// The stable schema of docs/report-schema.md.
+    Json,
+    /// One row per strategy × tokenizer.
+    Csv,
+    Markdown,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum BackendArg {
+    /// tiktoken 4.x: ~10× faster, proven to give the reference's counts on our data.
+    Fast,
+    /// tiktoken-rs, OpenAI's own BPE core.
+    Reference,
+}
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// Corpus files (JSON Lines). Default: every bench-data/*.jsonl of the current
+    /// directory.
+    #[arg(value_name = "CORPUS")]
+    corpora: Vec<PathBuf>,
+    /// Strategy spec (`name` or `name:key=value,...`). Repeatable. Default: every
+    /// registered strategy with its default options.
+    #[arg(long = "strategy", value_name = "SPEC")]
+    strategies: Vec<String>,
+    /// One strategy per setting, e.g. `rolling-window:window=1..8` (inclusive range) or
+    /// `rolling-window:window=1|2|4`. Repeatable.
+    #[arg(long = "sweep", value_name = "SPEC")]
+    sweeps: Vec<String>,
+    /// Tokenizer to count with. Repeatable. Default: o200k_base.
+    #[arg(long = "tokenizer", value_name = "NAME", value_parser = ["o200k_base", "cl100k_base"])]
+    tokenizers: Vec<String>,
+    /// Which implementation counts tokens (both give identical counts).
+    #[arg(long, value_enum, default_value_t = BackendArg::Fast)]
+    tokenizer_backend: BackendArg,
+    /// Write every format and the SVG charts into DIR (refused if DIR holds files).
+    #[arg(long, value_name = "DIR")]
+    out: Option<PathBuf>,
+    /// With --out: replace recap's files in a non-empty DIR.
+    #[arg(long, requires = "out")]
+    force: bool,
+    /// Format printed on stdout.
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    format: Format,
+    /// Price of a cached prompt token relative to an uncached one (0..=1).
+    #[arg(long, default_value_t = 0.1, value_name = "RATIO", value_parser = parse_ratio)]
+    cache_read_ratio: f64,
+    /// With --out: write the exact prompt of every call to DIR/prompts/<strategy>.jsonl.
+    #[arg(long, requires = "out")]
+    dump_prompts: bool,
+    /// Worker threads. Default: the number of CPUs.
+    #[arg(long, short = 'j', value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    jobs: Option<u16>,
+    /// Leave the per-session records out of the JSON report (smaller, for huge corpora).
+    #[arg(long)]
+    no_session_details: bool,
+    #[command(flatten)]
+    plugins: super::plugins::PluginArgs,
+}
+
+fn parse_ratio(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(v) if (0.0..=1.0).contains(&v) => Ok(v),
+        _ => Err(format!("expected a number between 0 and 1, got {s:?}")),
+    }
+}
+
+/// `./bench-data/*.jsonl`, sorted; a clear error when there is none.
+fn default_corpora() -> Result<Vec<PathBuf>> {
+    let dir = Path::new("bench-data");
+    let entries = std::fs::read_dir(dir).with_context(|| {
+        format!(
+            "no corpus given and {} is not readable here; run from the repository root or name corpus files",
+            dir.display()
+        )
+    })?;
+    let mut files = Vec::new();
+    for e in entries {
+        let path = e.with_context(|| format!("reading {}", dir.display()))?.path();
+        if path.extension().is_some_and(|x| x == "jsonl") {
+            files.push(path);
+        }
+    }
+    if files.is_empty() {
+        bail!("no corpus given and {} holds no *.jsonl files", dir.display());
+    }
+    files.sort();
+    Ok(files)
+}
+
+/// The strategies to run: `--strategy` then `--sweep` settings in order, or every
+/// registered strategy (the SPEC built-ins first, in their report order).
+fn strategies(args: &Args, registry: &Registry) -> Result<Vec<StrategyEntry>> {
+    let mut out = Vec::new();
+    if args.strategies.is_empty() && args.sweeps.is_empty() {
+        let mut names: Vec<String> = recap_builtins::SPEC_BUILTINS
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        for info in registry.infos() {
+            if !names.contains(&info.name) {
+                names.push(info.name.clone());
+            }
+        }
+        for name in names {
+            out.push(StrategyEntry::new(
+                registry.build(&name).with_context(|| format!("strategy {name}"))?,
+            ));
+        }
+        return Ok(out);
+    }
+    for spec in &args.strategies {
+        out.push(StrategyEntry::new(
+            registry
+                .build(spec)
+                .with_context(|| format!("--strategy {spec:?}"))?,
+        ));
+    }
+    for sw in &args.sweeps {
+        for spec in sweep::expand(sw).with_context(|| format!("--sweep {sw:?}"))? {
+            let s = registry
+                .build(&spec)
+                .with_context(|| format!("--sweep {sw:?}: setting {spec:?}"))?;
+            out.push(StrategyEntry::from_sweep(s, sw, &spec));
+        }
+    }
+    // The same strategy asked twice (say by --strategy and a --sweep) runs once; the
+    // canonical spec decides sameness (`rolling-window` = `rolling-window:window=3`).
+    let mut seen = std::collections::BTreeSet::new();
+    out.retain(|e| {
+        let fresh = seen.insert(e.strategy.spec());
+        if !fresh {
+            eprintln!("note: strategy {} is listed more than once; it runs once", e.name);
+        }
+        fresh
+    });
+    Ok(out)
+}
+
+fn tokenizers(args: &Args) -> Result<Vec<Tokenizer>> {
+    let backend = match args.tokenizer_backend {
+        BackendArg::Fast => Backend::Fast,
+        BackendArg::Reference => Backend::Reference,
+    };
+    let mut names = args.tokenizers.clone();
+    if names.is_empty() {
+        names.push(Encoding::O200kBase.name().to_string());
+    }
+    let mut out: Vec<Tokenizer> = Vec::new();
+    for n in names {
+        let enc: Encoding = n.parse().with_context(|| format!("--tokenizer {n:?}"))?;
+        if !out.iter().any(|t| t.encoding() == enc) {
+            out.push(Tokenizer::get(enc, backend));
+        }
+    }
+    Ok(out)
+}
+
+/// A file name for a strategy's prompt dump: the spec with unsafe characters replaced.
+fn dump_file_name(spec: &str, taken: &mut Vec<String>) -> String {
+    let base: String = spec
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | '=') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    let mut name = format!("{base}.jsonl");
+    let mut i = 2;
+    while taken.contains(&name) {
+        name = format!("{base}-{i}.jsonl");
+        i += 1;
+    }
+    taken.push(name.clone());
+    name
+}
+
+fn render(report: &Report, format: Format) -> String {
+    match format {
+        Format::Table => report::to_table(report),
+        Format::Json => report.to_json(),
+        Format::Csv => report::to_csv(report),
+        Format::Markdown => report::to_markdown(report),
+    }
+}
+
+fn progress_bar(total_bytes: u64) -> Option<indicatif::ProgressBar> {
+    if !std::io::stderr().is_terminal() {
+        return None;
+    }
+    let bar = indicatif::ProgressBar::new(total_bytes);
+    let style = indicatif::ProgressStyle::with_template(
+        "{spinner} [{elapsed_precise}] {wide_bar} {bytes}/{total_bytes} {msg} (eta {eta})",
+    )
+    .ok()?;
+    bar.set_style(style);
+    Some(bar)
+}
+
+pub fn run(args: Args) -> Result<ExitCode> {
+    let registry = args.plugins.registry()?;
+    let corpora = if args.corpora.is_empty() {
+        default_corpora()?
+    } else {
+        args.corpora.clone()
+    };
+    for c in &corpora {
+        let meta = std::fs::metadata(c).with_context(|| format!("corpus {}", c.display()))?;
+        if meta.is_dir() {
+            bail!(
+                "corpus {} is a directory; name the .jsonl files in it",
+                c.display()
+            );
+        }
+    }
+    let baseline = registry
+        .build("full-history")
+        .context("the full-history baseline is not registered")?;
+    let mut cfg = RunConfig::new(strategies(&args, &registry)?, baseline, tokenizers(&args)?)?;
+    cfg.cache_read_ratio = args.cache_read_ratio;
+    cfg.jobs = match args.jobs {
+        Some(j) => j as usize,
+        None => std::thread::available_parallelism().map_or(1, |n| n.get()),
+    };
+    cfg.dump_prompts = args.dump_prompts;
+    cfg.session_details = !args.no_session_details;
+
+    // Checked before the run, so a long run never ends in "cannot write".
+    let out_dir = match &args.out {
+        Some(dir) => Some(OutputDir::create(dir, args.force)?),
+        None => None,
+    };
+
+    let mut dump_files: BTreeMap<usize, BufWriter<File>> = BTreeMap::new();
+    let mut taken = Vec::new();
+    let dump_names: Vec<String> = cfg
+        .strategies
+        .iter()
+        .map(|s| dump_file_name(&s.name, &mut taken))
+        .collect();
+    let mut dump = |s: usize, line: &str| -> std::io::Result<()> {
+        let Some(out) = out_dir.as_ref() else {
+            return Ok(());
+        };
+        if !dump_files.contains_key(&s) {
+            let path = out.staged(&format!("{PROMPTS_DIR}/{}", dump_names[s]));
+            if let Some(parent) = path.parent() {
+                std::fs::create_dir_all(parent)?;
+            }
+            dump_files.insert(s, BufWriter::new(File::create(&path)?));
+        }
+        let w = dump_files.get_mut(&s).ok_or(std::io::ErrorKind::NotFound)?;
+        w.write_all(line.as_bytes())?;
+        w.write_all(b"\n")
+    };
+
+    let total_bytes = corpora
+        .iter()
+        .filter_map(|c| std::fs::metadata(c).ok())
+        .map(|m| m.len())
+        .sum();
+    let bar = progress_bar(total_bytes);
+    let mut progress = |done: u64, bytes: u64| {
+        if let Some(b) = &bar {
+            b.set_position(bytes);
+            b.set_message(format!("{done} sessions"));
+        }
+    };
+    let hooks = Hooks {
+        progress: Some(&mut progress),
+        dump: if cfg.dump_prompts {
+            Some(&mut dump)
+        } else {
+            None
+        },
+    };
+    let report = recap_harness::run_corpora(&cfg, &corpora, hooks)?;
+    if let Some(b) = &bar {
+        b.finish_and_clear();
+    }
+    for (_, mut w) in std::mem::take(&mut dump_files) {
+        w.flush().context("writing prompt dumps")?;
+    }
+
+    if let Some(out) = out_dir {
+        let files = recap_harness::write_report(&out, &report)?;
+        let dir = out.commit()?;
+        eprintln!(
+            "report written to {}: {}{}",
+            dir.display(),
+            files.join(", "),
+            if args.dump_prompts {
+                format!(", {PROMPTS_DIR}/")
+            } else {
+                String::new()
+            }
+        );
+    }
+    let stdout = std::io::stdout();
+    let mut stdout = stdout.lock();
+    stdout.write_all(render(&report, args.format).as_bytes())?;
+    stdout.flush()?;
+    Ok(
+        if report.has_problems() || !report.rejected.is_empty() {
+            ExitCode::FAILURE
+        } else {
+            ExitCode::SUCCESS
+        },
+    )
+}

@@ -1,0 +1,180 @@
+//! `recap plugins check`, and `--plugin` / `--plugin-dir` on `recap render`.
+
+#[path = "../crates/recap-plugin-host/tests/support/mod.rs"]
+mod support;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use support::{fixture, sample};
+
+fn recap(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_recap"))
+        .args(args)
+        .output()
+        .expect("run recap");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn text(p: &Path) -> &str {
+    p.to_str().expect("UTF-8 path")
+}
+
+fn handwritten() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("bench-data/handwritten.jsonl")
+}
+
+#[test]
+fn check_reports_name_version_abi_and_self_test() {
+    let masking = sample("recap_observation_masking");
+    let aggressive = sample("recap_aggressive");
+    let (code, stdout, stderr) = recap(&["plugins", "check", text(&masking), text(&aggressive)]);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    assert!(
+        stdout.contains("ok    observation-masking 0.1.0 (ABI 1.0)"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("ok    aggressive 0.1.0 (ABI 1.0)"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("self-test: passed"), "{stdout}");
+    assert!(stdout.contains("options: window=10"), "{stdout}");
+    assert!(
+        stdout.contains("2 plugin libraries checked: 2 ok, 0 failed"),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn check_exits_1_and_says_what_is_wrong_with_each_failing_library() {
+    let dir = tempfile::tempdir().unwrap();
+    let junk = dir.path().join("libjunk.so");
+    std::fs::write(&junk, "not a library").unwrap();
+    let good = sample("recap_aggressive");
+    let (code, stdout, _) = recap(&[
+        "plugins",
+        "check",
+        text(&good),
+        text(&fixture("fx_wrong_abi")),
+        text(&fixture("fx_panicking_render")),
+        text(&fixture("fx_duplicate_name")),
+        text(&junk),
+    ]);
+    assert_eq!(code, 1, "{stdout}");
+    for needle in [
+        "ok    aggressive",
+        "FAIL  ",
+        "wrong ABI version: the plugin speaks recap strategy ABI 2, this recap supports ABI 1",
+        "the plugin panicked",
+        "duplicate strategy name \"full-history\": already provided by built-in",
+        "not a loadable shared library",
+        "5 plugin libraries checked: 1 ok, 4 failed",
+    ] {
+        assert!(
+            stdout.contains(needle),
+            "{needle:?} missing from:\n{stdout}"
+        );
+    }
+    assert!(stdout.contains(text(&junk)), "names the file: {stdout}");
+}
+
+#[test]
+fn check_needs_something_to_check() {
+    let (code, _, stderr) = recap(&["plugins", "check"]);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("nothing to check"), "{stderr}");
+}
+
+#[test]
+fn render_uses_plugin_strategies_by_name() {
+    let corpus = handwritten();
+    let args = |extra: &[&str]| {
+        let mut a = vec![
+            "render",
+            text(&corpus),
+            "--session",
+            "error-recovery",
+            "--strategy",
+            "observation-masking:window=1",
+            "--format",
+            "json",
+        ];
+        a.extend_from_slice(extra);
+        a.into_iter().map(str::to_string).collect::<Vec<_>>()
+    };
+    let run = |extra: &[&str]| {
+        let a = args(extra);
+        recap(&a.iter().map(String::as_str).collect::<Vec<_>>())
+    };
+
+    let (code, _, stderr) = run(&[]);
+    assert_eq!(code, 2);
+    assert!(
+        stderr.contains("unknown strategy \"observation-masking\""),
+        "{stderr}"
+    );
+
+    let masking = sample("recap_observation_masking");
+    let (code, stdout, stderr) = run(&["--plugin", text(&masking)]);
+    assert_eq!(code, 0, "{stderr}");
+    let messages: Vec<serde_json::Value> = serde_json::from_str(&stdout).unwrap();
+    assert!(messages.len() >= 4, "{stdout}");
+    assert!(
+        stdout.contains("omitted]"),
+        "older outputs are masked: {stdout}"
+    );
+
+    // The same through a plugin directory.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(&masking, dir.path().join("libmasking.so")).unwrap();
+    std::fs::write(dir.path().join("notes.txt"), "ignored").unwrap();
+    let (code, from_dir, stderr) = run(&["--plugin-dir", text(dir.path())]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(from_dir, stdout);
+}
+
+#[test]
+fn a_plugin_that_fails_to_load_stops_render_with_the_reason() {
+    let corpus = handwritten();
+    let (code, _, stderr) = recap(&[
+        "render",
+        text(&corpus),
+        "--session",
+        "error-recovery",
+        "--strategy",
+        "full-history",
+        "--plugin",
+        text(&fixture("fx_bad_magic")),
+        "--plugin",
+        text(&sample("recap_aggressive")),
+    ]);
+    assert_eq!(code, 2);
+    assert!(
+        stderr.contains("1 of 2 plugin libraries failed to load"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("libfx_bad_magic.so: invalid descriptor: bad magic number"),
+        "{stderr}"
+    );
+
+    let (code, _, stderr) = recap(&[
+        "render",
+        text(&corpus),
+        "--session",
+        "x",
+        "--strategy",
+        "full-history",
+        "--plugin-dir",
+        "/nonexistent-dir",
+    ]);
+    assert_eq!(code, 2);
+    assert!(
+        stderr.contains("--plugin-dir") && stderr.contains("/nonexistent-dir"),
+        "{stderr}"
+    );
+}

@@ -1,0 +1,328 @@
+//! Faulty plugins through the built `recap run`: a plugin that panics, answers invalid
+//! JSON or invalid UTF-8, answers more than the response cap, returns a strategy
+//! error, breaks the invariants it declares, or never returns. Each fault is reported
+//! (a render error with its kind, or counted violations), the run finishes, and the
+//! other strategies' results are complete — on stdout and in `--out DIR`.
+//!
+//! The fixtures (`tests/reliability-fixtures/examples/`) pass recap's load-time checks
+//! and self-test and misbehave from 3 completed turns on. They are built once per test
+//! binary by a nested `cargo build` (see the plugin host's `tests/support`).
+
+#[path = "../crates/recap-plugin-host/tests/support/mod.rs"]
+mod support;
+
+use serde_json::Value as Json;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+fn fixture(name: &str) -> PathBuf {
+    static LIBS: OnceLock<BTreeMap<String, PathBuf>> = OnceLock::new();
+    let libs = LIBS.get_or_init(|| {
+        let manifest = support::workspace_root().join("tests/reliability-fixtures/Cargo.toml");
+        support::build_cdylibs(&[
+            "--manifest-path",
+            manifest.to_str().expect("UTF-8 path"),
+            "--examples",
+        ])
+    });
+    libs.get(name)
+        .unwrap_or_else(|| panic!("no fixture library {name}; built: {libs:?}"))
+        .clone()
+}
+
+/// Three sessions of 6 turns (turn 4 failed), `max_turns` 8.
+fn corpus(dir: &Path) -> PathBuf {
+    let mut text = String::new();
+    for s in 0..3 {
+        let turns: Vec<Json> = (1..=6)
+            .map(|n| {
+                let mut t = serde_json::json!({
+                    "number": n,
+                    "program": format!("(def x{n} {n})"),
+                    "success": n != 4,
+                    "prints": [format!("printed {n}")],
+                    "definitions": [{"name": format!("x{n}"), "kind": "def", "value": n}],
+                });
+                if n == 4 {
+                    t["error"] = serde_json::json!({"message": "boom"});
+                }
+                t
+            })
+            .collect();
+        let session = serde_json::json!({
+            "id": format!("s{s}"), "mission": "Find it", "system_prompt": "sys",
+            "max_turns": 8, "turns": turns,
+        });
+        text.push_str(&session.to_string());
+        text.push('\n');
+    }
+    let path = dir.join("c.jsonl");
+    std::fs::write(&path, text).expect("write corpus");
+    path
+}
+
+struct RunResult {
+    code: i32,
+    report: Json,
+    stderr: String,
+    elapsed: Duration,
+}
+
+/// `recap run` of the corpus with full-history, single-user-coalesced and the plugin
+/// strategy `strategy` from `lib`, as JSON, two workers, a 1 s plugin time limit; with
+/// `out`, also `--out <tempdir>/report`.
+fn run_with_plugin(lib: &Path, strategy: &str, out: bool) -> (RunResult, tempfile::TempDir) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let corpus = corpus(dir.path());
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_recap"));
+    cmd.arg("run")
+        .arg(&corpus)
+        .args([
+            "--strategy",
+            "full-history",
+            "--strategy",
+            "single-user-coalesced",
+        ])
+        .args(["--strategy", strategy, "--plugin"])
+        .arg(lib)
+        .args(["--format", "json", "--jobs", "2", "--plugin-timeout", "1"]);
+    if out {
+        cmd.arg("--out").arg(dir.path().join("report"));
+    }
+    let start = Instant::now();
+    let out = cmd.output().expect("run recap");
+    let elapsed = start.elapsed();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    let report = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "stdout is not a JSON report ({e}); exit {:?}\nstderr: {stderr}",
+            out.status.code()
+        )
+    });
+    (
+        RunResult {
+            code: out.status.code().unwrap_or(-1),
+            report,
+            stderr,
+            elapsed,
+        },
+        dir,
+    )
+}
+
+fn run_of<'a>(report: &'a Json, strategy: &str) -> &'a Json {
+    report["runs"]
+        .as_array()
+        .expect("runs")
+        .iter()
+        .find(|r| r["strategy"] == strategy)
+        .unwrap_or_else(|| panic!("no run of {strategy} in {report}"))
+}
+
+/// The built-ins ran completely next to the faulty plugin.
+fn assert_builtins_complete(report: &Json) {
+    for name in ["full-history", "single-user-coalesced"] {
+        let run = run_of(report, name);
+        assert_eq!(run["sessions"], 3, "{name}: {run}");
+        assert_eq!(run["calls"], 18, "{name}: {run}");
+        assert!(
+            run["prompt_tokens_total"].as_u64().unwrap_or(0) > 0,
+            "{name}: {run}"
+        );
+        assert_eq!(run["render_errors"]["count"], 0, "{name}: {run}");
+        assert_eq!(run["invariant_violations"]["count"], 0, "{name}: {run}");
+    }
+}
+
+/// The plugin's run: every session reports render errors of `kind`, the first example
+/// at call 3 with a message containing `expect`.
+fn assert_render_errors(report: &Json, strategy: &str, kind: &str, expect: &str) {
+    let run = run_of(report, strategy);
+    let errors = &run["render_errors"];
+    assert_eq!(errors["sessions"], 3, "{run}");
+    assert!(errors["count"].as_u64().unwrap_or(0) >= 3, "{run}");
+    let first = &errors["examples"][0];
+    assert_eq!(first["kind"], kind, "{first}");
+    assert_eq!(first["call"], 3, "calls 0..2 succeeded: {first}");
+    let message = first["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains(expect),
+        "expected {expect:?} in {message:?}"
+    );
+    assert!(
+        message.contains("plugin "),
+        "the message names the plugin: {message:?}"
+    );
+    assert!(
+        run["prompt_tokens_total"].as_u64() == Some(0),
+        "incomplete sessions are not counted: {run}"
+    );
+}
+
+fn check_fault(lib: &str, strategy: &str, kind: &str, expect: &str) -> RunResult {
+    let (r, _dir) = run_with_plugin(&fixture(lib), strategy, false);
+    assert_eq!(r.code, 1, "problems found → exit 1; stderr: {}", r.stderr);
+    // The plugin's own panic hook may print its panic; recap's code must not panic.
+    for own in ["panicked at src/", "panicked at crates/"] {
+        assert!(
+            !r.stderr.contains(own),
+            "recap itself panicked: {}",
+            r.stderr
+        );
+    }
+    assert_builtins_complete(&r.report);
+    assert_render_errors(&r.report, strategy, kind, expect);
+    r
+}
+
+#[test]
+fn plugin_panic_is_a_render_error() {
+    check_fault("rt_panic", "rt-panic", "panic", "panicked");
+}
+
+#[test]
+fn plugin_error_response_is_a_render_error() {
+    check_fault(
+        "rt_error",
+        "rt-error",
+        "fixture_error",
+        "this fixture refuses to render 3 turns",
+    );
+}
+
+#[test]
+fn plugin_invalid_json_is_a_render_error() {
+    check_fault(
+        "rt_invalid_json",
+        "rt-invalid-json",
+        "invalid_response",
+        "EOF while parsing",
+    );
+}
+
+#[test]
+fn plugin_invalid_utf8_is_a_render_error() {
+    check_fault(
+        "rt_invalid_utf8",
+        "rt-invalid-utf8",
+        "invalid_response",
+        "invalid unicode",
+    );
+}
+
+#[test]
+fn plugin_gigantic_response_is_refused_unread() {
+    check_fault(
+        "rt_gigantic",
+        "rt-gigantic",
+        "invalid_response",
+        "exceeds the 268435456-byte limit",
+    );
+}
+
+#[test]
+fn plugin_that_never_returns_times_out_and_is_disabled() {
+    let r = check_fault(
+        "rt_hang",
+        "rt-hang",
+        "timeout",
+        "did not return within the 1s time limit",
+    );
+    let run = run_of(&r.report, "rt-hang");
+    // Call 3 of every session fails; after the first time-out the plugin is disabled,
+    // so later calls fail at once instead of waiting the limit each.
+    let examples = run["render_errors"]["examples"]
+        .as_array()
+        .expect("examples");
+    assert!(
+        examples.iter().any(|e| e["message"]
+            .as_str()
+            .unwrap_or("")
+            .contains("the plugin is disabled")),
+        "{run}"
+    );
+    assert!(
+        r.elapsed < Duration::from_secs(30),
+        "two workers wait at most about 1 s each, not once per call: {:?}",
+        r.elapsed
+    );
+}
+
+#[test]
+fn plugin_that_hangs_at_load_fails_its_self_test_with_a_time_out() {
+    let lib = fixture("rt_hang_always");
+    let start = Instant::now();
+    let out = Command::new(env!("CARGO_BIN_EXE_recap"))
+        .args(["plugins", "check", "--plugin-timeout", "0.5"])
+        .arg(&lib)
+        .output()
+        .expect("run recap");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "stdout: {stdout}\nstderr: {stderr}"
+    );
+    let all = format!("{stdout}{stderr}");
+    assert!(all.contains("self-test failed"), "{all}");
+    assert!(
+        all.contains("did not return within the 500ms time limit"),
+        "{all}"
+    );
+    assert!(start.elapsed() < Duration::from_secs(30));
+}
+
+#[test]
+fn plugin_breaking_invariants_has_them_counted() {
+    let (r, _dir) = run_with_plugin(
+        &fixture("rt_breaks_invariants"),
+        "rt-breaks-invariants",
+        false,
+    );
+    assert_eq!(r.code, 1, "stderr: {}", r.stderr);
+    assert_builtins_complete(&r.report);
+    let run = run_of(&r.report, "rt-breaks-invariants");
+    assert_eq!(run["render_errors"]["count"], 0, "{run}");
+    let by = &run["invariant_violations"]["by_invariant"];
+    // Per session: call 3 two USERs in a row, call 4 a different text on each render,
+    // call 5 no mission.
+    assert_eq!(by["role-alternation"], 3, "{run}");
+    assert_eq!(by["deterministic"], 3, "{run}");
+    assert_eq!(by["mission-verbatim"], 3, "{run}");
+    assert!(
+        run["invariant_violations"]["count"].as_u64() >= Some(9),
+        "{run}"
+    );
+}
+
+#[test]
+fn faulty_plugin_run_still_writes_every_report_file() {
+    let (r, dir) = run_with_plugin(&fixture("rt_invalid_json"), "rt-invalid-json", true);
+    assert_eq!(r.code, 1, "stderr: {}", r.stderr);
+    let out = dir.path().join("report");
+    for file in ["report.json", "report.csv", "report.md"] {
+        assert!(
+            out.join(file).is_file(),
+            "{file} missing; stderr: {}",
+            r.stderr
+        );
+    }
+    let written: Json =
+        serde_json::from_slice(&std::fs::read(out.join("report.json")).expect("read"))
+            .expect("report.json is complete JSON");
+    assert_builtins_complete(&written);
+    assert_render_errors(
+        &written,
+        "rt-invalid-json",
+        "invalid_response",
+        "EOF while parsing",
+    );
+    let csv = std::fs::read_to_string(out.join("report.csv")).expect("read csv");
+    for name in ["full-history", "single-user-coalesced", "rt-invalid-json"] {
+        assert!(csv.contains(name), "{name} missing from the CSV:\n{csv}");
+    }
+}

@@ -1,0 +1,186 @@
+//! Hostile corpora through the built `recap run`: every rejected session is listed in
+//! the report with its line and reason, every other session is run, no panic, bounded
+//! memory. (The same inputs through `recap validate`: `reliability_corpus.rs`.)
+
+mod reliability_common;
+
+use reliability_common::{big_line, hostile_mix};
+use serde_json::Value as Json;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+struct Run {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+impl Run {
+    fn report(&self) -> Json {
+        serde_json::from_str(&self.stdout).unwrap_or_else(|e| {
+            panic!(
+                "stdout is not a JSON report ({e}); exit {}\nstderr: {}",
+                self.code, self.stderr
+            )
+        })
+    }
+}
+
+fn run(cmd: &mut Command) -> Run {
+    let out = cmd.output().expect("run recap");
+    Run {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+/// `recap run CORPUS... --strategy full-history --strategy single-user-coalesced
+/// --format json --jobs 2`.
+fn recap_run(corpora: &[&Path]) -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_recap"));
+    cmd.arg("run")
+        .args(corpora)
+        .args([
+            "--strategy",
+            "full-history",
+            "--strategy",
+            "single-user-coalesced",
+        ])
+        .args(["--format", "json", "--jobs", "2"]);
+    cmd
+}
+
+fn write(dir: &tempfile::TempDir, name: &str, bytes: &[u8]) -> PathBuf {
+    let path = dir.path().join(name);
+    std::fs::write(&path, bytes).expect("write corpus");
+    path
+}
+
+fn sessions_of(report: &Json, strategy: &str) -> u64 {
+    report["runs"]
+        .as_array()
+        .expect("runs")
+        .iter()
+        .find(|r| r["strategy"] == strategy)
+        .and_then(|r| r["sessions"].as_u64())
+        .unwrap_or_else(|| panic!("no run of {strategy}: {report}"))
+}
+
+#[test]
+fn run_lists_every_rejected_session_and_runs_the_rest() {
+    let (bytes, good, rejected) = hostile_mix();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = write(&dir, "mix.jsonl", &bytes);
+    let r = run(&mut recap_run(&[&path]));
+    assert_eq!(
+        r.code, 1,
+        "rejections are problems: exit 1; stderr: {}",
+        r.stderr
+    );
+    let report = r.report();
+    let listed = report["rejected"].as_array().expect("rejected is a list");
+    assert_eq!(listed.len(), rejected.len(), "{listed:#?}");
+    for ((line, field), entry) in rejected.iter().zip(listed) {
+        let text = entry.to_string();
+        assert_eq!(entry["line"], *line as u64, "{text}");
+        assert_eq!(entry["field"], *field, "{text}");
+        assert!(
+            entry["message"].as_str().is_some_and(|m| !m.is_empty()),
+            "a rejection says why: {text}"
+        );
+    }
+    assert_eq!(sessions_of(&report, "full-history"), good as u64);
+    assert_eq!(sessions_of(&report, "single-user-coalesced"), good as u64);
+}
+
+#[test]
+fn run_over_an_empty_corpus_reports_nothing_and_succeeds() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let empty = write(&dir, "empty.jsonl", b"");
+    let blank = write(&dir, "blank.jsonl", b"\r\n \n");
+    let r = run(&mut recap_run(&[&empty, &blank]));
+    assert_eq!(r.code, 0, "stderr: {}", r.stderr);
+    let report = r.report();
+    assert_eq!(report["rejected"], serde_json::json!([]));
+    assert_eq!(sessions_of(&report, "full-history"), 0);
+}
+
+#[test]
+fn run_handles_huge_values_and_deep_nesting() {
+    // A million-element list as a definition value, tool args and result; 120-deep
+    // nesting; special floats; NUL and control characters in strings.
+    let million = vec!["7"; 1_000_000].join(",");
+    let deep = format!("{}1{}", "[".repeat(120), "]".repeat(120));
+    let line = format!(
+        r#"{{"id":"huge","mission":"Find it","max_turns":4,"turns":[{{"number":1,"program":"(def big (range))","success":true,"definitions":[{{"name":"big","kind":"def","value":[{million}]}},{{"name":"deep","kind":"def","value":{deep}}},{{"name":"odd","kind":"def","value":{{"$set":[{{"$special":"nan"}},9007199254740993,9007199254740992.0,"\u0000\u001b"]}}}}],"tool_calls":[{{"name":"t","args":[{million}],"result":[{million}]}}]}},{{"number":2,"program":"(println 1)","success":true,"prints":["1"]}}]}}"#
+    );
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = write(&dir, "huge.jsonl", format!("{line}\n").as_bytes());
+    let r = run(&mut recap_run(&[&path]));
+    assert_eq!(r.code, 0, "stderr: {}", r.stderr);
+    let report = r.report();
+    assert_eq!(sessions_of(&report, "single-user-coalesced"), 1);
+    for run in report["runs"].as_array().expect("runs") {
+        assert_eq!(run["render_errors"]["count"], 0, "{run}");
+        assert_eq!(run["invariant_violations"]["count"], 0, "{run}");
+    }
+}
+
+#[test]
+fn run_with_a_two_megabyte_print_counts_it() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut bytes = big_line(2);
+    // A second turn, so that the big print reaches a prompt (call 1).
+    let text = String::from_utf8(bytes).expect("ascii");
+    bytes = text
+        .replacen(
+            r#""]}]}"#,
+            r#""]},{"number":2,"program":"q","success":true}]}"#,
+            1,
+        )
+        .into_bytes();
+    let path = write(&dir, "big.jsonl", &bytes);
+    let r = run(&mut recap_run(&[&path]));
+    assert_eq!(r.code, 0, "stderr: {}", r.stderr);
+    let report = r.report();
+    let full = &report["runs"][0];
+    assert_eq!(full["strategy"], "full-history");
+    // 2 MiB of `x` is far more than 100,000 tokens in any BPE vocabulary.
+    assert!(
+        full["prompt_tokens_peak"].as_u64().unwrap_or(0) > 100_000,
+        "{full}"
+    );
+}
+
+/// A 100 MB line that is malformed at its very end: rejected after being read whole,
+/// the sessions around it run, within an address-space limit of 6× the line.
+#[test]
+fn run_rejects_a_malformed_hundred_megabyte_line_within_bounded_memory() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let good = r#"{"id":"a","mission":"Find it","turns":[{"number":1,"program":"(def x 1)","success":true}]}"#;
+    let mut bytes = format!("{good}\n").into_bytes();
+    let mut big = big_line(100);
+    big.truncate(big.len() - 3); // drop `}]}`'s end: unterminated
+    big.push(b'\n');
+    bytes.extend_from_slice(&big);
+    drop(big);
+    bytes.extend_from_slice(good.replace("\"a\"", "\"b\"").as_bytes());
+    let path = write(&dir, "big.jsonl", &bytes);
+    drop(bytes);
+    let limit_kib = 6 * 100 * 1024;
+    let r = run(Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "ulimit -v {limit_kib} && exec \"$0\" run \"$1\" --strategy full-history --format json --jobs 1"
+        ))
+        .arg(env!("CARGO_BIN_EXE_recap"))
+        .arg(&path));
+    assert_eq!(r.code, 1, "stderr: {}", r.stderr);
+    let report = r.report();
+    let rejected = report["rejected"].as_array().expect("rejected");
+    assert_eq!(rejected.len(), 1, "{rejected:?}");
+    assert_eq!(rejected[0]["line"], 2);
+    assert_eq!(rejected[0]["field"], "json");
+    assert_eq!(sessions_of(&report, "full-history"), 2);
+}
