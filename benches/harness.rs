@@ -21,9 +21,7 @@ use common::{bench_data_files, measuring, read_corpus, shared_corpus, write_corp
 use criterion::{Criterion, SamplingMode, Throughput, criterion_group, criterion_main};
 use recap_core::{CorpusReader, Strategy};
 use recap_harness::counting::prompt_tokens;
-use recap_harness::{
-    Backend, Encoding, Hooks, RunConfig, StrategyEntry, Tokenizer, run_corpora,
-};
+use recap_harness::{Backend, Encoding, Hooks, RunConfig, StrategyEntry, Tokenizer, run_corpora};
 use recap_import::Kind;
 use std::hint::black_box;
 use std::path::{Path, PathBuf};
@@ -88,7 +86,10 @@ fn corpora(tmp: &Path) -> Vec<(String, PathBuf)> {
         let name = file.file_stem().unwrap_or_default().to_string_lossy();
         let path = if smoke {
             // One iteration of each benchmark only: a few sessions are enough.
-            let sessions: Vec<_> = read_corpus(&file).into_iter().take(3).collect();
+            let sessions: Vec<_> = read_corpus(&file)
+                .into_iter()
+                .take(common::SMOKE_SESSIONS)
+                .collect();
             let p = tmp.join(format!("bench-data-{name}.jsonl"));
             write_corpus(&p, &sessions);
             p
@@ -103,7 +104,7 @@ fn corpora(tmp: &Path) -> Vec<(String, PathBuf)> {
     ] {
         if let Some(mut sessions) = shared_corpus(kind, dir) {
             if smoke {
-                sessions.truncate(3);
+                sessions.truncate(common::SMOKE_SESSIONS);
             }
             let p = tmp.join(format!("{dir}.jsonl"));
             write_corpus(&p, &sessions);

@@ -2,10 +2,12 @@
 //! the plugin ABI (issue 7): `plugin/<strategy>/{direct,abi,abi-full-request}`, every
 //! call of every bench-data session, throughput = prompt bytes.
 //!
-//! - `direct`: `Strategy::render` of the built-in, linked into this binary.
+//! - `direct`: the built-in linked into this binary, rendered as the harness replays a
+//!   session (`Strategy::render_session`, one `SessionState` per session).
 //! - `abi`: the wrapped built-in loaded with `recap_plugin_host::load`, rendered with
-//!   `Strategy::render_session` and one `SessionState` per session (how the harness
-//!   renders: only new turns cross the boundary). Target: ≤ 1.5× `direct`.
+//!   `Strategy::render_session` and one `SessionState` per session (how the `Strategy`
+//!   contract asks callers replaying a session to render: only new turns cross the
+//!   boundary), with the default per-call time limit. Target: ≤ 1.5× `direct`.
 //! - `abi-full-request`: the same plugin with a full request per call (the request JSON
 //!   grows with the history), to show what the incremental path saves.
 //! - `abi-no-time-limit`: as `abi` with the per-call time limit off
@@ -22,10 +24,10 @@ mod common;
 #[path = "../crates/recap-plugin-host/tests/support/mod.rs"]
 mod support;
 
-use common::{bench_data_sessions, measuring, render_every_call, request};
-use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use common::{bench_data_sessions, measuring, render_calls, render_sessions, request};
+use criterion::{Criterion, SamplingMode, Throughput, criterion_group, criterion_main};
+use recap_core::Registry;
 use recap_core::invariants::calls;
-use recap_core::{Registry, Session, SessionState, Strategy};
 use std::collections::BTreeMap;
 use std::hint::black_box;
 use std::path::PathBuf;
@@ -44,22 +46,11 @@ fn wrapped_libraries() -> BTreeMap<String, PathBuf> {
         // Same optimisation as the bench binary, or the comparison is meaningless.
         args.push("--release");
     }
-    eprintln!("building the wrapped built-ins: cargo build {}", args.join(" "));
+    eprintln!(
+        "building the wrapped built-ins: cargo build {}",
+        args.join(" ")
+    );
     support::build_cdylibs(&args)
-}
-
-fn render_sessions(strategy: &dyn Strategy, sessions: &[Session]) -> u64 {
-    let mut bytes = 0;
-    for session in sessions {
-        let mut state = SessionState::new();
-        for k in calls(session) {
-            let messages = strategy
-                .render_session(session, k, &mut state)
-                .unwrap_or_else(|e| panic!("{} on {}: {e}", strategy.spec(), session.id));
-            bytes += common::prompt_bytes(&messages);
-        }
-    }
-    bytes
 }
 
 fn plugin(c: &mut Criterion) {
@@ -67,8 +58,8 @@ fn plugin(c: &mut Criterion) {
     let libs = wrapped_libraries();
     let direct = recap_builtins::registry();
     // What `recap` uses unless told otherwise (the environment may override it).
-    let default_limit = recap_plugin_host::call_time_limit()
-        .unwrap_or(recap_plugin_host::DEFAULT_CALL_TIME_LIMIT);
+    let default_limit =
+        recap_plugin_host::call_time_limit().unwrap_or(recap_plugin_host::DEFAULT_CALL_TIME_LIMIT);
     for (info, _) in recap_builtins::builtins() {
         let name = info.name;
         let target = format!("wrap_{}", name.replace('-', "_"));
@@ -81,7 +72,7 @@ fn plugin(c: &mut Criterion) {
         let want = direct.build(&name).expect("built-in builds");
         let got = through_abi.build(&name).expect("wrapped built-in builds");
 
-        let bytes = render_every_call(want.as_ref(), &sessions);
+        let bytes = render_sessions(want.as_ref(), &sessions);
         // Same output both ways (the parity test proves it message for message).
         assert_eq!(render_sessions(got.as_ref(), &sessions), bytes, "{name}");
         let last = sessions.last().expect("bench-data has sessions");
@@ -94,15 +85,19 @@ fn plugin(c: &mut Criterion) {
 
         let mut group = c.benchmark_group(format!("plugin/{name}"));
         group.throughput(Throughput::Bytes(bytes));
+        // Full requests take up to a second per iteration: a fixed number of iterations
+        // per sample keeps the group to about a minute.
+        group.sample_size(20);
+        group.sampling_mode(SamplingMode::Flat);
         group.bench_function("direct", |b| {
-            b.iter(|| render_every_call(black_box(want.as_ref()), black_box(&sessions)))
+            b.iter(|| render_sessions(black_box(want.as_ref()), black_box(&sessions)))
         });
         recap_plugin_host::set_call_time_limit(Some(default_limit));
         group.bench_function("abi", |b| {
             b.iter(|| render_sessions(black_box(got.as_ref()), black_box(&sessions)))
         });
         group.bench_function("abi-full-request", |b| {
-            b.iter(|| render_every_call(black_box(got.as_ref()), black_box(&sessions)))
+            b.iter(|| render_calls(black_box(got.as_ref()), black_box(&sessions)))
         });
         recap_plugin_host::set_call_time_limit(None);
         group.bench_function("abi-no-time-limit", |b| {

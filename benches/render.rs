@@ -1,7 +1,9 @@
 //! Render speed of every built-in strategy (issue 7).
 //!
 //! - `render/bench-data/<strategy>`: every call of every bench-data session, rendered
-//!   directly; throughput = bytes of prompt produced.
+//!   directly the way the harness replays a session (`Strategy::render_session`, one
+//!   `SessionState` per session, so incremental strategies can reuse work);
+//!   throughput = bytes of prompt produced.
 //! - `render/turns/<strategy>/<n>`: the last call of a generated session of n = 10, 100
 //!   and 1,000 turns; throughput = bytes of that prompt. Equal bytes/s across n means
 //!   time linear in the prompt size (a renderer quadratic in turns would slow down at
@@ -17,7 +19,7 @@ mod common;
 
 use common::{
     bench_data_sessions, every_prompt, generated_session, last_call, measuring, prompt_bytes,
-    render_every_call, request,
+    render_sessions, request,
 };
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use recap_core::Strategy;
@@ -42,10 +44,10 @@ fn bench_data(c: &mut Criterion) {
     let sessions = bench_data_sessions();
     let mut group = c.benchmark_group("render/bench-data");
     for (name, strategy) in builtins() {
-        let bytes = render_every_call(strategy.as_ref(), &sessions);
+        let bytes = render_sessions(strategy.as_ref(), &sessions);
         group.throughput(Throughput::Bytes(bytes));
         group.bench_function(&name, |b| {
-            b.iter(|| render_every_call(black_box(strategy.as_ref()), black_box(&sessions)))
+            b.iter(|| render_sessions(black_box(strategy.as_ref()), black_box(&sessions)))
         });
     }
     group.finish();
@@ -53,8 +55,15 @@ fn bench_data(c: &mut Criterion) {
 
 fn by_turns(c: &mut Criterion) {
     // The smoke run keeps generation cheap; the measured sizes are the issue's.
-    let sizes: &[u32] = if measuring() { &[10, 100, 1000] } else { &[10, 100] };
-    let sessions: Vec<_> = sizes.iter().map(|&n| (n, generated_session(11, n))).collect();
+    let sizes: &[u32] = if measuring() {
+        &[10, 100, 1000]
+    } else {
+        &[10, 100]
+    };
+    let sessions: Vec<_> = sizes
+        .iter()
+        .map(|&n| (n, generated_session(11, n)))
+        .collect();
     let mut group = c.benchmark_group("render/turns");
     for (name, strategy) in builtins() {
         for (n, session) in &sessions {
@@ -80,7 +89,7 @@ fn render_vs_tokenize(c: &mut Criterion) {
         group.sample_size(10);
         group.throughput(Throughput::Bytes(bytes));
         group.bench_function("render", |b| {
-            b.iter(|| render_every_call(black_box(strategy.as_ref()), black_box(&sessions)))
+            b.iter(|| render_sessions(black_box(strategy.as_ref()), black_box(&sessions)))
         });
         group.bench_function("tokenize-fast", |b| {
             b.iter(|| {

@@ -15,7 +15,8 @@
 # with RUSTC_BOOTSTRAP=1 (no nightly is needed). Installs cargo-fuzz if it is missing.
 # The working corpus grows in fuzz/corpus/<target>/ (git-ignored), seeded from
 # fuzz/seeds/<target>/ (committed). A crash leaves its input in
-# fuzz/artifacts/<target>/ and makes this script exit 1 after the other targets ran.
+# fuzz/artifacts/<target>/ and makes this script exit 1 after the other targets ran;
+# a target that does not build makes it exit 2 before any fuzzing.
 # Turn each crash into a regression test: see RELIABILITY.md, "When the fuzzer finds a
 # crash".
 set -uo pipefail
@@ -44,12 +45,22 @@ if [[ ${#targets[@]} -eq 0 ]]; then
     mapfile -t targets <<<"$all_targets"
 fi
 
-failed=()
 for t in "${targets[@]}"; do
     if ! grep -qx "$t" <<<"$all_targets"; then
         echo "error: unknown fuzz target '$t'; targets: $(echo $all_targets)" >&2
         exit 2
     fi
+done
+
+# Build first, so that a compile error (exit 2) is not mistaken for a crash (exit 1).
+echo "==> building ${targets[*]}"
+for t in "${targets[@]}"; do
+    (cd fuzz && cargo fuzz build --sanitizer "$sanitizer" "$t") ||
+        { echo "error: fuzz target $t does not build" >&2; exit 2; }
+done
+
+failed=()
+for t in "${targets[@]}"; do
     corpus="fuzz/corpus/$t"
     mkdir -p "$corpus" "fuzz/artifacts/$t"
     seeds=()

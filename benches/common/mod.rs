@@ -6,7 +6,7 @@
 #![allow(dead_code)]
 
 use recap_core::invariants::calls;
-use recap_core::{CorpusReader, Message, RenderRequest, Session, Strategy};
+use recap_core::{CorpusReader, Message, RenderRequest, Session, SessionState, Strategy};
 use std::path::{Path, PathBuf};
 
 /// recap's workspace root (the root package is the `recap` binary).
@@ -43,8 +43,8 @@ pub fn bench_data_files() -> Vec<PathBuf> {
 
 /// Every session of a corpus file; bench inputs must be valid.
 pub fn read_corpus(path: &Path) -> Vec<Session> {
-    let reader = CorpusReader::open(path)
-        .unwrap_or_else(|e| panic!("{}: cannot open: {e}", path.display()));
+    let reader =
+        CorpusReader::open(path).unwrap_or_else(|e| panic!("{}: cannot open: {e}", path.display()));
     reader
         .map(|entry| {
             entry.session.unwrap_or_else(|e| {
@@ -58,10 +58,22 @@ pub fn read_corpus(path: &Path) -> Vec<Session> {
         .collect()
 }
 
-/// Every session of every bench-data corpus, in file order.
+/// Every session of every bench-data corpus, in file order; for the smoke run
+/// (`cargo test --benches`, one unmeasured iteration) the first few of each file.
 pub fn bench_data_sessions() -> Vec<Session> {
-    bench_data_files().iter().flat_map(|p| read_corpus(p)).collect()
+    let per_file = if measuring() {
+        usize::MAX
+    } else {
+        SMOKE_SESSIONS
+    };
+    bench_data_files()
+        .iter()
+        .flat_map(|p| read_corpus(p).into_iter().take(per_file))
+        .collect()
 }
+
+/// Sessions per corpus in the smoke run: enough to exercise every code path once.
+pub const SMOKE_SESSIONS: usize = 4;
 
 /// A real corpus of `../shared/corpora`, imported in memory with recap's importer, or
 /// `None` (with a visible message) when the directory is missing. Under `CI=true` a
@@ -100,7 +112,9 @@ pub fn write_corpus(path: &Path, sessions: &[Session]) {
 /// generator (the same for the same arguments).
 pub fn generated_session(seed: u64, turns: u32) -> Session {
     let mut sessions = recap_gen::generate_corpus(seed, 1, turns..=turns);
-    let session = sessions.pop().expect("generate_corpus returns the sessions asked for");
+    let session = sessions
+        .pop()
+        .expect("generate_corpus returns the sessions asked for");
     assert_eq!(session.turns.len(), turns as usize);
     session
 }
@@ -115,14 +129,31 @@ pub fn prompt_bytes(messages: &[Message]) -> u64 {
     messages.iter().map(|m| m.content.len() as u64).sum()
 }
 
-/// Renders every call of every session directly; returns the prompt bytes produced.
-pub fn render_every_call(strategy: &dyn Strategy, sessions: &[Session]) -> u64 {
+/// Renders every call of every session with `Strategy::render` (a full request each
+/// call, no state); returns the prompt bytes produced.
+pub fn render_calls(strategy: &dyn Strategy, sessions: &[Session]) -> u64 {
     let mut bytes = 0;
     for session in sessions {
         for k in calls(session) {
-            let request = request(session, k);
             let messages = strategy
-                .render(&request)
+                .render(&request(session, k))
+                .unwrap_or_else(|e| panic!("{} on {}: {e}", strategy.spec(), session.id));
+            bytes += prompt_bytes(&messages);
+        }
+    }
+    bytes
+}
+
+/// Renders every call of every session the way a caller replaying whole sessions must
+/// (`Strategy::render_session`, one `SessionState` per session, calls in order), so
+/// that strategies and plugins that work incrementally do; returns the prompt bytes.
+pub fn render_sessions(strategy: &dyn Strategy, sessions: &[Session]) -> u64 {
+    let mut bytes = 0;
+    for session in sessions {
+        let mut state = SessionState::new();
+        for k in calls(session) {
+            let messages = strategy
+                .render_session(session, k, &mut state)
                 .unwrap_or_else(|e| panic!("{} on {}: {e}", strategy.spec(), session.id));
             bytes += prompt_bytes(&messages);
         }
@@ -140,9 +171,10 @@ pub fn request(session: &Session, k: usize) -> RenderRequest<'_> {
 pub fn every_prompt(strategy: &dyn Strategy, sessions: &[Session]) -> Vec<Vec<Message>> {
     let mut prompts = Vec::new();
     for session in sessions {
+        let mut state = SessionState::new();
         for k in calls(session) {
             let messages = strategy
-                .render(&request(session, k))
+                .render_session(session, k, &mut state)
                 .unwrap_or_else(|e| panic!("{} on {}: {e}", strategy.spec(), session.id));
             prompts.push(messages);
         }

@@ -45,8 +45,9 @@ pub struct Args {
     /// `rolling-window:window=1|2|4`. Repeatable.
     #[arg(long = "sweep", value_name = "SPEC")]
     sweeps: Vec<String>,
-    /// Tokenizer to count with. Repeatable. Default: o200k_base.
-    #[arg(long = "tokenizer", value_name = "NAME", value_parser = ["o200k_base", "cl100k_base"])]
+    /// Tokenizer to count with. Repeatable. Default: o200k_base. deepseek_v3 (the model
+    /// of the ptc-runner corpus) has only the fast backend.
+    #[arg(long = "tokenizer", value_name = "NAME", value_parser = ["o200k_base", "cl100k_base", "deepseek_v3"])]
     tokenizers: Vec<String>,
     /// Which implementation counts tokens (both give identical counts).
     #[arg(long, value_enum, default_value_t = BackendArg::Fast)]
@@ -168,7 +169,7 @@ fn tokenizers(args: &Args) -> Result<Vec<Tokenizer>> {
     for n in names {
         let enc: Encoding = n.parse().with_context(|| format!("--tokenizer {n:?}"))?;
         if !out.iter().any(|t| t.encoding() == enc) {
-            out.push(Tokenizer::get(enc, backend));
+            out.push(Tokenizer::try_get(enc, backend).context("--tokenizer-backend")?);
         }
     }
     Ok(out)

@@ -3,100 +3,108 @@
 //! this is on the per-call path).
 //!
 //! It is a fast path only: whatever it does not accept exactly as
-//! `Turn::from_json` would — a type error, a missing field, a duplicate key, a `$` tag —
-//! makes it give up, and the caller decodes through the tree instead, which yields the
-//! reference result or the reference error. Tests hold the two to the same turns.
+//! `Turn::from_json` would — a type error, a missing field, a duplicate key, an
+//! unknown `$` tag, a lone surrogate — makes it give up, and the caller decodes
+//! through the tree instead, which yields the reference result or the reference
+//! error. Tests hold the two to the same turns.
+//!
+//! Why it is fast: the document's UTF-8 is checked once; strings without escapes are
+//! found eight bytes at a time and copied once; object keys are borrowed, not
+//! allocated; list and map items are gathered on a shared stack and moved into one
+//! exactly-sized allocation each.
 
+use crate::json::{Fast, GiveUp, NumberToken, Reader};
 use recap_core::session::fenced_program;
-use recap_core::{DefKind, Definition, ToolCall, Turn, TurnError, Value};
-use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use recap_core::{Closure, DefKind, Definition, SpecialFloat, ToolCall, Turn, TurnError, Value};
 use serde_json::{Map, Value as Json};
-use std::fmt;
 use std::sync::OnceLock;
 
 /// `(turns_offset, turns)` of a `session_render` request, or `None` to fall back.
 pub(crate) fn session_delta(bytes: &[u8]) -> Option<(usize, Vec<Turn>)> {
-    let mut de = serde_json::Deserializer::from_slice(bytes);
-    let delta = de.deserialize_map(DeltaVisitor).ok()?;
-    de.end().ok()?;
+    let mut d = Decoder {
+        r: Reader::new(bytes).ok()?,
+        items: Vec::new(),
+        entries: Vec::new(),
+        sorted_maps: json_maps_are_sorted(),
+    };
+    let delta = d.delta().ok()?;
+    d.r.end().ok()?;
     Some(delta)
 }
 
-/// Gives up: the message is never shown (the tree decoder reports the real error).
-fn give_up<E: de::Error>() -> E {
-    E::custom("not on the fast path")
+struct Decoder<'a> {
+    r: Reader<'a>,
+    /// Items of the lists being read, innermost last.
+    items: Vec<Value>,
+    /// Entries of the maps being read, innermost last.
+    entries: Vec<(String, Value)>,
+    /// See [`json_maps_are_sorted`].
+    sorted_maps: bool,
 }
 
-struct DeltaVisitor;
-
-impl<'de> Visitor<'de> for DeltaVisitor {
-    type Value = (usize, Vec<Turn>);
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("a session_render request")
+/// Marks a known key as seen; a repeated key means "last wins" in the tree decoder,
+/// which is not worth mirroring here. (Repeated unknown keys are ignored either way.)
+fn first_time(seen: &mut u32, bit: u32) -> Fast<()> {
+    if *seen & bit != 0 {
+        return Err(GiveUp);
     }
+    *seen |= bit;
+    Ok(())
+}
 
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+/// The bit of a known key of turns, tool calls and definitions (0: not a known key).
+fn key_bit(key: &str) -> u32 {
+    const KEYS: [&str; 16] = [
+        "number",
+        "program",
+        "raw_response",
+        "success",
+        "error",
+        "result",
+        "prints",
+        "tool_calls",
+        "definitions",
+        "feedback",
+        "usage",
+        "name",
+        "args",
+        "kind",
+        "docstring",
+        "value",
+    ];
+    KEYS.iter().position(|k| *k == key).map_or(0, |i| 1 << i)
+}
+
+impl Decoder<'_> {
+    fn delta(&mut self) -> Fast<(usize, Vec<Turn>)> {
         let (mut offset, mut turns) = (None, None);
-        while let Some(key) = map.next_key::<String>()? {
-            match key.as_str() {
+        let mut m = self.r.object()?;
+        while let Some(key) = self.r.key(&mut m)? {
+            match &*key {
                 "turns_offset" if offset.is_none() => {
-                    offset = Some(map.next_value::<Option<u64>>()?.unwrap_or(0))
+                    offset = Some(if self.r.null()? { 0 } else { self.r.u64()? });
                 }
-                "turns" if turns.is_none() => turns = Some(map.next_value::<Option<TurnList>>()?),
-                "turns_offset" | "turns" => return Err(give_up()),
-                _ => {
-                    map.next_value::<IgnoredAny>()?;
+                "turns" if turns.is_none() => {
+                    turns = Some(if self.r.null()? {
+                        Vec::new()
+                    } else {
+                        let mut list = Vec::new();
+                        let mut a = self.r.array()?;
+                        while self.r.item(&mut a)? {
+                            list.push(self.turn()?);
+                        }
+                        list
+                    });
                 }
+                "turns_offset" | "turns" => return Err(GiveUp),
+                _ => self.r.skip()?,
             }
         }
-        let offset = usize::try_from(offset.unwrap_or(0)).map_err(|_| give_up())?;
-        Ok((offset, turns.flatten().map_or_else(Vec::new, |l| l.0)))
-    }
-}
-
-struct TurnList(Vec<Turn>);
-
-impl<'de> de::Deserialize<'de> for TurnList {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = TurnList;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("an array of turns")
-            }
-            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<TurnList, A::Error> {
-                let mut turns = Vec::with_capacity(seq.size_hint().unwrap_or(1));
-                while let Some(t) = seq.next_element_seed(TurnSeed)? {
-                    turns.push(t);
-                }
-                Ok(TurnList(turns))
-            }
-        }
-        d.deserialize_seq(V)
-    }
-}
-
-/// One turn, as `decode_turn` in recap-core reads it.
-struct TurnSeed;
-
-impl<'de> DeserializeSeed<'de> for TurnSeed {
-    type Value = Turn;
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Turn, D::Error> {
-        d.deserialize_map(TurnVisitor)
-    }
-}
-
-struct TurnVisitor;
-
-impl<'de> Visitor<'de> for TurnVisitor {
-    type Value = Turn;
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("a turn object")
+        let offset = usize::try_from(offset.unwrap_or(0)).map_err(|_| GiveUp)?;
+        Ok((offset, turns.unwrap_or_default()))
     }
 
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Turn, A::Error> {
+    fn turn(&mut self) -> Fast<Turn> {
         let mut number = None;
         let mut program = None;
         let mut raw_response = None;
@@ -109,56 +117,50 @@ impl<'de> Visitor<'de> for TurnVisitor {
         let mut feedback = None;
         let mut usage = None;
         let mut seen = 0;
-        while let Some(key) = map.next_key::<String>()? {
+        let mut m = self.r.object()?;
+        while let Some(key) = self.r.key(&mut m)? {
             first_time(&mut seen, key_bit(&key))?;
-            match key.as_str() {
-                "number" => {
-                    let n: u64 = map.next_value()?;
-                    number = Some(u32::try_from(n).map_err(|_| give_up())?);
+            match &*key {
+                "number" => number = Some(u32::try_from(self.r.u64()?).map_err(|_| GiveUp)?),
+                "program" => program = Some(self.r.string()?),
+                "raw_response" => raw_response = self.r.opt_string()?,
+                "success" => success = Some(self.r.bool()?),
+                "error" => error = self.error()?,
+                "result" => result = Some(self.value()?),
+                "prints" => {
+                    if !self.r.null()? {
+                        let mut a = self.r.array()?;
+                        while self.r.item(&mut a)? {
+                            prints.push(self.r.string()?);
+                        }
+                    }
                 }
-                "program" => program = Some(map.next_value::<String>()?),
-                "raw_response" => raw_response = map.next_value::<Option<String>>()?,
-                "success" => success = Some(map.next_value::<bool>()?),
-                "error" => error = map.next_value::<Option<ErrorFields>>()?,
-                "result" => result = Some(map.next_value_seed(ValueSeed)?),
-                "prints" => prints = map.next_value::<Option<Vec<String>>>()?.unwrap_or_default(),
                 "tool_calls" => {
-                    tool_calls = map
-                        .next_value_seed(ListSeed::<ToolCall>::new())?
-                        .unwrap_or_default()
+                    if !self.r.null()? {
+                        let mut a = self.r.array()?;
+                        while self.r.item(&mut a)? {
+                            tool_calls.push(self.tool_call()?);
+                        }
+                    }
                 }
                 "definitions" => {
-                    definitions = map
-                        .next_value_seed(ListSeed::<Definition>::new())?
-                        .unwrap_or_default()
+                    if !self.r.null()? {
+                        let mut a = self.r.array()?;
+                        while self.r.item(&mut a)? {
+                            definitions.push(self.definition()?);
+                        }
+                    }
                 }
-                "feedback" => feedback = map.next_value::<Option<String>>()?,
-                "usage" => usage = map.next_value::<Option<Map<String, Json>>>()?,
-                _ => {
-                    map.next_value::<IgnoredAny>()?;
-                }
+                "feedback" => feedback = self.r.opt_string()?,
+                "usage" => usage = self.usage()?,
+                _ => self.r.skip()?,
             }
         }
         let (Some(number), Some(program), Some(success)) = (number, program, success) else {
-            return Err(give_up());
-        };
-        let error = match error {
-            None => None,
-            Some(ErrorFields {
-                message: Some(message),
-                reason,
-            }) => Some(TurnError { message, reason }),
-            Some(ErrorFields {
-                message: None,
-                reason: Some(reason),
-            }) => Some(TurnError {
-                message: reason.clone(),
-                reason: Some(reason),
-            }),
-            Some(_) => return Err(give_up()),
+            return Err(GiveUp);
         };
         if !success && error.is_none() {
-            return Err(give_up());
+            return Err(GiveUp);
         }
         let raw_response = raw_response.unwrap_or_else(|| fenced_program(&program));
         Ok(Turn {
@@ -175,162 +177,280 @@ impl<'de> Visitor<'de> for TurnVisitor {
             usage,
         })
     }
-}
 
-/// Marks a known key as seen; a repeated key means "last wins" in the tree decoder,
-/// which is not worth mirroring here. (Repeated unknown keys are ignored either way.)
-fn first_time<E: de::Error>(seen: &mut u32, bit: u32) -> Result<(), E> {
-    if *seen & bit != 0 {
-        return Err(give_up());
-    }
-    *seen |= bit;
-    Ok(())
-}
-
-/// The bit of a known key of turns, tool calls and definitions (0: not a known key).
-fn key_bit(key: &str) -> u32 {
-    const KEYS: [&str; 14] = [
-        "number",
-        "program",
-        "raw_response",
-        "success",
-        "error",
-        "result",
-        "prints",
-        "tool_calls",
-        "definitions",
-        "feedback",
-        "usage",
-        "name",
-        "args",
-        "kind",
-    ];
-    match KEYS.iter().position(|k| *k == key) {
-        Some(i) => 1 << i,
-        None if key == "docstring" => 1 << 14,
-        None if key == "value" => 1 << 15,
-        None => 0,
-    }
-}
-
-#[derive(serde::Deserialize)]
-struct ErrorFields {
-    #[serde(default)]
-    message: Option<String>,
-    #[serde(default)]
-    reason: Option<String>,
-}
-
-/// `null` or an array of `T` (tool calls, definitions).
-struct ListSeed<T>(std::marker::PhantomData<T>);
-
-impl<T> ListSeed<T> {
-    fn new() -> Self {
-        Self(std::marker::PhantomData)
-    }
-}
-
-trait Element: Sized {
-    fn read<'de, A: MapAccess<'de>>(map: A) -> Result<Self, A::Error>;
-}
-
-impl<'de, T: Element> DeserializeSeed<'de> for ListSeed<T> {
-    type Value = Option<Vec<T>>;
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
-        struct V<T>(std::marker::PhantomData<T>);
-        impl<'de, T: Element> Visitor<'de> for V<T> {
-            type Value = Option<Vec<T>>;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("null or an array of objects")
-            }
-            fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
-                Ok(None)
-            }
-            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
-                let mut items = Vec::with_capacity(seq.size_hint().unwrap_or(0));
-                while let Some(item) =
-                    seq.next_element_seed(ElementSeed::<T>(std::marker::PhantomData))?
-                {
-                    items.push(item);
+    fn error(&mut self) -> Fast<Option<TurnError>> {
+        if self.r.null()? {
+            return Ok(None);
+        }
+        let (mut message, mut reason) = (None, None);
+        let (mut seen_message, mut seen_reason) = (false, false);
+        let mut m = self.r.object()?;
+        while let Some(key) = self.r.key(&mut m)? {
+            match &*key {
+                "message" if !seen_message => {
+                    seen_message = true;
+                    message = self.r.opt_string()?;
                 }
-                Ok(Some(items))
+                "reason" if !seen_reason => {
+                    seen_reason = true;
+                    reason = self.r.opt_string()?;
+                }
+                "message" | "reason" => return Err(GiveUp),
+                _ => self.r.skip()?,
             }
         }
-        d.deserialize_any(V(std::marker::PhantomData))
-    }
-}
-
-struct ElementSeed<T>(std::marker::PhantomData<T>);
-
-impl<'de, T: Element> DeserializeSeed<'de> for ElementSeed<T> {
-    type Value = T;
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<T, D::Error> {
-        struct V<T>(std::marker::PhantomData<T>);
-        impl<'de, T: Element> Visitor<'de> for V<T> {
-            type Value = T;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("an object")
-            }
-            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<T, A::Error> {
-                T::read(map)
-            }
+        match (message, reason) {
+            (Some(message), reason) => Ok(Some(TurnError { message, reason })),
+            (None, Some(reason)) => Ok(Some(TurnError {
+                message: reason.clone(),
+                reason: Some(reason),
+            })),
+            (None, None) => Err(GiveUp),
         }
-        d.deserialize_map(V(std::marker::PhantomData))
     }
-}
 
-impl Element for ToolCall {
-    fn read<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+    /// An arbitrary object, rare: validated here, then read by serde_json.
+    fn usage(&mut self) -> Fast<Option<Map<String, Json>>> {
+        if self.r.null()? {
+            return Ok(None);
+        }
+        self.r.peek();
+        let start = self.r.position();
+        self.r.skip()?;
+        let text = self.r.slice(start, self.r.position());
+        serde_json::from_str(text).map(Some).map_err(|_| GiveUp)
+    }
+
+    fn tool_call(&mut self) -> Fast<ToolCall> {
         let (mut name, mut args, mut result) = (None, Value::Nil, None);
         let mut seen = 0;
-        while let Some(key) = map.next_key::<String>()? {
+        let mut m = self.r.object()?;
+        while let Some(key) = self.r.key(&mut m)? {
             first_time(&mut seen, key_bit(&key))?;
-            match key.as_str() {
-                "name" => name = Some(map.next_value::<String>()?),
-                "args" => args = map.next_value_seed(ValueSeed)?,
-                "result" => result = Some(map.next_value_seed(ValueSeed)?),
-                _ => {
-                    map.next_value::<IgnoredAny>()?;
-                }
+            match &*key {
+                "name" => name = Some(self.r.string()?),
+                "args" => args = self.value()?,
+                "result" => result = Some(self.value()?),
+                _ => self.r.skip()?,
             }
         }
         Ok(ToolCall {
-            name: name.ok_or_else(give_up)?,
+            name: name.ok_or(GiveUp)?,
             args,
             result,
         })
     }
-}
 
-impl Element for Definition {
-    fn read<'de, A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+    fn definition(&mut self) -> Fast<Definition> {
         let (mut name, mut kind, mut docstring, mut value) = (None, None, None, None);
         let mut seen = 0;
-        while let Some(key) = map.next_key::<String>()? {
+        let mut m = self.r.object()?;
+        while let Some(key) = self.r.key(&mut m)? {
             first_time(&mut seen, key_bit(&key))?;
-            match key.as_str() {
-                "name" => name = Some(map.next_value::<String>()?),
+            match &*key {
+                "name" => name = Some(self.r.string()?),
                 "kind" => {
-                    kind = Some(match map.next_value::<String>()?.as_str() {
+                    kind = Some(match &*self.r.str()? {
                         "def" => DefKind::Def,
                         "defn" => DefKind::Defn,
-                        _ => return Err(give_up()),
+                        _ => return Err(GiveUp),
                     })
                 }
-                "docstring" => docstring = map.next_value::<Option<String>>()?,
-                "value" => value = Some(map.next_value_seed(ValueSeed)?),
-                _ => {
-                    map.next_value::<IgnoredAny>()?;
-                }
+                "docstring" => docstring = self.r.opt_string()?,
+                "value" => value = Some(self.value()?),
+                _ => self.r.skip()?,
             }
         }
         Ok(Definition {
-            name: name.ok_or_else(give_up)?,
-            kind: kind.ok_or_else(give_up)?,
+            name: name.ok_or(GiveUp)?,
+            kind: kind.ok_or(GiveUp)?,
             docstring,
             value,
         })
     }
+
+    /// One value in the encoding of SPEC section 1, as `Value::from_json` reads it.
+    fn value(&mut self) -> Fast<Value> {
+        Ok(match self.r.peek().ok_or(GiveUp)? {
+            b'"' => Value::Str(self.r.string()?),
+            b'{' => self.object()?,
+            b'[' => Value::List(self.items()?),
+            b't' | b'f' => Value::Bool(self.r.bool()?),
+            b'n' => {
+                self.r.null()?;
+                Value::Nil
+            }
+            _ => number(&self.r.number()?)?,
+        })
+    }
+
+    /// An array of values, moved off the shared stack into one allocation.
+    fn items(&mut self) -> Fast<Vec<Value>> {
+        let start = self.items.len();
+        let mut a = self.r.array()?;
+        while self.r.item(&mut a)? {
+            let v = self.value()?;
+            self.items.push(v);
+        }
+        Ok(self.items.drain(start..).collect())
+    }
+
+    /// A map (an object with keyword keys), or a tagged value (an object whose only
+    /// key starts with `$`).
+    fn object(&mut self) -> Fast<Value> {
+        let mut m = self.r.object()?;
+        let Some(first) = self.r.key(&mut m)? else {
+            return Ok(Value::Map(Vec::new()));
+        };
+        if first.starts_with('$') {
+            // A tag when it is the only key, an ordinary key otherwise: look past the
+            // body first, then read it as the one or the other.
+            let body = self.r.position();
+            self.r.skip()?;
+            let only_key = self.r.peek() == Some(b'}');
+            self.r.rewind(body);
+            if only_key {
+                let v = self.tagged(&first)?;
+                return match self.r.key(&mut m)? {
+                    None => Ok(v),
+                    Some(_) => Err(GiveUp),
+                };
+            }
+        }
+        let start = self.entries.len();
+        let v = self.value()?;
+        self.entries.push((first.into_owned(), v));
+        while let Some(key) = self.r.key(&mut m)? {
+            let v = self.value()?;
+            self.entries.push((key.into_owned(), v));
+        }
+        let entries = &mut self.entries[start..];
+        if self.sorted_maps {
+            // No equal keys survive the check, so an unstable sort gives the order of
+            // serde_json's BTreeMap.
+            entries.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+            if entries.windows(2).any(|w| w[0].0 == w[1].0) {
+                return Err(GiveUp);
+            }
+        } else if has_duplicate_keys(entries) {
+            return Err(GiveUp);
+        }
+        Ok(Value::Map(
+            self.entries
+                .drain(start..)
+                .map(|(k, v)| (Value::Keyword(k), v))
+                .collect(),
+        ))
+    }
+
+    fn tagged(&mut self, tag: &str) -> Fast<Value> {
+        Ok(match tag {
+            "$kw" => Value::Keyword(self.r.string()?),
+            "$var" => Value::Var(self.r.string()?),
+            "$set" => Value::Set(self.items()?),
+            "$tuple" => Value::Tuple(self.items()?),
+            "$map" => self.explicit_map()?,
+            "$fn" => Value::Fn(self.closure()?),
+            "$special" => Value::Special(match &*self.r.str()? {
+                "infinity" => SpecialFloat::Infinity,
+                "negative_infinity" => SpecialFloat::NegativeInfinity,
+                "nan" => SpecialFloat::NaN,
+                _ => return Err(GiveUp),
+            }),
+            "$date" => {
+                let s = self.r.string()?;
+                if !is_iso_date(&s) {
+                    return Err(GiveUp);
+                }
+                Value::Date(s)
+            }
+            "$builtin" => match self.r.bool()? {
+                true => Value::Builtin,
+                false => return Err(GiveUp),
+            },
+            _ => return Err(GiveUp),
+        })
+    }
+
+    /// `[[key, value], ...]`, in the order given.
+    fn explicit_map(&mut self) -> Fast<Value> {
+        let mut pairs = Vec::new();
+        let mut a = self.r.array()?;
+        while self.r.item(&mut a)? {
+            let mut pair = self.r.array()?;
+            if !self.r.item(&mut pair)? {
+                return Err(GiveUp);
+            }
+            let k = self.value()?;
+            if !self.r.item(&mut pair)? {
+                return Err(GiveUp);
+            }
+            let v = self.value()?;
+            if self.r.item(&mut pair)? {
+                return Err(GiveUp);
+            }
+            pairs.push((k, v));
+        }
+        Ok(Value::Map(pairs))
+    }
+
+    fn closure(&mut self) -> Fast<Closure> {
+        let mut c = Closure::default();
+        let mut seen = [false; 4];
+        let mut m = self.r.object()?;
+        while let Some(key) = self.r.key(&mut m)? {
+            let field = match &*key {
+                "params" => 0,
+                "rest" => 1,
+                "docstring" => 2,
+                "return_type" => 3,
+                // Unknown fields are ignored, as by recap-core.
+                _ => {
+                    self.r.skip()?;
+                    continue;
+                }
+            };
+            if std::mem::replace(&mut seen[field], true) {
+                return Err(GiveUp);
+            }
+            match field {
+                0 => {
+                    let mut a = self.r.array()?;
+                    while self.r.item(&mut a)? {
+                        c.params.push(self.r.opt_string()?);
+                    }
+                }
+                1 => c.rest = self.r.opt_string()?,
+                2 => c.docstring = self.r.opt_string()?,
+                _ => c.return_type = self.r.opt_string()?,
+            }
+        }
+        Ok(c)
+    }
+}
+
+/// A number as `Value::from_json` reads it: an integer that fits an i64, else a float;
+/// an integer above i64::MAX is an error there (let the tree decoder say so).
+fn number(token: &NumberToken<'_>) -> Fast<Value> {
+    if let Some(n) = token.small_value() {
+        return Ok(Value::Int(n));
+    }
+    let n = token.to_number()?;
+    if let Some(i) = n.as_i64() {
+        return Ok(Value::Int(i));
+    }
+    if n.is_u64() {
+        return Err(GiveUp);
+    }
+    n.as_f64().map(Value::Float).ok_or(GiveUp)
+}
+
+fn is_iso_date(s: &str) -> bool {
+    let b = s.as_bytes();
+    b.len() == 10
+        && b.iter()
+            .enumerate()
+            .all(|(i, c)| if i == 4 || i == 7 { *c == b'-' } else { c.is_ascii_digit() })
 }
 
 /// Whether this build's `serde_json::Map` iterates in key order (the default) rather
@@ -345,93 +465,6 @@ fn json_maps_are_sorted() -> bool {
         m.insert("a".into(), Json::Null);
         m.keys().next().is_some_and(|k| k == "a")
     })
-}
-
-/// One value in the encoding of SPEC section 1, as `Value::from_json` reads it.
-struct ValueSeed;
-
-impl<'de> DeserializeSeed<'de> for ValueSeed {
-    type Value = Value;
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
-        d.deserialize_any(ValueVisitor)
-    }
-}
-
-struct ValueVisitor;
-
-impl<'de> Visitor<'de> for ValueVisitor {
-    type Value = Value;
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("an encoded value")
-    }
-    fn visit_unit<E: de::Error>(self) -> Result<Value, E> {
-        Ok(Value::Nil)
-    }
-    fn visit_bool<E: de::Error>(self, b: bool) -> Result<Value, E> {
-        Ok(Value::Bool(b))
-    }
-    fn visit_i64<E: de::Error>(self, i: i64) -> Result<Value, E> {
-        Ok(Value::Int(i))
-    }
-    fn visit_u64<E: de::Error>(self, u: u64) -> Result<Value, E> {
-        // Above i64::MAX is an error for the tree decoder: let it say so.
-        i64::try_from(u).map(Value::Int).map_err(|_| give_up())
-    }
-    fn visit_f64<E: de::Error>(self, f: f64) -> Result<Value, E> {
-        Ok(Value::Float(f))
-    }
-    fn visit_str<E: de::Error>(self, s: &str) -> Result<Value, E> {
-        Ok(Value::Str(s.to_string()))
-    }
-    fn visit_string<E: de::Error>(self, s: String) -> Result<Value, E> {
-        Ok(Value::Str(s))
-    }
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
-        let mut items = Vec::with_capacity(seq.size_hint().unwrap_or(0));
-        while let Some(v) = seq.next_element_seed(ValueSeed)? {
-            items.push(v);
-        }
-        Ok(Value::List(items))
-    }
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
-        let mut entries: Vec<(String, Value)> = Vec::new();
-        let Some(first) = map.next_key::<String>()? else {
-            return Ok(Value::Map(Vec::new()));
-        };
-        if first.starts_with('$') {
-            // A tag when it is the only key, an ordinary key otherwise: decide once the
-            // next key is known, and let recap-core decode the tagged value itself.
-            let body: Json = map.next_value()?;
-            let Some(second) = map.next_key::<String>()? else {
-                let mut obj = Map::new();
-                obj.insert(first, body);
-                return Value::from_json(&Json::Object(obj)).map_err(|_| give_up());
-            };
-            entries.push((first, Value::from_json(&body).map_err(|_| give_up())?));
-            entries.push((second, map.next_value_seed(ValueSeed)?));
-        } else {
-            entries.push((first, map.next_value_seed(ValueSeed)?));
-        }
-        while let Some(key) = map.next_key::<String>()? {
-            entries.push((key, map.next_value_seed(ValueSeed)?));
-        }
-        if json_maps_are_sorted() {
-            // Stable: equal keys keep their order, found below.
-            entries.sort_by(|a, b| a.0.cmp(&b.0));
-            if entries.windows(2).any(|w| w[0].0 == w[1].0) {
-                return Err(give_up());
-            }
-        } else if has_duplicate_keys(&entries) {
-            return Err(give_up());
-        }
-        Ok(Value::Map(
-            entries
-                .into_iter()
-                .map(|(k, v)| (Value::Keyword(k), v))
-                .collect(),
-        ))
-    }
 }
 
 fn has_duplicate_keys(entries: &[(String, Value)]) -> bool {
@@ -505,5 +538,166 @@ mod tests {
         ] {
             assert!(session_delta(bad).is_none(), "{}", String::from_utf8_lossy(bad));
         }
+    }
+
+    /// The tree decoder's answer: `None` when it rejects the request.
+    fn reference(bytes: &[u8]) -> Option<(usize, Vec<Turn>)> {
+        let (offset, turns) = crate::wire::decode_session_delta(bytes).ok()?;
+        let turns = turns
+            .iter()
+            .enumerate()
+            .map(|(i, t)| Turn::from_json(t, &format!("turns[{i}]")).ok())
+            .collect::<Option<_>>()?;
+        Some((offset, turns))
+    }
+
+    /// A small deterministic generator of JSON text: values of every shape, strings
+    /// with escapes and non-ASCII, numbers of every form, tags, whitespace.
+    struct Gen(u64);
+
+    impl Gen {
+        fn next(&mut self) -> u64 {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            self.0
+        }
+        fn pick<'a>(&mut self, items: &[&'a str]) -> &'a str {
+            items[(self.next() % items.len() as u64) as usize]
+        }
+        fn string(&mut self) -> String {
+            let mut s = String::from("\"");
+            for _ in 0..self.next() % 12 {
+                s.push_str(self.pick(&[
+                    "a", "Zürich", "日本", "👍🏽", "\\n", "\\\"", "\\\\", "\\u00e9", "\\ud83d\\ude00",
+                    "\\u0000", "\\/", " ", "$", "long text without any escape at all",
+                ]));
+            }
+            s.push('"');
+            s
+        }
+        fn value(&mut self, depth: u32) -> String {
+            let pick = if depth > 3 { self.next() % 4 } else { self.next() % 9 };
+            match pick {
+                0 => self.string(),
+                1 => self
+                    .pick(&[
+                        "0", "-0", "7", "-12", "1.5", "-2.5e3", "1E2", "123456789012345678",
+                        "9223372036854775807", "-9223372036854775808", "9223372036854775808",
+                        "18446744073709551616", "0.1", "1e-7",
+                    ])
+                    .to_string(),
+                2 => self.pick(&["true", "false", "null"]).to_string(),
+                3 => format!(
+                    "{{\"{}\": {}}}",
+                    self.pick(&["$kw", "$var", "$date", "$special", "$builtin"]),
+                    self.pick(&[
+                        "\"a\"", "\"2024-01-15\"", "\"2024-1-15\"", "\"nan\"", "\"infinity\"",
+                        "true", "false", "1", "null",
+                    ])
+                ),
+                4 | 5 => {
+                    let n = self.next() % 4;
+                    let items: Vec<String> = (0..n).map(|_| self.value(depth + 1)).collect();
+                    let tag = self.pick(&["", "", "$set", "$tuple"]);
+                    if tag.is_empty() {
+                        format!("[ {} ]", items.join(" ,"))
+                    } else {
+                        format!("{{\"{tag}\":[{}]}}", items.join(","))
+                    }
+                }
+                6 | 7 => {
+                    // Distinct keys: duplicates are left to the tree decoder on purpose.
+                    let keys = ["a", "b", "name", "$kw", "ü", "a\\n", "\\u0062x"];
+                    let first = self.next() as usize;
+                    let entries: Vec<String> = (0..self.next() % 4)
+                        .map(|i| {
+                            let key = keys[(first + i as usize) % keys.len()];
+                            format!("\"{key}\":{}", self.value(depth + 1))
+                        })
+                        .collect();
+                    format!("{{{}}}", entries.join(","))
+                }
+                _ => {
+                    let pairs: Vec<String> = (0..self.next() % 3)
+                        .map(|_| format!("[{},{}]", self.value(depth + 1), self.value(depth + 1)))
+                        .collect();
+                    let body = if self.next() % 2 == 0 {
+                        format!("{{\"$map\":[{}]}}", pairs.join(","))
+                    } else {
+                        format!(
+                            "{{\"$fn\":{{\"params\":[\"x\",null],\"docstring\":{},\"extra\":{}}}}}",
+                            self.string(),
+                            self.value(depth + 1)
+                        )
+                    };
+                    body
+                }
+            }
+        }
+        fn turn(&mut self, number: u32) -> String {
+            let mut fields = vec![
+                format!("\"number\":{number}"),
+                format!("\"program\":{}", self.string()),
+            ];
+            let success = self.next() % 3 != 0;
+            fields.push(format!("\"success\":{success}"));
+            if !success || self.next() % 4 == 0 {
+                fields.push(format!("\"error\":{{\"message\":{}}}", self.string()));
+            }
+            for (key, p) in [("result", 2), ("raw_response", 3), ("feedback", 3), ("extra", 4)] {
+                if self.next() % p == 0 {
+                    let v = if key == "result" || key == "extra" {
+                        self.value(0)
+                    } else {
+                        self.string()
+                    };
+                    fields.push(format!("\"{key}\":{v}"));
+                }
+            }
+            fields.push(format!("\"prints\":[{}]", self.string()));
+            fields.push(format!(
+                "\"tool_calls\":[{{\"name\":\"t\",\"args\":{},\"result\":{}}}]",
+                self.value(0),
+                self.value(0)
+            ));
+            fields.push(format!(
+                "\"definitions\":[{{\"name\":\"d\",\"kind\":\"{}\",\"value\":{}}}]",
+                self.pick(&["def", "defn", "def", "defn", "defx"]),
+                self.value(0)
+            ));
+            if self.next() % 5 == 0 {
+                fields.push("\"usage\":{\"input_tokens\":12,\"x\":[1.5,null]}".into());
+            }
+            format!("{{ {} }}", fields.join(", "))
+        }
+    }
+
+    #[test]
+    fn accepts_only_what_the_tree_decoder_accepts_and_reads_the_same() {
+        let mut g = Gen(0x9E37_79B9_7F4A_7C15);
+        let (mut fast, mut fell_back, mut missed) = (0, 0, 0);
+        for _ in 0..3000 {
+            let turns: Vec<String> = (1..=1 + g.next() % 3).map(|n| g.turn(n as u32)).collect();
+            let request = format!("{{\"turns_offset\":0,\"turns\":[{}]}}", turns.join(","));
+            let want = reference(request.as_bytes());
+            match session_delta(request.as_bytes()) {
+                Some(got) => {
+                    assert_eq!(Some(&got), want.as_ref(), "{request}");
+                    fast += 1;
+                }
+                None => {
+                    fell_back += 1;
+                    if want.is_some() {
+                        eprintln!("the fast path gave up on a valid request: {request}");
+                        missed += 1;
+                    }
+                }
+            }
+        }
+        // The rest are the generator's invalid requests (bad dates, unknown kinds,
+        // integers out of range, lone tags with the wrong body).
+        assert_eq!(missed, 0, "valid requests off the fast path");
+        assert!(fast > 300 && fell_back > 300, "fast {fast}, fell back {fell_back}");
     }
 }

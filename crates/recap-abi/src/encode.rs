@@ -3,13 +3,14 @@
 //! `serde_json::Value` tree first. The host serialises every turn it sends a plugin,
 //! so this is on the per-call path; tests hold it to `to_json` on generated sessions.
 
+use crate::json::{put_i64, put_str, put_u64};
 use recap_core::session::fenced_program;
 use recap_core::{Closure, SpecialFloat, Turn, Value};
 use serde::Serialize;
-use std::io::Write;
 
+/// Floats (ryu's shortest form) and the rare free-form objects, through serde_json.
 fn put<T: Serialize + ?Sized>(out: &mut Vec<u8>, value: &T) {
-    // Strings, numbers and string-keyed maps into memory: no failure mode.
+    // Numbers and string-keyed maps into memory: no failure mode.
     serde_json::to_writer(&mut *out, value).expect("serialising JSON into a Vec cannot fail");
 }
 
@@ -28,25 +29,25 @@ pub fn put_turn(out: &mut Vec<u8>, turn: &Turn) {
     let first = &mut true;
     out.push(b'{');
     key(out, first, "number");
-    let _ = write!(out, "{}", turn.number);
+    put_u64(out, u64::from(turn.number));
     key(out, first, "program");
-    put(out, &turn.program);
+    put_str(out, &turn.program);
     // Like Turn::to_json: the default (the program in a fence) is left out.
     if turn.raw_response.len() != turn.program.len() + 15
         || turn.raw_response != fenced_program(&turn.program)
     {
         key(out, first, "raw_response");
-        put(out, &turn.raw_response);
+        put_str(out, &turn.raw_response);
     }
     key(out, first, "success");
     out.extend_from_slice(if turn.success { b"true" } else { b"false" });
     if let Some(e) = &turn.error {
         key(out, first, "error");
         out.extend_from_slice(b"{\"message\":");
-        put(out, &e.message);
+        put_str(out, &e.message);
         if let Some(r) = &e.reason {
             out.extend_from_slice(b",\"reason\":");
-            put(out, r);
+            put_str(out, r);
         }
         out.push(b'}');
     }
@@ -56,7 +57,14 @@ pub fn put_turn(out: &mut Vec<u8>, turn: &Turn) {
     }
     if !turn.prints.is_empty() {
         key(out, first, "prints");
-        put(out, &turn.prints);
+        out.push(b'[');
+        for (i, p) in turn.prints.iter().enumerate() {
+            if i > 0 {
+                out.push(b',');
+            }
+            put_str(out, p);
+        }
+        out.push(b']');
     }
     if !turn.tool_calls.is_empty() {
         key(out, first, "tool_calls");
@@ -66,7 +74,7 @@ pub fn put_turn(out: &mut Vec<u8>, turn: &Turn) {
                 out.push(b',');
             }
             out.extend_from_slice(b"{\"name\":");
-            put(out, &c.name);
+            put_str(out, &c.name);
             out.extend_from_slice(b",\"args\":");
             put_value(out, &c.args);
             if let Some(r) = &c.result {
@@ -85,12 +93,12 @@ pub fn put_turn(out: &mut Vec<u8>, turn: &Turn) {
                 out.push(b',');
             }
             out.extend_from_slice(b"{\"name\":");
-            put(out, &d.name);
+            put_str(out, &d.name);
             out.extend_from_slice(b",\"kind\":");
-            put(out, d.kind.as_str());
+            put_str(out, d.kind.as_str());
             if let Some(doc) = &d.docstring {
                 out.extend_from_slice(b",\"docstring\":");
-                put(out, doc);
+                put_str(out, doc);
             }
             if let Some(v) = &d.value {
                 out.extend_from_slice(b",\"value\":");
@@ -102,7 +110,7 @@ pub fn put_turn(out: &mut Vec<u8>, turn: &Turn) {
     }
     if let Some(f) = &turn.feedback {
         key(out, first, "feedback");
-        put(out, f);
+        put_str(out, f);
     }
     if let Some(u) = &turn.usage {
         key(out, first, "usage");
@@ -133,19 +141,17 @@ pub fn put_value(out: &mut Vec<u8>, v: &Value) {
     match v {
         Value::Nil => out.extend_from_slice(b"null"),
         Value::Bool(b) => out.extend_from_slice(if *b { b"true" } else { b"false" }),
-        Value::Int(i) => {
-            let _ = write!(out, "{i}");
-        }
+        Value::Int(i) => put_i64(out, *i),
         Value::Float(f) if f.is_finite() => put(out, f),
         Value::Float(f) => {
             tagged(out, "$special");
-            put(out, special_name_of(*f));
+            put_str(out, special_name_of(*f));
             out.push(b'}');
         }
-        Value::Str(s) => put(out, s),
+        Value::Str(s) => put_str(out, s),
         Value::Keyword(k) => {
             tagged(out, "$kw");
-            put(out, k);
+            put_str(out, k);
             out.push(b'}');
         }
         Value::List(items) => put_items(out, items),
@@ -163,7 +169,7 @@ pub fn put_value(out: &mut Vec<u8>, v: &Value) {
         Value::Fn(c) => put_closure(out, c),
         Value::Special(s) => {
             tagged(out, "$special");
-            put(
+            put_str(
                 out,
                 match s {
                     SpecialFloat::Infinity => "infinity",
@@ -175,12 +181,12 @@ pub fn put_value(out: &mut Vec<u8>, v: &Value) {
         }
         Value::Var(name) => {
             tagged(out, "$var");
-            put(out, name);
+            put_str(out, name);
             out.push(b'}');
         }
         Value::Date(d) => {
             tagged(out, "$date");
-            put(out, d);
+            put_str(out, d);
             out.push(b'}');
         }
         Value::Builtin => out.extend_from_slice(b"{\"$builtin\":true}"),
@@ -205,7 +211,7 @@ fn put_closure(out: &mut Vec<u8>, c: &Closure) {
             out.push(b',');
         }
         match p {
-            Some(name) => put(out, name),
+            Some(name) => put_str(out, name),
             None => out.extend_from_slice(b"null"),
         }
     }
@@ -219,7 +225,7 @@ fn put_closure(out: &mut Vec<u8>, c: &Closure) {
             out.extend_from_slice(b",\"");
             out.extend_from_slice(name.as_bytes());
             out.extend_from_slice(b"\":");
-            put(out, s);
+            put_str(out, s);
         }
     }
     out.extend_from_slice(b"}}");
@@ -239,7 +245,7 @@ fn put_map(out: &mut Vec<u8>, entries: &[(Value, Value)]) {
                 out.push(b',');
             }
             if let Value::Keyword(name) = k {
-                put(out, name);
+                put_str(out, name);
             }
             out.push(b':');
             put_value(out, v);
@@ -264,6 +270,14 @@ fn put_map(out: &mut Vec<u8>, entries: &[(Value, Value)]) {
 
 fn unique_keywords(entries: &[(Value, Value)]) -> bool {
     if entries.len() < 2 {
+        return true;
+    }
+    // Maps read from JSON hold their keys in order: strictly increasing keys are
+    // unique, found with one comparison per key.
+    if entries.windows(2).all(|w| match (&w[0].0, &w[1].0) {
+        (Value::Keyword(a), Value::Keyword(b)) => a < b,
+        _ => false,
+    }) {
         return true;
     }
     if entries.len() <= 8 {

@@ -21,6 +21,7 @@
 mod decode;
 mod encode;
 pub mod ffi;
+pub mod json;
 pub mod sdk;
 pub mod wire;
 

@@ -11,7 +11,9 @@ use crate::ffi::{
     STATUS_BAD_REQUEST, STATUS_ERROR, STATUS_OK, STATUS_PANIC,
 };
 use crate::wire::{self, Description, ErrorBody, InvariantWire, OptionWire};
-use recap_core::{Message, OptionInfo, RenderRequest, Session, SpecError, Strategy, StrategySpec};
+use recap_core::{
+    Message, OptionInfo, RenderRequest, Session, SessionState, SpecError, Strategy, StrategySpec,
+};
 use std::collections::BTreeMap;
 use std::ffi::c_void;
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -365,6 +367,8 @@ pub unsafe extern "C" fn free_buffer(buf: RecapBuf) {
 struct SdkSession<T> {
     strategy: T,
     session: Session,
+    /// The strategy's own per-session state for [`Strategy::render_session`].
+    state: SessionState,
     /// The messages of the previous response, for `messages_kept`.
     previous: Vec<Message>,
     /// Set while a call is running; a call that did not finish (panic) leaves the
@@ -394,6 +398,7 @@ pub unsafe extern "C" fn session_open<T: Plugin>(
             let state = Box::new(SdkSession {
                 strategy,
                 session: parsed,
+                state: SessionState::new(),
                 previous: Vec::new(),
                 poisoned: false,
             });
@@ -448,6 +453,10 @@ fn session_step<T: Plugin>(state: &mut SdkSession<T>, bytes: &[u8]) -> Result<Ve
             "turns_offset {offset} is past the {held} turns this session holds"
         )));
     }
+    if offset < held {
+        // The host went back: the history the strategy's state was built from is gone.
+        state.state = SessionState::new();
+    }
     state.session.turns.truncate(offset);
     for (i, turn) in new_turns.into_iter().enumerate() {
         let index = offset + i;
@@ -460,7 +469,13 @@ fn session_step<T: Plugin>(state: &mut SdkSession<T>, bytes: &[u8]) -> Result<Ve
         }
         state.session.turns.push(turn);
     }
-    let messages = render_session_turns(&state.strategy, &state.session)?;
+    // The strategy's incremental path (equal to `render` by the trait's contract,
+    // held to it by recap's parity tests for the built-ins).
+    let k = state.session.turns.len();
+    RenderRequest::for_call(&state.session, k).map_err(|e| Failure::bad_request(e.to_string()))?;
+    let messages = state
+        .strategy
+        .render_session(&state.session, k, &mut state.state)?;
     let kept = messages
         .iter()
         .zip(&state.previous)

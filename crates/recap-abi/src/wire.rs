@@ -6,6 +6,7 @@
 //! one turn at a time.
 
 use crate::ffi::{ABI_MAJOR, ABI_MINOR};
+use crate::json;
 use recap_core::{Invariant, Message, OptionInfo, Session, ToolSpec, Turn, Value};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value as Json};
@@ -78,11 +79,11 @@ fn put_envelope(out: &mut Vec<u8>, options: &BTreeMap<String, String>) {
 /// `,"id":..,"system_prompt":..,"mission":..,"max_turns":..,"tools":{..},"data":{..}`.
 fn put_header(out: &mut Vec<u8>, header: &SessionHeader<'_>) {
     put_raw(out, ",\"id\":");
-    put_json(out, header.id);
+    json::put_str(out, header.id);
     put_raw(out, ",\"system_prompt\":");
-    put_json(out, header.system_prompt);
+    json::put_str(out, header.system_prompt);
     put_raw(out, ",\"mission\":");
-    put_json(out, header.mission);
+    json::put_str(out, header.mission);
     let _ = write!(out, ",\"max_turns\":{}", header.max_turns);
     put_raw(out, ",\"tools\":{");
     for (i, (name, spec)) in header.tools.iter().enumerate() {
@@ -166,15 +167,24 @@ pub fn session_open_request(
 /// holds, then append `turns`.
 pub fn session_render_request(turns_offset: usize, turns: &[Turn]) -> Vec<u8> {
     let mut out = Vec::with_capacity(256);
-    let _ = write!(out, "{{\"turns_offset\":{turns_offset},\"turns\":[");
+    put_session_render_request(&mut out, turns_offset, turns);
+    out
+}
+
+/// Writes the request for `session_render` into `out` (cleared first), so that a
+/// caller can reuse one buffer for every call.
+pub fn put_session_render_request(out: &mut Vec<u8>, turns_offset: usize, turns: &[Turn]) {
+    out.clear();
+    out.extend_from_slice(b"{\"turns_offset\":");
+    json::put_u64(out, turns_offset as u64);
+    out.extend_from_slice(b",\"turns\":[");
     for (i, turn) in turns.iter().enumerate() {
         if i > 0 {
             out.push(b',');
         }
-        put_turn(&mut out, turn);
+        put_turn(out, turn);
     }
     out.extend_from_slice(REQUEST_END);
-    out
 }
 
 /// The request for `describe`.
@@ -341,24 +351,27 @@ pub fn error_response(error: &ErrorBody) -> Vec<u8> {
     out
 }
 
-#[derive(Serialize)]
-struct MessagesEnvelope<'a> {
-    messages: &'a [Message],
-    #[serde(skip_serializing_if = "Option::is_none")]
-    messages_kept: Option<usize>,
-}
-
 /// `{"messages":[...]}`, or in a session `{"messages":[new...],"messages_kept":n}`.
 pub fn messages_response(messages: &[Message], messages_kept: Option<usize>) -> Vec<u8> {
-    let size: usize = messages.iter().map(|m| m.content.len() + 32).sum();
-    let mut out = Vec::with_capacity(size + 32);
-    put_json(
-        &mut out,
-        &MessagesEnvelope {
-            messages,
-            messages_kept,
-        },
-    );
+    let size: usize = messages.iter().map(|m| m.content.len() + 36).sum();
+    let mut out = Vec::with_capacity(size + 48);
+    out.extend_from_slice(b"{\"messages\":[");
+    for (i, m) in messages.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        out.extend_from_slice(b"{\"role\":\"");
+        out.extend_from_slice(m.role.as_str().as_bytes());
+        out.extend_from_slice(b"\",\"content\":");
+        json::put_str(&mut out, &m.content);
+        out.push(b'}');
+    }
+    out.push(b']');
+    if let Some(n) = messages_kept {
+        out.extend_from_slice(b",\"messages_kept\":");
+        json::put_u64(&mut out, n as u64);
+    }
+    out.push(b'}');
     out
 }
 
@@ -373,6 +386,78 @@ pub struct Response {
     pub messages_kept: Option<usize>,
     #[serde(default)]
     pub error: Option<ErrorBody>,
+}
+
+impl Response {
+    /// Reads a response: a fast path for the usual `{"messages": [...],
+    /// "messages_kept": n}`, serde_json for everything else (errors included), with
+    /// the same result either way.
+    pub fn from_slice(bytes: &[u8]) -> Result<Response, serde_json::Error> {
+        match fast_messages_response(bytes) {
+            Ok(response) => Ok(response),
+            Err(json::GiveUp) => serde_json::from_slice(bytes),
+        }
+    }
+}
+
+fn fast_messages_response(bytes: &[u8]) -> json::Fast<Response> {
+    use json::GiveUp;
+    let mut r = json::Reader::new(bytes)?;
+    let (mut messages, mut kept) = (None, None);
+    let mut seen_kept = false;
+    let mut m = r.object()?;
+    while let Some(key) = r.key(&mut m)? {
+        match &*key {
+            "messages" if messages.is_none() => {
+                let mut list = Vec::new();
+                let mut a = r.array()?;
+                while r.item(&mut a)? {
+                    list.push(fast_message(&mut r)?);
+                }
+                messages = Some(list);
+            }
+            "messages_kept" if !seen_kept => {
+                seen_kept = true;
+                if !r.null()? {
+                    kept = Some(usize::try_from(r.u64()?).map_err(|_| GiveUp)?);
+                }
+            }
+            // Errors, repeated keys: the reference parser.
+            "messages" | "messages_kept" | "error" => return Err(GiveUp),
+            _ => r.skip()?,
+        }
+    }
+    r.end()?;
+    Ok(Response {
+        messages: Some(messages.ok_or(GiveUp)?),
+        messages_kept: kept,
+        error: None,
+    })
+}
+
+fn fast_message(r: &mut json::Reader<'_>) -> json::Fast<Message> {
+    use json::GiveUp;
+    let (mut role, mut content) = (None, None);
+    let mut m = r.object()?;
+    while let Some(key) = r.key(&mut m)? {
+        match &*key {
+            "role" if role.is_none() => {
+                role = Some(match &*r.str()? {
+                    "system" => recap_core::Role::System,
+                    "user" => recap_core::Role::User,
+                    "assistant" => recap_core::Role::Assistant,
+                    _ => return Err(GiveUp),
+                });
+            }
+            "content" if content.is_none() => content = Some(r.string()?),
+            "role" | "content" => return Err(GiveUp),
+            _ => r.skip()?,
+        }
+    }
+    Ok(Message {
+        role: role.ok_or(GiveUp)?,
+        content: content.ok_or(GiveUp)?,
+    })
 }
 
 /// An option a strategy accepts, in `describe`.
@@ -598,6 +683,56 @@ mod tests {
         let bytes = error_response(&ErrorBody::new("panic", "oh"));
         let r: Response = serde_json::from_slice(&bytes).unwrap();
         assert_eq!(r.error.unwrap().kind, "panic");
+    }
+
+    #[test]
+    fn responses_read_the_same_through_the_fast_path_and_serde() {
+        let contents = ["", "plain", "a\nb \"q\" \\ \u{1} é日本👍🏽", &"x".repeat(100)];
+        for kept in [None, Some(0), Some(3)] {
+            let messages: Vec<Message> = contents
+                .iter()
+                .enumerate()
+                .map(|(i, c)| match i % 3 {
+                    0 => Message::system(*c),
+                    1 => Message::user(*c),
+                    _ => Message::assistant(*c),
+                })
+                .collect();
+            let bytes = messages_response(&messages, kept);
+            let serde: Response = serde_json::from_slice(&bytes).unwrap();
+            let fast = fast_messages_response(&bytes).expect("the SDK's responses are fast");
+            assert_eq!(fast.messages.as_deref(), Some(messages.as_slice()));
+            assert_eq!(fast.messages_kept, kept);
+            assert_eq!(serde.messages, fast.messages);
+        }
+        // Whatever the fast path takes, it reads as serde does; the rest goes to serde.
+        for text in [
+            r#"{"messages":[]}"#,
+            r#" { "new" : [1, {"a": null}], "messages" : [ {"content":"c","x":1,"role":"user"} ] , "messages_kept" : null } "#,
+            r#"{"messages":[{"role":"user","content":"\u00e9\ud83d\ude00"}],"messages_kept":2}"#,
+            r#"{"messages":[{"role":"robot","content":"c"}]}"#,
+            r#"{"messages":[{"role":"user"}]}"#,
+            r#"{"messages":[{"role":"user","content":"a","content":"b"}]}"#,
+            r#"{"messages":[],"messages_kept":-1}"#,
+            r#"{"messages":[],"messages_kept":1.0}"#,
+            r#"{"messages":null}"#,
+            r#"{"error":{"kind":"panic","message":"m"}}"#,
+            r#"{"messages":[],"error":{"kind":"k","message":"m"}}"#,
+            r#"{"messages":[]} trailing"#,
+            r#"{"messages":[{"role":"user","content":"\ud800"}]}"#,
+        ] {
+            let serde = serde_json::from_slice::<Response>(text.as_bytes());
+            let ours = Response::from_slice(text.as_bytes());
+            match (&serde, &ours) {
+                (Ok(a), Ok(b)) => {
+                    assert_eq!(a.messages, b.messages, "{text}");
+                    assert_eq!(a.messages_kept, b.messages_kept, "{text}");
+                    assert_eq!(a.error, b.error, "{text}");
+                }
+                (Err(_), Err(_)) => {}
+                _ => panic!("{text}: serde {serde:?}, ours {ours:?}"),
+            }
+        }
     }
 
     #[test]

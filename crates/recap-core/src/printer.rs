@@ -156,13 +156,17 @@ fn scalar_type_name(value: &Value) -> &'static str {
 
 /// What an open collection still has to print.
 enum Items<'a> {
-    /// List or tuple items, already limited.
-    Seq(std::iter::Take<std::slice::Iter<'a, Value>>),
+    /// List or tuple items, or set elements already in order; limited.
+    Seq(std::slice::Iter<'a, Value>),
     /// Set elements, sorted and limited.
     Sorted(std::vec::IntoIter<&'a Value>),
+    /// Map entries already in key order: filtered and limited on the fly.
+    InOrder(std::iter::Take<std::iter::Filter<std::slice::Iter<'a, (Value, Value)>, EntryFilter>>),
     /// Map entries, sorted, filtered and limited.
     Entries(std::vec::IntoIter<&'a (Value, Value)>),
 }
+
+type EntryFilter = fn(&&(Value, Value)) -> bool;
 
 /// How an open collection closes.
 #[derive(Clone, Copy)]
@@ -204,6 +208,10 @@ impl<'a> Frame<'a> {
         let step = match &mut self.items {
             Items::Seq(it) => it.next().map(|v| Step::Item(v, self.child)),
             Items::Sorted(it) => it.next().map(|v| Step::Item(v, self.child)),
+            Items::InOrder(it) => it.next().map(|(k, v)| {
+                self.pending_value = Some(v);
+                Step::Key(k)
+            }),
             Items::Entries(it) => it.next().map(|(k, v)| {
                 self.pending_value = Some(v);
                 Step::Key(k)
@@ -291,33 +299,68 @@ impl<'a> Printer<'a, '_> {
             Value::List(items) | Value::Tuple(items) => {
                 let kept = opts.limit.map_or(items.len(), |m| m.min(items.len()));
                 let close = self.seq_close("]", items.len(), kept);
-                self.open("[", Items::Seq(items.iter().take(kept)), opts, close);
+                self.open_seq("[", &items[..kept], opts, close);
             }
             Value::Set(items) => {
                 let kept = opts.limit.map_or(items.len(), |m| m.min(items.len()));
-                let mut sorted: Vec<&Value> = items.iter().collect();
-                smallest_sorted(&mut sorted, kept, key_order);
                 let close = self.seq_close("}", items.len(), kept);
-                self.open("#{", Items::Sorted(sorted.into_iter()), opts, close);
+                // Stable-sorting elements already in order changes nothing: skip the
+                // vector of references.
+                if is_sorted_by(items, |v| v) {
+                    self.open_seq("#{", &items[..kept], opts, close);
+                } else {
+                    let mut sorted: Vec<&Value> = items.iter().collect();
+                    smallest_sorted(&mut sorted, kept, key_order);
+                    if sorted.iter().all(|v| is_leaf(v)) {
+                        self.flat_seq("#{", sorted.into_iter(), opts, close);
+                    } else {
+                        self.open("#{", Items::Sorted(sorted.into_iter()), opts, close);
+                    }
+                }
             }
             Value::Map(entries) => {
-                let mut visible: Vec<&(Value, Value)> = entries
-                    .iter()
-                    .filter(|(k, _)| opts.show_hidden || !is_hidden(k))
-                    .collect();
+                let show_hidden = opts.show_hidden;
+                let keep = move |e: &&(Value, Value)| show_hidden || !is_hidden(&e.0);
+                let visible = if show_hidden {
+                    entries.len()
+                } else {
+                    entries.iter().filter(keep).count()
+                };
                 let kept = opts
                     .map_entry_limit()
-                    .map_or(visible.len(), |m| m.min(visible.len()));
-                let close = if kept < visible.len() {
+                    .map_or(visible, |m| m.min(visible));
+                let close = if kept < visible {
                     self.truncated = true;
                     // SPEC section 2: a cut map has no count.
                     Close::Plain(" ...}")
                 } else {
                     Close::Plain("}")
                 };
-                smallest_sorted(&mut visible, kept, |a, b| key_order(&a.0, &b.0));
                 let child = opts.for_map_values(kept);
-                self.open("{", Items::Entries(visible.into_iter()), child, close);
+                let leaf_entry = |(k, v): &&(Value, Value)| is_leaf(k) && is_leaf(v);
+                // Maps decoded from JSON objects are usually in key order already.
+                if is_sorted_by(entries, |(k, _)| k) {
+                    let in_order = entries.iter().filter(keep).take(kept);
+                    if in_order.clone().all(|e| leaf_entry(&e)) {
+                        self.flat_entries(in_order, child, close);
+                    } else {
+                        let keep: EntryFilter = if show_hidden {
+                            |_| true
+                        } else {
+                            |(k, _)| !is_hidden(k)
+                        };
+                        let items = Items::InOrder(entries.iter().filter(keep).take(kept));
+                        self.open("{", items, child, close);
+                    }
+                } else {
+                    let mut sorted: Vec<&(Value, Value)> = entries.iter().filter(keep).collect();
+                    smallest_sorted(&mut sorted, kept, |a, b| key_order(&a.0, &b.0));
+                    if sorted.iter().all(leaf_entry) {
+                        self.flat_entries(sorted.into_iter(), child, close);
+                    } else {
+                        self.open("{", Items::Entries(sorted.into_iter()), child, close);
+                    }
+                }
             }
         }
     }
@@ -332,6 +375,16 @@ impl<'a> Printer<'a, '_> {
         }
     }
 
+    /// A list, tuple or set whose shown items are `shown`.
+    fn open_seq(&mut self, opening: &str, shown: &'a [Value], opts: PrintOptions, close: Close) {
+        if shown.iter().all(is_leaf) {
+            self.flat_seq(opening, shown.iter(), opts, close);
+        } else {
+            self.open(opening, Items::Seq(shown.iter()), opts, close);
+        }
+    }
+
+    /// Prints a collection's opening and pushes its frame.
     fn open(&mut self, opening: &str, items: Items<'a>, child: PrintOptions, close: Close) {
         self.out.push_str(opening);
         self.stack.push(Frame {
@@ -341,6 +394,44 @@ impl<'a> Printer<'a, '_> {
             started: false,
             close,
         });
+    }
+
+    /// Prints a collection of leaves whole, without a frame: printing a leaf opens
+    /// nothing, so this nests no deeper than one call.
+    fn flat_seq(
+        &mut self,
+        opening: &str,
+        items: impl Iterator<Item = &'a Value>,
+        opts: PrintOptions,
+        close: Close,
+    ) {
+        self.out.push_str(opening);
+        for (i, item) in items.enumerate() {
+            if i > 0 {
+                self.out.push(' ');
+            }
+            self.visit(item, opts);
+        }
+        push_close(self.out, close);
+    }
+
+    /// Prints a map whose shown keys and values are leaves whole, without a frame.
+    fn flat_entries(
+        &mut self,
+        entries: impl Iterator<Item = &'a (Value, Value)>,
+        child: PrintOptions,
+        close: Close,
+    ) {
+        self.out.push('{');
+        for (i, (key, value)) in entries.enumerate() {
+            if i > 0 {
+                self.out.push(' ');
+            }
+            self.visit_key(key);
+            self.out.push(' ');
+            self.visit(value, child);
+        }
+        push_close(self.out, close);
     }
 
     /// TRN-005: a string longer than the printable limit keeps its first `limit` chars
@@ -410,6 +501,22 @@ fn nth_char_start(s: &str, n: usize) -> Option<usize> {
     s.char_indices().nth(n).map(|(i, _)| i)
 }
 
+/// A value that prints without opening a collection.
+fn is_leaf(value: &Value) -> bool {
+    !matches!(
+        value,
+        Value::List(_) | Value::Tuple(_) | Value::Set(_) | Value::Map(_)
+    )
+}
+
+/// Whether `items` are in non-decreasing print order by `key`: then a stable sort
+/// leaves them as they are.
+fn is_sorted_by<T>(items: &[T], key: impl Fn(&T) -> &Value) -> bool {
+    items
+        .windows(2)
+        .all(|w| key_order(key(&w[0]), key(&w[1])) != Ordering::Greater)
+}
+
 /// Keys (keyword or string) beginning with `_` are hidden unless `show_hidden`.
 fn is_hidden(key: &Value) -> bool {
     matches!(key, Value::Keyword(k) | Value::Str(k) if k.starts_with('_'))
@@ -423,21 +530,45 @@ fn special_text(s: SpecialFloat) -> &'static str {
     }
 }
 
-/// Decimal digits without the formatting machinery.
+/// Appends `n` in decimal, without the formatting machinery (for renderers that print
+/// counts on every call: `x3`, `Turns left: 12`).
+pub fn write_decimal(out: &mut String, n: u64) {
+    push_u64(out, n);
+}
+
+/// "00" to "99", for printing two digits at a time.
+const DIGIT_PAIRS: [u8; 200] = {
+    let mut table = [0u8; 200];
+    let mut i = 0;
+    while i < 100 {
+        table[2 * i] = b'0' + (i / 10) as u8;
+        table[2 * i + 1] = b'0' + (i % 10) as u8;
+        i += 1;
+    }
+    table
+};
+
+/// Decimal digits without the formatting machinery, two at a time.
 fn push_u64(out: &mut String, mut n: u64) {
     let mut buf = [0u8; 20];
     let mut i = buf.len();
-    loop {
+    while n >= 100 {
+        let pair = (n % 100) as usize * 2;
+        n /= 100;
+        i -= 2;
+        buf[i] = DIGIT_PAIRS[pair];
+        buf[i + 1] = DIGIT_PAIRS[pair + 1];
+    }
+    if n >= 10 {
+        let pair = n as usize * 2;
+        i -= 2;
+        buf[i] = DIGIT_PAIRS[pair];
+        buf[i + 1] = DIGIT_PAIRS[pair + 1];
+    } else {
         i -= 1;
-        buf[i] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
+        buf[i] = b'0' + n as u8;
     }
-    for &digit in &buf[i..] {
-        out.push(char::from(digit));
-    }
+    out.extend(buf[i..].iter().map(|&digit| char::from(digit)));
 }
 
 fn push_i64(out: &mut String, i: i64) {

@@ -6,6 +6,11 @@
 //! gives the same token ids as the reference on every prompt of every bench-data corpus
 //! and on the texts of the shared real corpora. Both load their vocabulary once per
 //! process (singletons) and are safe to share between threads.
+//!
+//! `deepseek_v3` (the DeepSeek-V3/V3.1/V3.2 vocabulary, used to check replay fidelity
+//! against DeepSeek's recorded counts) exists only in the fast backend: `tiktoken-rs`
+//! has no such vocabulary, so the identity test skips it and asking for its reference
+//! backend is an error ([`Tokenizer::try_get`]).
 
 use std::fmt;
 use std::str::FromStr;
@@ -15,16 +20,27 @@ use std::str::FromStr;
 pub enum Encoding {
     O200kBase,
     Cl100kBase,
+    DeepseekV3,
 }
 
 impl Encoding {
-    pub const ALL: [Encoding; 2] = [Encoding::O200kBase, Encoding::Cl100kBase];
+    pub const ALL: [Encoding; 3] = [
+        Encoding::O200kBase,
+        Encoding::Cl100kBase,
+        Encoding::DeepseekV3,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
             Encoding::O200kBase => "o200k_base",
             Encoding::Cl100kBase => "cl100k_base",
+            Encoding::DeepseekV3 => "deepseek_v3",
         }
+    }
+
+    /// Whether the reference backend (`tiktoken-rs`) has this vocabulary.
+    pub fn has_reference(self) -> bool {
+        reference(self).is_some()
     }
 }
 
@@ -35,7 +51,7 @@ impl fmt::Display for Encoding {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown tokenizer {given:?}; expected one of: o200k_base, cl100k_base")]
+#[error("unknown tokenizer {given:?}; expected one of: o200k_base, cl100k_base, deepseek_v3")]
 pub struct UnknownEncoding {
     pub given: String,
 }
@@ -130,33 +146,53 @@ fn fast(encoding: Encoding) -> &'static tiktoken::CoreBpe {
         .unwrap_or_else(|| unreachable!("tiktoken built without the {encoding} vocabulary"))
 }
 
-fn reference(encoding: Encoding) -> &'static tiktoken_rs::CoreBPE {
+fn reference(encoding: Encoding) -> Option<&'static tiktoken_rs::CoreBPE> {
     match encoding {
-        Encoding::O200kBase => tiktoken_rs::o200k_base_singleton(),
-        Encoding::Cl100kBase => tiktoken_rs::cl100k_base_singleton(),
+        Encoding::O200kBase => Some(tiktoken_rs::o200k_base_singleton()),
+        Encoding::Cl100kBase => Some(tiktoken_rs::cl100k_base_singleton()),
+        Encoding::DeepseekV3 => None,
     }
+}
+
+/// The reference backend lacks the asked-for vocabulary.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "tokenizer {encoding} has no `reference` backend (tiktoken-rs lacks it); use the `fast` backend"
+)]
+pub struct NoReference {
+    pub encoding: Encoding,
 }
 
 impl Tokenizer {
     /// The singleton for this encoding and backend (loads the vocabulary once).
+    ///
+    /// Panics for an encoding without a reference backend (`deepseek_v3`) asked for with
+    /// [`Backend::Reference`]; callers taking the pair from user input use [`try_get`].
+    ///
+    /// [`try_get`]: Tokenizer::try_get
     pub fn get(encoding: Encoding, backend: Backend) -> Tokenizer {
+        Tokenizer::try_get(encoding, backend).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// The singleton for this encoding and backend, or an error when the backend lacks
+    /// the vocabulary.
+    pub fn try_get(encoding: Encoding, backend: Backend) -> Result<Tokenizer, NoReference> {
         use std::sync::OnceLock;
-        static SLOTS: [OnceLock<Imp>; 4] = [const { OnceLock::new() }; 4];
-        let slot = match (encoding, backend) {
-            (Encoding::O200kBase, Backend::Fast) => 0,
-            (Encoding::Cl100kBase, Backend::Fast) => 1,
-            (Encoding::O200kBase, Backend::Reference) => 2,
-            (Encoding::Cl100kBase, Backend::Reference) => 3,
+        static SLOTS: [OnceLock<Imp>; 6] = [const { OnceLock::new() }; 6];
+        let reference = match backend {
+            Backend::Fast => None,
+            Backend::Reference => Some(reference(encoding).ok_or(NoReference { encoding })?),
         };
-        let imp = SLOTS[slot].get_or_init(|| match backend {
-            Backend::Fast => Imp::Fast(fast(encoding)),
-            Backend::Reference => Imp::Reference(reference(encoding)),
+        let slot = 2 * (encoding as usize) + usize::from(reference.is_some());
+        let imp = SLOTS[slot].get_or_init(|| match reference {
+            None => Imp::Fast(fast(encoding)),
+            Some(bpe) => Imp::Reference(bpe),
         });
-        Tokenizer {
+        Ok(Tokenizer {
             encoding,
             backend,
             imp,
-        }
+        })
     }
 
     pub fn encoding(&self) -> Encoding {
@@ -202,6 +238,24 @@ mod tests {
         let err = "gpt2".parse::<Encoding>().unwrap_err().to_string();
         assert!(err.contains("gpt2") && err.contains("o200k_base"), "{err}");
         assert!("fastest".parse::<Backend>().is_err());
+        assert!(err.contains("deepseek_v3"), "{err}");
+    }
+
+    #[test]
+    fn deepseek_v3_is_fast_only() {
+        assert!(Encoding::O200kBase.has_reference() && Encoding::Cl100kBase.has_reference());
+        assert!(!Encoding::DeepseekV3.has_reference());
+        let err = Tokenizer::try_get(Encoding::DeepseekV3, Backend::Reference).unwrap_err();
+        assert!(err.to_string().contains("deepseek_v3"), "{err}");
+        let ds = Tokenizer::get(Encoding::DeepseekV3, Backend::Fast);
+        // A different vocabulary: not o200k's ids for the same text.
+        let o200k = Tokenizer::get(Encoding::O200kBase, Backend::Fast);
+        assert_ne!(ds.encode("hello world"), o200k.encode("hello world"));
+        assert_eq!(
+            ds.count_tokens("hello world"),
+            ds.encode("hello world").len()
+        );
+        assert_eq!(ds.count_tokens(""), 0);
     }
 
     #[test]

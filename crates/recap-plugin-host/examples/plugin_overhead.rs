@@ -1,6 +1,7 @@
 //! Measures what the ABI costs: renders every call of every session of a corpus with
-//! a built-in called directly and with the same built-in wrapped as a plugin, through
-//! incremental sessions (`render_session`) and through full requests (`render`).
+//! a built-in called directly (`render`, and `render_session` with its own per-session
+//! caches) and with the same built-in wrapped as a plugin, through incremental
+//! sessions (`render_session`) and through full requests (`render`).
 //!
 //! ```text
 //! cargo build --release --manifest-path crates/recap-plugin-host/tests/fixtures/Cargo.toml \
@@ -51,6 +52,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             }
         }
     };
+    let run_direct_sessions = |s: &dyn Strategy| {
+        for session in &sessions {
+            let mut state = SessionState::new();
+            for k in calls(session) {
+                std::hint::black_box(s.render_session(session, k, &mut state).expect("renders"));
+            }
+        }
+    };
     let run_sessions = |s: &dyn Strategy| {
         for session in &sessions {
             let mut state = SessionState::new();
@@ -63,16 +72,65 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     // depend on machine load): one pass of one path.
     match std::env::var("PLUGIN_OVERHEAD_ONLY").as_deref() {
         Ok("direct") => run_direct(direct.as_ref()),
+        Ok("direct-sessions") => run_direct_sessions(direct.as_ref()),
         Ok("sessions") => run_sessions(through_abi.as_ref()),
         Ok("full") => run_direct(through_abi.as_ref()),
         Ok("load") => {}
+        // What a session response must carry per call: the messages after the kept
+        // prefix, and how much of that repeats an earlier message of the same session.
+        Ok("stats") => {
+            let (mut prompt, mut sent, mut repeated) = (0usize, 0usize, 0usize);
+            for session in &sessions {
+                let mut previous: Vec<recap_core::Message> = Vec::new();
+                let mut state = SessionState::new();
+                for k in calls(session) {
+                    let messages = direct.render_session(session, k, &mut state).expect("renders");
+                    let kept = messages.iter().zip(&previous).take_while(|(a, b)| a == b).count();
+                    for m in &messages {
+                        prompt += m.content.len();
+                    }
+                    for m in &messages[kept..] {
+                        sent += m.content.len();
+                        if previous.contains(m) {
+                            repeated += m.content.len();
+                        }
+                    }
+                    previous = messages;
+                }
+            }
+            println!("{spec}: prompt bytes {prompt}, sent after the kept prefix {sent}, of which whole repeated messages {repeated}");
+        }
+        // The pieces of a session call, in-process: what the host writes for each new
+        // turn, and what the plugin reads back.
+        Ok("encode") => {
+            let mut buf = Vec::new();
+            for session in &sessions {
+                for (i, turn) in session.turns.iter().enumerate() {
+                    recap_abi::wire::put_session_render_request(&mut buf, i, std::slice::from_ref(turn));
+                    std::hint::black_box(&buf);
+                }
+            }
+        }
+        Ok("decode") => {
+            let mut requests = Vec::new();
+            for session in &sessions {
+                for (i, turn) in session.turns.iter().enumerate() {
+                    requests.push(recap_abi::wire::session_render_request(i, std::slice::from_ref(turn)));
+                }
+            }
+            // Profilers: subtract the "encode" pass.
+            for request in &requests {
+                std::hint::black_box(recap_abi::wire::decode_session_turns(request).expect("decodes"));
+            }
+        }
         _ => {
             let reps = 7;
             let d = time(reps, || run_direct(direct.as_ref()));
+            let ds = time(reps, || run_direct_sessions(direct.as_ref()));
             let p = time(reps, || run_sessions(through_abi.as_ref()));
             let f = time(reps, || run_direct(through_abi.as_ref()));
             let ratio = |x: Duration| x.as_secs_f64() / d.as_secs_f64();
-            println!("{spec}: direct {d:?}");
+            println!("{spec}: direct {d:?} (render), {ds:?} (render_session)");
             println!(
                 "  plugin, incremental sessions: {p:?} ({:.2}x direct)",
                 ratio(p)

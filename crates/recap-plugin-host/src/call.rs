@@ -169,7 +169,7 @@ fn excerpt(bytes: &[u8]) -> String {
 /// `CallError::Plugin`. Public so that the fuzz target and tests can reach the one
 /// parser every plugin answer goes through.
 pub fn parse_response(status: i32, bytes: &[u8]) -> Result<Response, CallError> {
-    let response: Response = serde_json::from_slice(bytes).map_err(|e| {
+    let response = Response::from_slice(bytes).map_err(|e| {
         CallError::invalid(
             status,
             format!("{e}; the response starts {}", excerpt(bytes)),
@@ -325,21 +325,32 @@ impl SessionHandle {
         })
     }
 
-    /// Sends a turns delta; returns `(messages_kept, new messages)`.
-    pub(crate) fn render(&mut self, request: &[u8]) -> Result<(usize, Vec<Message>), CallError> {
+    /// Sends a turns delta; returns `(messages_kept, new messages)`. The request
+    /// buffer travels to the thread making the call and comes back for reuse (it is
+    /// left empty when the call timed out).
+    pub(crate) fn render(
+        &mut self,
+        request: &mut Vec<u8>,
+    ) -> Result<(usize, Vec<Message>), CallError> {
         let (handle, fns, free) = (SendHandle(self.ptr), self.fns, self.free);
-        let request = request.to_vec();
+        let buffer = std::mem::take(request);
         let result = limited(&self.plugin, move || {
             let handle = handle;
-            Self::render_now(handle.0, fns, free, &request)
+            let result = Self::render_now(handle.0, fns, free, &buffer);
+            Ok((result, buffer))
         });
-        if matches!(
-            result,
-            Err(CallError::TimedOut(TimedOut { earlier: false, .. }))
-        ) {
-            self.abandoned = true;
+        match result {
+            Ok((result, buffer)) => {
+                *request = buffer;
+                result
+            }
+            Err(e) => {
+                if matches!(e, CallError::TimedOut(TimedOut { earlier: false, .. })) {
+                    self.abandoned = true;
+                }
+                Err(e)
+            }
         }
-        result
     }
 
     fn render_now(

@@ -163,6 +163,8 @@ enum Mode {
         sent: usize,
         /// The messages of the previous response.
         previous: Vec<Message>,
+        /// The request buffer, reused by every call.
+        request: Vec<u8>,
     },
     /// The plugin has no session functions: keep the serialised request so that each
     /// call serialises only the new turns.
@@ -205,6 +207,7 @@ impl HostSession {
                     )?,
                     sent: 0,
                     previous: Vec::new(),
+                    request: Vec::new(),
                 },
                 None => {
                     let mut buf = Vec::with_capacity(4096);
@@ -220,13 +223,14 @@ impl HostSession {
                 handle,
                 sent,
                 previous,
+                request,
             } => {
-                let request = if k >= *sent {
-                    wire::session_render_request(*sent, &session.turns[*sent..k])
+                if k >= *sent {
+                    wire::put_session_render_request(request, *sent, &session.turns[*sent..k]);
                 } else {
-                    wire::session_render_request(k, &[])
-                };
-                let (kept, new) = handle.render(&request)?;
+                    wire::put_session_render_request(request, k, &[]);
+                }
+                let (kept, new) = handle.render(request)?;
                 *sent = k;
                 if kept > previous.len() {
                     return Err(CallError::InvalidResponse {

@@ -8,18 +8,19 @@
 //! it (a loop, a lock) would most likely hang the next call too, and a run of thousands
 //! of calls must not wait the limit for each.
 //!
-//! Each calling thread keeps one helper thread for all its calls, so a call costs two
-//! channel hand-offs, not a thread spawn. With no limit set, calls run on the caller's
-//! thread as before.
+//! Each calling thread keeps one helper thread for all its calls. Renders take
+//! microseconds, about as long as waking a sleeping thread, so both sides spin briefly
+//! before they sleep: the caller waiting for the result, the helper waiting for the
+//! next call. A hand-off then costs two cache-line transfers instead of two wake-ups
+//! through the kernel. With no limit set, calls run on the caller's thread.
 
-use std::any::Any;
 use std::cell::RefCell;
 use std::collections::BTreeSet;
 use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::mpsc;
-use std::time::Duration;
+use std::sync::{Arc, Mutex, OnceLock};
+use std::thread::Thread;
+use std::time::{Duration, Instant};
 
 /// The limit when none is set: long enough for any sane render of any recorded session
 /// (renders take micro- to milliseconds), short enough that a hung plugin is noticed.
@@ -106,23 +107,130 @@ fn mark_hung(plugin: usize) {
 
 type Job = Box<dyn FnOnce() + Send>;
 
-thread_local! {
-    /// This thread's helper: the sending end of its job queue.
-    static HELPER: RefCell<Option<mpsc::Sender<Job>>> = const { RefCell::new(None) };
+/// How long each side spins before it sleeps (experiment knobs, microseconds).
+fn spin_budget(helper: bool) -> (Duration, bool) {
+    let var = if helper { "RECAP_SPIN_HELPER" } else { "RECAP_SPIN_CALLER" };
+    let us: u64 = std::env::var(var).ok().and_then(|v| v.parse().ok()).unwrap_or(50);
+    let yields = std::env::var("RECAP_SPIN_YIELD").map_or(true, |v| v == "1");
+    (Duration::from_micros(us), yields)
 }
 
-fn spawn_helper() -> std::io::Result<mpsc::Sender<Job>> {
-    let (tx, rx) = mpsc::channel::<Job>();
-    std::thread::Builder::new()
-        .name("recap-plugin-call".into())
-        .spawn(move || {
-            // Ends when the caller's thread ends (or abandons this helper) and the
-            // queue is closed.
-            for job in rx {
+/// Spins (yielding the CPU to other runnable threads after the first few rounds) until
+/// `ready` or `SPIN` has passed; whether `ready`.
+fn spin_until(helper: bool, ready: impl Fn() -> bool) -> bool {
+    static MULTI_CORE: OnceLock<bool> = OnceLock::new();
+    if !*MULTI_CORE.get_or_init(|| std::thread::available_parallelism().is_ok_and(|n| n.get() > 1))
+    {
+        // The other side cannot run while this one spins.
+        return ready();
+    }
+    let (spin, yields) = spin_budget(helper);
+    let start = Instant::now();
+    let mut round = 0u32;
+    loop {
+        if ready() {
+            return true;
+        }
+        round += 1;
+        if round % 64 == 0 {
+            if start.elapsed() > spin {
+                return false;
+            }
+            if yields {
+                std::thread::yield_now();
+            }
+        } else {
+            std::hint::spin_loop();
+        }
+    }
+}
+
+/// A helper thread's mailbox: at most one job at a time (its caller waits for each).
+struct Mailbox {
+    job: Mutex<Option<Job>>,
+    /// A job is in `job` (checked without the lock while spinning).
+    pending: AtomicBool,
+    /// The caller's thread has ended: the helper ends too.
+    closed: AtomicBool,
+}
+
+/// The caller's handle on its helper; dropping it (when the caller's thread ends)
+/// lets the helper end.
+struct Helper {
+    mailbox: Arc<Mailbox>,
+    thread: Thread,
+}
+
+impl Helper {
+    fn spawn() -> std::io::Result<Self> {
+        let mailbox = Arc::new(Mailbox {
+            job: Mutex::new(None),
+            pending: AtomicBool::new(false),
+            closed: AtomicBool::new(false),
+        });
+        let inbox = Arc::clone(&mailbox);
+        let handle = std::thread::Builder::new()
+            .name("recap-plugin-call".into())
+            .spawn(move || serve(&inbox))?;
+        Ok(Self {
+            mailbox,
+            thread: handle.thread().clone(),
+        })
+    }
+
+    fn post(&self, job: Job) {
+        *lock(&self.mailbox.job) = Some(job);
+        self.mailbox.pending.store(true, Ordering::Release);
+        // Cheap when the helper is spinning: no system call unless it sleeps.
+        self.thread.unpark();
+    }
+}
+
+impl Drop for Helper {
+    fn drop(&mut self) {
+        self.mailbox.closed.store(true, Ordering::Release);
+        self.thread.unpark();
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// The helper thread: runs jobs as they come until its caller is gone.
+fn serve(mailbox: &Mailbox) {
+    loop {
+        let ready = || {
+            mailbox.pending.load(Ordering::Acquire) || mailbox.closed.load(Ordering::Acquire)
+        };
+        if !spin_until(true, ready) {
+            while !ready() {
+                // Unparked by `post` or `drop`; spurious wake-ups just loop.
+                std::thread::park();
+            }
+        }
+        if mailbox.pending.swap(false, Ordering::AcqRel) {
+            let job = lock(&mailbox.job).take();
+            if let Some(job) = job {
+                // Jobs catch their own panics (see `run`).
                 job();
             }
-        })?;
-    Ok(tx)
+        } else if mailbox.closed.load(Ordering::Acquire) {
+            return;
+        }
+    }
+}
+
+/// Where a job leaves its outcome for the waiting caller.
+struct Slot<R> {
+    done: AtomicBool,
+    outcome: Mutex<Option<std::thread::Result<R>>>,
+    caller: Thread,
+}
+
+thread_local! {
+    /// This thread's helper.
+    static HELPER: RefCell<Option<Helper>> = const { RefCell::new(None) };
 }
 
 /// Runs `job` (one call into `plugin`, identified by any address unique to it) within
@@ -140,57 +248,64 @@ pub(crate) fn run<R: Send + 'static>(
             earlier: true,
         });
     }
-    let (done_tx, done_rx) = mpsc::sync_channel::<Result<R, Box<dyn Any + Send>>>(1);
-    let mut job: Option<Job> = Some(Box::new(move || {
-        // The receiver may be gone (timed out): nobody wants the result then.
-        let _ = done_tx.send(catch_unwind(AssertUnwindSafe(job)));
-    }));
-    HELPER.with(|helper| {
+    let slot = Arc::new(Slot {
+        done: AtomicBool::new(false),
+        outcome: Mutex::new(None),
+        caller: std::thread::current(),
+    });
+    let theirs = Arc::clone(&slot);
+    let job: Job = Box::new(move || {
+        let outcome = catch_unwind(AssertUnwindSafe(job));
+        *lock(&theirs.outcome) = Some(outcome);
+        theirs.done.store(true, Ordering::Release);
+        // The caller may be gone (timed out): then nobody wants the outcome.
+        theirs.caller.unpark();
+    });
+    let posted = HELPER.with(|helper| {
         let mut helper = helper.borrow_mut();
-        // Two tries: a helper whose thread died is replaced once.
-        for _ in 0..2 {
-            let tx = match helper.as_ref() {
-                Some(tx) => tx,
-                None => match spawn_helper() {
-                    Ok(tx) => helper.insert(tx),
-                    Err(_) => break,
-                },
-            };
-            match tx.send(job.take().expect("the job is sent once")) {
-                Ok(()) => return,
-                Err(mpsc::SendError(back)) => {
-                    job = Some(back);
-                    *helper = None;
-                }
+        if helper.is_none() {
+            *helper = Helper::spawn().ok();
+        }
+        match helper.as_ref() {
+            Some(h) => {
+                h.post(job);
+                None
             }
+            None => Some(job),
         }
     });
-    if let Some(job) = job {
+    if let Some(job) = posted {
         // No helper thread could be started: call without a limit rather than not at all.
         job();
     }
-    match done_rx.recv_timeout(limit) {
-        Ok(Ok(result)) => Ok(result),
-        Ok(Err(panic)) => resume_unwind(panic),
-        Err(mpsc::RecvTimeoutError::Timeout) => {
-            mark_hung(plugin);
-            // Abandon the helper stuck in the plugin; the next call gets a fresh one.
-            HELPER.with(|helper| helper.borrow_mut().take());
-            Err(TimedOut {
-                limit,
-                earlier: false,
-            })
+    let done = || slot.done.load(Ordering::Acquire);
+    if !spin_until(false, done) {
+        let deadline = Instant::now() + limit;
+        while !done() {
+            let now = Instant::now();
+            if now >= deadline {
+                mark_hung(plugin);
+                // Abandon the helper stuck in the plugin; the next call gets a fresh one.
+                // Dropping it only asks it to end once its job returns, if ever.
+                HELPER.with(|helper| helper.borrow_mut().take());
+                return Err(TimedOut {
+                    limit,
+                    earlier: false,
+                });
+            }
+            std::thread::park_timeout(deadline - now);
         }
-        Err(mpsc::RecvTimeoutError::Disconnected) => {
-            unreachable!("the job always sends its result or its panic before the sender drops")
-        }
+    }
+    match lock(&slot.outcome).take() {
+        Some(Ok(result)) => Ok(result),
+        Some(Err(panic)) => resume_unwind(panic),
+        None => unreachable!("`done` is set only after the outcome is stored"),
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::time::Instant;
 
     #[test]
     fn parses_limits() {
@@ -236,5 +351,36 @@ mod tests {
         );
         assert!(start.elapsed() < Duration::from_millis(100));
         assert_eq!(run(1, || 9), Ok(9), "other plugins are unaffected");
+    }
+}
+
+#[cfg(test)]
+mod overhead {
+    use super::*;
+
+    /// `cargo test --release -p recap-plugin-host --lib -- --ignored --nocapture
+    /// hand_off`: what the time limit adds to a call, in ns (machine-dependent, so not
+    /// asserted).
+    #[test]
+    #[ignore]
+    fn hand_off() {
+        for (label, limit) in [("limit", Some(Duration::from_secs(30))), ("none", None)] {
+            set_call_time_limit(limit);
+            for work_us in [0u64, 20] {
+                let n = 20_000;
+                let start = Instant::now();
+                for _ in 0..n {
+                    run(1, move || {
+                        let t = Instant::now();
+                        while t.elapsed() < Duration::from_micros(work_us) {
+                            std::hint::spin_loop();
+                        }
+                    })
+                    .unwrap();
+                }
+                let per = start.elapsed().as_nanos() as f64 / f64::from(n) - work_us as f64 * 1e3;
+                eprintln!("{label}: {work_us} µs of work + {per:.0} ns");
+            }
+        }
     }
 }

@@ -11,7 +11,6 @@ use recap_core::{
     StrategySpec, Turn,
 };
 use std::borrow::Cow;
-use std::fmt::Write as _;
 use std::sync::Arc;
 
 pub const NAME: &str = "full-history";
@@ -143,7 +142,7 @@ pub fn turns_left_after(completed: usize, max_turns: u32) -> u32 {
 pub fn push_turns_line(out: &mut String, turns_left: u32) {
     if turns_left >= 2 {
         out.push_str("Turns left: ");
-        let _ = write!(out, "{turns_left}");
+        recap_core::write_decimal(out, u64::from(turns_left));
     } else {
         out.push_str(FINAL_TURN_LINE);
     }

@@ -3,14 +3,18 @@
 //! SPEC 6.2 computed over that turn alone; a failed turn's is its `raw_response`. The
 //! USER after it is `Error: {message}` (failed turns) and the turns line. Each prompt
 //! therefore starts with the previous one: the prompt cache is reused in full.
+//!
+//! A turn's messages do not depend on the call, so [`Strategy::render_session`] keeps
+//! each successful turn's summary for the session and a call only copies them.
 
 use recap_core::{
-    Invariant, Message, RenderError, RenderRequest, SpecError, Strategy, StrategyInfo,
-    StrategySpec, Turn,
+    Invariant, Message, RenderError, RenderRequest, Session, SessionState, SpecError, Strategy,
+    StrategyInfo, StrategySpec, Turn,
 };
 use recap_full_history::{push_turns_line, turns_left_after};
 use recap_single_user_coalesced::{
-    SummaryOptions, canonical_spec, reject_unknown, summary_len_hint, write_summary,
+    SessionKey, SummaryOptions, canonical_spec, reject_unknown, request_for, summary_len_hint,
+    write_summary,
 };
 use std::sync::Arc;
 
@@ -46,6 +50,28 @@ impl Strategy for PerTurnSummary {
         Ok(render_with(request, self.options))
     }
 
+    fn render_session(
+        &self,
+        session: &Session,
+        k: usize,
+        state: &mut SessionState,
+    ) -> Result<Vec<Message>, RenderError> {
+        let request = request_for(session, k)?;
+        if request.max_turns == 1 {
+            return Ok(recap_full_history::render(&request));
+        }
+        let cache = SummaryCache::for_session(state, session, self.options);
+        for turn in &session.turns[cache.summaries.len().min(k)..k] {
+            cache
+                .summaries
+                .push(turn.success.then(|| successful_summary(turn, self.options)));
+        }
+        Ok(messages(&request, |i, turn| match &cache.summaries[i] {
+            Some(summary) => summary.clone(),
+            None => turn.raw_response.clone(),
+        }))
+    }
+
     fn invariants(&self) -> Vec<Invariant> {
         let mut all = Invariant::UNIVERSAL.to_vec();
         all.extend([
@@ -72,26 +98,73 @@ pub fn render_with(request: &RenderRequest<'_>, options: SummaryOptions) -> Vec<
     if request.max_turns == 1 {
         return recap_full_history::render(request);
     }
+    messages(request, |_, turn| assistant_content(turn, options))
+}
+
+/// `[SYSTEM, USER(mission)]`, then per turn its ASSISTANT message (`assistant(i, turn)`)
+/// and its USER message.
+fn messages(
+    request: &RenderRequest<'_>,
+    mut assistant: impl FnMut(usize, &Turn) -> String,
+) -> Vec<Message> {
     let mut messages = Vec::with_capacity(2 + 2 * request.turns.len());
     messages.push(Message::system(request.system_prompt));
     messages.push(Message::user(request.mission));
     for (i, turn) in request.turns.iter().enumerate() {
-        messages.push(Message::assistant(assistant_content(turn, options)));
+        messages.push(Message::assistant(assistant(i, turn)));
         messages.push(Message::user(user_content(turn, i + 1, request.max_turns)));
     }
     messages
+}
+
+/// The session's successful-turn summaries so far, by turn index (`None` for a failed
+/// turn, whose message is its raw response).
+struct SummaryCache {
+    key: SessionKey,
+    options: SummaryOptions,
+    summaries: Vec<Option<String>>,
+}
+
+impl SummaryCache {
+    /// The cache in `state` for `session` and `options`, new when `state` held anything
+    /// else (another session, other options, another type).
+    fn for_session<'s>(
+        state: &'s mut SessionState,
+        session: &Session,
+        options: SummaryOptions,
+    ) -> &'s mut Self {
+        let reusable = state.get_mut::<Self>().is_some_and(|cache| {
+            cache.options == options
+                && cache.key.matches(session)
+                && cache.summaries.len() <= session.turns.len()
+        });
+        if !reusable {
+            return state.set(Self {
+                key: SessionKey::of(session),
+                options,
+                summaries: Vec::new(),
+            });
+        }
+        state
+            .get_mut::<Self>()
+            .expect("the state was just seen holding a per-turn-summary cache")
+    }
 }
 
 fn assistant_content(turn: &Turn, options: SummaryOptions) -> String {
     if !turn.success {
         return turn.raw_response.clone();
     }
+    successful_summary(turn, options)
+}
+
+/// The summary of one successful turn (SPEC 6.3).
+fn successful_summary(turn: &Turn, options: SummaryOptions) -> String {
     let one = std::slice::from_ref(turn);
     let mut out = String::with_capacity(summary_len_hint(one, options));
     write_summary(&mut out, one, options);
     out
 }
-
 /// `Error: {message}` for a failed turn, then the turns line for the next call.
 fn user_content(turn: &Turn, completed: usize, max_turns: u32) -> String {
     let message = if turn.success {

@@ -4,11 +4,12 @@
 //! turns line. With k ≤ window it equals `full-history`.
 
 use recap_core::{
-    Invariant, Message, OptionInfo, RenderError, RenderRequest, SpecError, Strategy, StrategyInfo,
-    StrategySpec,
+    Invariant, Message, OptionInfo, RenderError, RenderRequest, Session, SessionState, SpecError,
+    Strategy, StrategyInfo, StrategySpec,
 };
 use recap_single_user_coalesced::{
-    SummaryOptions, canonical_spec, context_len_hint, reject_unknown, write_context,
+    SummaryCache, SummaryOptions, canonical_spec, context_len_hint, reject_unknown, request_for,
+    write_context,
 };
 use std::sync::Arc;
 
@@ -67,6 +68,26 @@ impl Strategy for RollingWindow {
         Ok(self.render_messages(request))
     }
 
+    /// As `render`, with the folded part's pieces reused across the calls of the
+    /// session (see [`SummaryCache`]).
+    fn render_session(
+        &self,
+        session: &Session,
+        k: usize,
+        state: &mut SessionState,
+    ) -> Result<Vec<Message>, RenderError> {
+        let request = request_for(session, k)?;
+        let window = self.window as usize;
+        if k <= window || request.max_turns == 1 {
+            return Ok(recap_full_history::render(&request));
+        }
+        let older = k - window;
+        let cache = SummaryCache::for_session(state, session);
+        let mut first = String::with_capacity(cache.len_hint(session, older, self.options));
+        cache.write_context(&mut first, session, older, self.options);
+        Ok(self.assemble(&request, first))
+    }
+
     fn invariants(&self) -> Vec<Invariant> {
         let mut all = Invariant::UNIVERSAL.to_vec();
         all.extend([
@@ -91,15 +112,22 @@ impl RollingWindow {
         if k <= window || request.max_turns == 1 {
             return recap_full_history::render(request);
         }
-        let (older, kept) = request.turns.split_at(k - window);
+        let older = &request.turns[..k - window];
         let mut first =
             String::with_capacity(context_len_hint(request.mission, older, self.options));
         write_context(&mut first, request.mission, older, self.options);
+        self.assemble(request, first)
+    }
 
+    /// `[SYSTEM, USER(first)]`, then the last `window` turns as full-history pairs
+    /// (only called with more than `window` turns).
+    fn assemble(&self, request: &RenderRequest<'_>, first: String) -> Vec<Message> {
+        let older = request.turns.len() - self.window as usize;
+        let kept = &request.turns[older..];
         let mut messages = Vec::with_capacity(2 + 2 * kept.len());
         messages.push(Message::system(request.system_prompt));
         messages.push(Message::user(first));
-        recap_full_history::push_pairs(&mut messages, kept, older.len(), request.max_turns);
+        recap_full_history::push_pairs(&mut messages, kept, older, request.max_turns);
         messages
     }
 }

@@ -8,11 +8,9 @@
 //! asked about another one, so a shared or reused state never yields a wrong prompt.
 
 use crate::options::SummaryOptions;
-use crate::pieces::{
-    CallAt, DefAt, Pieces, fold_turn, same_call, write_args, write_def_line, write_sample,
-};
-use crate::summary::{print_cut, write_summary_with};
-use recap_core::{Session, SessionState, Turn};
+use crate::pieces::{Pieces, fold_one, same_call, write_args, write_def_line, write_sample};
+use crate::summary::print_cut;
+use recap_core::{Definition, Session, SessionState, Turn};
 
 /// Which session a per-session cache was filled from: its id, its `max_turns`, and the
 /// address of its turns. A session that only gains turns keeps the address unless its
@@ -50,40 +48,65 @@ struct Span {
     end: usize,
 }
 
-#[derive(Debug, Clone, Copy, Default)]
-struct CallPieces {
+/// A tool call of a successful turn.
+#[derive(Debug, Clone, Copy)]
+struct CallSlot {
+    turn: usize,
+    index: usize,
     args: Option<Span>,
-    same_as_previous: Option<bool>,
+    /// Whether it repeats the successful call right before it in the session.
+    repeats: Option<bool>,
 }
 
-#[derive(Debug, Clone, Copy, Default)]
-struct DefPieces {
+/// A definition made by a successful turn.
+#[derive(Debug, Clone, Copy)]
+struct DefSlot {
+    turn: usize,
+    index: usize,
     line: Option<Span>,
     sample: Option<Span>,
 }
 
+/// A print of a successful turn.
+#[derive(Debug, Clone, Copy)]
+struct PrintSlot {
+    turn: usize,
+    index: usize,
+    /// Where it is cut when longer than the limit (`Some(None)`: kept whole).
+    cut: Option<Option<usize>>,
+}
+
 /// The summary's per-session cache (shared by `single-user-coalesced` and
-/// `rolling-window`). Pieces are filled lazily: a sample is printed only once a call
-/// shows it.
+/// `rolling-window`): the calls, definitions and prints of the successful turns in
+/// session order, so that a call's windows ("the last 20 calls") are ranges, and their
+/// texts, filled lazily (a sample is printed only once a call shows it).
 #[derive(Debug)]
 pub struct SummaryCache {
     key: SessionKey,
     /// Every cached text, back to back.
     arena: String,
-    /// Per indexed turn, where its calls, definitions and prints start in the flat
-    /// vectors below.
-    call_base: Vec<usize>,
-    def_base: Vec<usize>,
-    print_base: Vec<usize>,
-    calls: Vec<CallPieces>,
-    defs: Vec<DefPieces>,
-    /// Where a print longer than the cut limit is cut (`Some(None)`: kept whole).
-    cuts: Vec<Option<Option<usize>>>,
-    /// The memory folded over the first `folded` turns, as (turn, index).
-    live: Vec<(usize, usize)>,
+    /// How many turns of the session are indexed below.
+    indexed: usize,
+    first_success: Option<usize>,
+    /// The first successful turn that printed.
+    first_printed: Option<usize>,
+    /// Per indexed turn `t`: how many slots the turns up to `t` (included) have.
+    calls_end: Vec<usize>,
+    defs_end: Vec<usize>,
+    prints_end: Vec<usize>,
+    calls: Vec<CallSlot>,
+    defs: Vec<DefSlot>,
+    prints: Vec<PrintSlot>,
+    /// The first slot of the current call and print windows.
+    calls_from: usize,
+    prints_from: usize,
+    /// The memory folded over the first `folded` definition slots, as slots.
+    live: Vec<usize>,
     folded: usize,
-    /// The length of the last context written, to pre-size the next one.
+    /// The length of the last context written and its number of turns, to pre-size
+    /// the next one.
     last_len: usize,
+    last_turns: usize,
 }
 
 impl SummaryCache {
@@ -91,36 +114,54 @@ impl SummaryCache {
         Self {
             key,
             arena: String::new(),
-            call_base: Vec::new(),
-            def_base: Vec::new(),
-            print_base: Vec::new(),
+            indexed: 0,
+            first_success: None,
+            first_printed: None,
+            calls_end: Vec::new(),
+            defs_end: Vec::new(),
+            prints_end: Vec::new(),
             calls: Vec::new(),
             defs: Vec::new(),
-            cuts: Vec::new(),
+            prints: Vec::new(),
+            calls_from: 0,
+            prints_from: 0,
             live: Vec::new(),
             folded: 0,
             last_len: 0,
+            last_turns: 0,
         }
     }
 
     /// The cache kept in `state` for `session`; a new one when `state` is empty, holds
     /// something else, or was filled from another session.
     pub fn for_session<'s>(state: &'s mut SessionState, session: &Session) -> &'s mut Self {
-        let reusable = state.get_mut::<Self>().is_some_and(|cache| {
-            cache.key.matches(session) && cache.call_base.len() <= session.turns.len()
-        });
+        let reusable = state
+            .get_mut::<Self>()
+            .is_some_and(|cache| cache.key.matches(session) && cache.indexed <= session.turns.len());
         if !reusable {
             return state.set(Self::new(SessionKey::of(session)));
         }
-        match state.get_mut::<Self>() {
-            Some(cache) => cache,
-            None => state.set(Self::new(SessionKey::of(session))),
-        }
+        state
+            .get_mut::<Self>()
+            .expect("the state was just seen holding a SummaryCache")
     }
 
-    /// A size for the string the next context is written into.
-    pub fn len_hint(&self) -> usize {
-        self.last_len + 64
+    /// A size for the string the context over the first `turns` turns of `session` is
+    /// written into: the last context's size plus what the turns since then may add,
+    /// or an estimate on the first call.
+    pub fn len_hint(&self, session: &Session, turns: usize, options: SummaryOptions) -> usize {
+        let turns = turns.min(session.turns.len());
+        if self.last_len == 0 {
+            return crate::context_len_hint(&session.mission, &session.turns[..turns], options);
+        }
+        let added: usize = session.turns[self.last_turns.min(turns)..turns]
+            .iter()
+            .map(|t| match t.error_message() {
+                Some(message) if !t.success => t.program.len() + message.len() + 64,
+                _ => 256,
+            })
+            .sum();
+        self.last_len + added + 64
     }
 
     /// [`crate::write_context`] over the first `turns` turns of `session`, the session
@@ -133,30 +174,74 @@ impl SummaryCache {
         options: SummaryOptions,
     ) {
         let start = out.len();
+        self.index(&session.turns);
         let turns = &session.turns[..turns.min(session.turns.len())];
-        self.index(turns);
         crate::write_context_with(out, &session.mission, turns, options, self);
         self.last_len = out.len() - start;
+        self.last_turns = turns.len();
     }
 
-    /// Makes room for the pieces of every turn among `turns` (the flat vectors grow
-    /// with the session, never shrink: earlier turns do not change).
+    /// Indexes every turn of the session not indexed yet: all of them on the first
+    /// call, the turns gained since on later ones. Texts are filled later, when shown.
     fn index(&mut self, turns: &[Turn]) {
-        for turn in &turns[self.call_base.len().min(turns.len())..] {
-            self.call_base.push(self.calls.len());
-            self.def_base.push(self.defs.len());
-            self.print_base.push(self.cuts.len());
-            self.calls
-                .resize(self.calls.len() + turn.tool_calls.len(), CallPieces::default());
-            self.defs
-                .resize(self.defs.len() + turn.definitions.len(), DefPieces::default());
-            self.cuts.resize(self.cuts.len() + turn.prints.len(), None);
+        let new = &turns[self.indexed.min(turns.len())..];
+        if new.is_empty() {
+            return;
         }
+        let (mut calls, mut defs, mut prints) = (0, 0, 0);
+        for t in new.iter().filter(|t| t.success) {
+            calls += t.tool_calls.len();
+            defs += t.definitions.len();
+            prints += t.prints.len();
+        }
+        for ends in [&mut self.calls_end, &mut self.defs_end, &mut self.prints_end] {
+            ends.reserve_exact(new.len());
+        }
+        self.calls.reserve_exact(calls);
+        self.defs.reserve_exact(defs);
+        self.prints.reserve_exact(prints);
+        // Room for the texts (an argument list is a few dozen bytes, a definition line
+        // and its sample about a hundred), so the arena rarely grows by copying.
+        self.arena.reserve(calls * 40 + defs * 128);
+        for (turn, t) in new.iter().enumerate().map(|(i, t)| (self.indexed + i, t)) {
+            if t.success {
+                self.first_success.get_or_insert(turn);
+                if !t.prints.is_empty() {
+                    self.first_printed.get_or_insert(turn);
+                }
+                self.calls.extend((0..t.tool_calls.len()).map(|index| CallSlot {
+                    turn,
+                    index,
+                    args: None,
+                    repeats: None,
+                }));
+                self.defs.extend((0..t.definitions.len()).map(|index| DefSlot {
+                    turn,
+                    index,
+                    line: None,
+                    sample: None,
+                }));
+                self.prints.extend((0..t.prints.len()).map(|index| PrintSlot {
+                    turn,
+                    index,
+                    cut: None,
+                }));
+            }
+            self.calls_end.push(self.calls.len());
+            self.defs_end.push(self.defs.len());
+            self.prints_end.push(self.prints.len());
+        }
+        self.indexed = turns.len();
     }
 
     fn text(&self, span: Span) -> &str {
         &self.arena[span.start..span.end]
     }
+}
+
+/// How many slots the first `turns` turns have, from per-turn running totals.
+fn slots_before(ends: &[usize], turns: usize) -> usize {
+    turns.checked_sub(1).map_or(0, |last| ends[last])
 }
 
 /// The cached span in `slot`, or `write`'s output appended to the arena and cached.
@@ -172,64 +257,92 @@ fn cached(arena: &mut String, slot: &mut Option<Span>, write: impl FnOnce(&mut S
 }
 
 impl<'t> Pieces<'t> for SummaryCache {
-    fn args(&mut self, out: &mut String, call: &CallAt<'t>) {
-        let slot = &mut self.calls[self.call_base[call.turn] + call.index].args;
-        let span = cached(&mut self.arena, slot, |a| write_args(a, &call.call.args));
+    fn any_success(&mut self, turns: &'t [Turn]) -> bool {
+        self.first_success.is_some_and(|t| t < turns.len())
+    }
+
+    fn printed(&mut self, turns: &'t [Turn]) -> bool {
+        self.first_printed.is_some_and(|t| t < turns.len())
+    }
+
+    fn calls_window(&mut self, turns: &'t [Turn], limit: usize) -> usize {
+        let end = slots_before(&self.calls_end, turns.len());
+        self.calls_from = end.saturating_sub(limit);
+        end - self.calls_from
+    }
+
+    fn call(&self, turns: &'t [Turn], i: usize) -> &'t recap_core::ToolCall {
+        let slot = &self.calls[self.calls_from + i];
+        &turns[slot.turn].tool_calls[slot.index]
+    }
+
+    fn repeats(&mut self, turns: &'t [Turn], i: usize) -> bool {
+        // The slot before is the successful call right before it in the session, so
+        // the answer belongs to the call alone.
+        let at = self.calls_from + i;
+        if let Some(repeats) = self.calls[at].repeats {
+            return repeats;
+        }
+        let repeats = same_call(self.call(turns, i), self.call(turns, i - 1));
+        self.calls[at].repeats = Some(repeats);
+        repeats
+    }
+
+    fn args(&mut self, out: &mut String, turns: &'t [Turn], i: usize) {
+        let call = self.call(turns, i);
+        let slot = &mut self.calls[self.calls_from + i].args;
+        let span = cached(&mut self.arena, slot, |a| write_args(a, &call.args));
         out.push_str(self.text(span));
     }
 
-    fn same_as_previous(&mut self, call: &CallAt<'t>, previous: &CallAt<'t>) -> bool {
-        // `previous` is always the successful call right before `call` in the session,
-        // so the answer belongs to `call` alone.
-        let slot = &mut self.calls[self.call_base[call.turn] + call.index].same_as_previous;
-        *slot.get_or_insert_with(|| same_call(call.call, previous.call))
-    }
-
     fn fold(&mut self, turns: &'t [Turn]) -> usize {
-        if self.folded > turns.len() {
+        let target = slots_before(&self.defs_end, turns.len());
+        if self.folded > target {
             // An earlier call than the last one: fold again from the start.
             self.live.clear();
             self.folded = 0;
         }
-        for (t, turn) in turns.iter().enumerate().skip(self.folded) {
-            fold_turn(
-                &mut self.live,
-                t,
-                turn,
-                |&(t, i)| turns[t].definitions[i].name.as_str(),
-                |at| (at.turn, at.index),
-            );
+        let defs = &self.defs;
+        let name = |slot: usize| turns[defs[slot].turn].definitions[defs[slot].index].name.as_str();
+        for slot in self.folded..target {
+            fold_one(&mut self.live, name(slot), slot, |&s| name(s));
         }
-        self.folded = turns.len();
+        self.folded = target;
         self.live.len()
     }
 
-    fn live_at(&self, turns: &'t [Turn], i: usize) -> DefAt<'t> {
-        let (turn, index) = self.live[i];
-        DefAt {
-            turn,
-            index,
-            def: &turns[turn].definitions[index],
-        }
+    fn def(&self, turns: &'t [Turn], i: usize) -> &'t Definition {
+        let slot = &self.defs[self.live[i]];
+        &turns[slot.turn].definitions[slot.index]
     }
 
-    fn def_line(&mut self, out: &mut String, def: &DefAt<'t>) {
-        let slot = &mut self.defs[self.def_base[def.turn] + def.index].line;
-        let span = cached(&mut self.arena, slot, |a| write_def_line(a, def.def));
+    fn def_line(&mut self, out: &mut String, turns: &'t [Turn], i: usize) {
+        let def = self.def(turns, i);
+        let slot = &mut self.defs[self.live[i]].line;
+        let span = cached(&mut self.arena, slot, |a| write_def_line(a, def));
         out.push_str(self.text(span));
     }
 
-    fn sample(&mut self, out: &mut String, def: &DefAt<'t>) {
-        let slot = &mut self.defs[self.def_base[def.turn] + def.index].sample;
-        let span = cached(&mut self.arena, slot, |a| write_sample(a, def.def));
+    fn sample(&mut self, out: &mut String, turns: &'t [Turn], i: usize) {
+        let def = self.def(turns, i);
+        let slot = &mut self.defs[self.live[i]].sample;
+        let span = cached(&mut self.arena, slot, |a| write_sample(a, def));
         out.push_str(self.text(span));
     }
 
-    fn print(&mut self, out: &mut String, turn: usize, index: usize, print: &str) {
+    fn prints_window(&mut self, turns: &'t [Turn], limit: usize) -> usize {
+        let end = slots_before(&self.prints_end, turns.len());
+        self.prints_from = end.saturating_sub(limit);
+        end - self.prints_from
+    }
+
+    fn print(&mut self, out: &mut String, turns: &'t [Turn], i: usize) {
+        let slot = &mut self.prints[self.prints_from + i];
+        let print = turns[slot.turn].prints[slot.index].as_str();
         let cut = if print.len() <= crate::PRINT_CHAR_LIMIT {
             None
         } else {
-            *self.cuts[self.print_base[turn] + index].get_or_insert_with(|| print_cut(print))
+            *slot.cut.get_or_insert_with(|| print_cut(print))
         };
         match cut {
             Some(cut) => {

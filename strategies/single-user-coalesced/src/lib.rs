@@ -6,9 +6,13 @@
 //! turns, without the turns line) are public: `per-turn-summary` and `rolling-window`
 //! render them exactly as this strategy does.
 
+mod cache;
 mod options;
+mod pieces;
 mod same;
 mod summary;
+
+pub use cache::{SessionKey, SummaryCache};
 
 pub use options::{
     DEFAULT_PRINTLN_LIMIT, DEFAULT_TOOL_CALL_LIMIT, SummaryOptions, canonical_spec, reject_unknown,
@@ -19,9 +23,10 @@ pub use summary::{
     push_sanitized_docstring, summary, summary_len_hint, write_summary,
 };
 
+use pieces::{Direct, Pieces};
 use recap_core::{
-    Invariant, Message, RenderError, RenderRequest, SpecError, Strategy, StrategyInfo,
-    StrategySpec, Turn,
+    Invariant, Message, RenderError, RenderRequest, Session, SessionState, SpecError, Strategy,
+    StrategyInfo, StrategySpec, Turn,
 };
 use std::sync::Arc;
 
@@ -57,6 +62,24 @@ impl Strategy for SingleUserCoalesced {
         Ok(render_with(request, self.options))
     }
 
+    /// As `render`, with the summary's pieces reused from the earlier calls of the
+    /// session (see [`SummaryCache`]).
+    fn render_session(
+        &self,
+        session: &Session,
+        k: usize,
+        state: &mut SessionState,
+    ) -> Result<Vec<Message>, RenderError> {
+        let request = request_for(session, k)?;
+        if request.turns.is_empty() || request.max_turns == 1 {
+            return Ok(recap_full_history::render(&request));
+        }
+        let cache = SummaryCache::for_session(state, session);
+        let mut content = String::with_capacity(cache.len_hint(session, k, self.options) + 80);
+        cache.write_context(&mut content, session, k, self.options);
+        Ok(finish(&request, content))
+    }
+
     fn invariants(&self) -> Vec<Invariant> {
         let mut all = Invariant::UNIVERSAL.to_vec();
         all.extend([
@@ -70,6 +93,12 @@ impl Strategy for SingleUserCoalesced {
         ]);
         all
     }
+}
+
+/// The request for call `k` of `session`, failing exactly as the default
+/// `Strategy::render_session` does.
+pub fn request_for(session: &Session, k: usize) -> Result<RenderRequest<'_>, RenderError> {
+    RenderRequest::for_call(session, k).map_err(|e| RenderError::new("bad_request", e.to_string()))
 }
 
 /// The single-user-coalesced prompt for a request; never fails.
@@ -87,6 +116,11 @@ pub fn render_with(request: &RenderRequest<'_>, options: SummaryOptions) -> Vec<
     let mut content =
         String::with_capacity(context_len_hint(request.mission, request.turns, options) + 80);
     write_context(&mut content, request.mission, request.turns, options);
+    finish(request, content)
+}
+
+/// The prompt around a written context: the turns line, then `[SYSTEM, USER]`.
+fn finish(request: &RenderRequest<'_>, mut content: String) -> Vec<Message> {
     separate(&mut content, 0);
     recap_full_history::push_turns_line(&mut content, request.turns_left());
     vec![
@@ -99,11 +133,22 @@ pub fn render_with(request: &RenderRequest<'_>, options: SummaryOptions) -> Vec<
 /// failed turn (CMP-002, ERR-001/002), the non-empty ones joined by a blank line
 /// (MSG-003/004). No turns line.
 pub fn write_context(out: &mut String, mission: &str, turns: &[Turn], options: SummaryOptions) {
+    write_context_with(out, mission, turns, options, &mut Direct::default());
+}
+
+/// [`write_context`] with the summary's per-item texts taken from `pieces`.
+fn write_context_with<'t, P: Pieces<'t>>(
+    out: &mut String,
+    mission: &str,
+    turns: &'t [Turn],
+    options: SummaryOptions,
+    pieces: &mut P,
+) {
     let start = out.len();
     out.push_str(mission);
     let before_summary = out.len();
     separate(out, start);
-    if !write_summary(out, turns, options) {
+    if !summary::write_summary_with(out, turns, options, pieces) {
         out.truncate(before_summary);
     }
     for turn in turns.iter().filter(|t| !t.success) {

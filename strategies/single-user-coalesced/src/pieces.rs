@@ -1,116 +1,162 @@
-//! The per-item texts of the summary, and [`Direct`], the source that prints them on the
-//! spot. The session cache ([`crate::SummaryCache`]) is the other source.
+//! Where the summary gets what it shows, and [`Direct`], the source that computes
+//! everything on the spot. The session cache ([`crate::SummaryCache`]) is the other
+//! source.
+//!
+//! The summary's section logic ([`crate::summary`]) asks a source for the successful
+//! calls, live definitions and prints it shows, by position in the current "window",
+//! and for their texts. Every text method must append exactly what the `write_*`
+//! functions of this module append; a source only decides when they run and whether
+//! their output is kept for later calls.
 
 use crate::same::same_value;
-use crate::summary::{ARGS_PRINT, SAMPLE_PRINT, docstring, push_cut_print, push_sanitized_docstring};
+use crate::summary::{
+    ARGS_PRINT, SAMPLE_PRINT, docstring, push_cut_print, push_sanitized_docstring,
+};
 use recap_core::{Definition, ToolCall, Turn, Value, write_clojure, write_type_of};
 
-/// A tool call with its position: turn index in the session, index in the turn.
-#[derive(Clone, Copy)]
-pub(crate) struct CallAt<'t> {
-    pub turn: usize,
-    pub index: usize,
-    pub call: &'t ToolCall,
-}
-
-/// A definition with its position: turn index in the session, index in the turn.
-#[derive(Clone, Copy)]
-pub(crate) struct DefAt<'t> {
-    pub turn: usize,
-    pub index: usize,
-    pub def: &'t Definition,
-}
-
-/// Where the summary gets its per-item texts. Every method must append exactly what the
-/// `write_*` functions of this module append; a source only decides when they run.
 pub(crate) trait Pieces<'t> {
-    /// FMT-002: the arguments of a call (without the parentheses); see [`write_args`].
-    fn args(&mut self, out: &mut String, call: &CallAt<'t>);
+    /// Whether any turn among `turns` succeeded (else there is no summary).
+    fn any_success(&mut self, turns: &'t [Turn]) -> bool;
 
-    /// TC-008: whether `call` repeats `previous`, the successful call right before it.
-    fn same_as_previous(&mut self, call: &CallAt<'t>, previous: &CallAt<'t>) -> bool;
+    /// Whether any successful turn among `turns` printed (SAM-002, TC-006).
+    fn printed(&mut self, turns: &'t [Turn]) -> bool;
+
+    /// Selects the last `limit` tool calls of the successful turns among `turns`;
+    /// returns how many there are. [`Pieces::call`], [`Pieces::repeats`] and
+    /// [`Pieces::args`] then take a position among them, oldest first.
+    fn calls_window(&mut self, turns: &'t [Turn], limit: usize) -> usize;
+
+    fn call(&self, turns: &'t [Turn], i: usize) -> &'t ToolCall;
+
+    /// TC-008: whether call `i` (≥ 1) repeats call `i - 1` of the window.
+    fn repeats(&mut self, turns: &'t [Turn], i: usize) -> bool;
+
+    /// FMT-002: the arguments of call `i` without the parentheses; see [`write_args`].
+    fn args(&mut self, out: &mut String, turns: &'t [Turn], i: usize);
 
     /// Folds the memory over the successful turns among `turns` (DEF-001/002/009);
-    /// returns how many definitions are live.
+    /// returns how many definitions are live. The `def*` methods then take a position
+    /// among them, oldest first.
     fn fold(&mut self, turns: &'t [Turn]) -> usize;
 
-    /// The `i`-th live definition of the last [`Pieces::fold`], oldest first.
-    fn live_at(&self, turns: &'t [Turn], i: usize) -> DefAt<'t>;
+    fn def(&self, turns: &'t [Turn], i: usize) -> &'t Definition;
 
-    /// The `; Function:` or `; Defined:` line of a definition, without its sample; see
+    /// The `; Function:` or `; Defined:` line of live definition `i`; see
     /// [`write_def_line`].
-    fn def_line(&mut self, out: &mut String, def: &DefAt<'t>);
+    fn def_line(&mut self, out: &mut String, turns: &'t [Turn], i: usize);
 
-    /// The sample of a definition with a value (after `, sample: `).
-    fn sample(&mut self, out: &mut String, def: &DefAt<'t>);
+    /// The sample of live definition `i` (after `, sample: `); see [`write_sample`].
+    fn sample(&mut self, out: &mut String, turns: &'t [Turn], i: usize);
 
-    /// One print, cut (TRN-011).
-    fn print(&mut self, out: &mut String, turn: usize, index: usize, print: &str);
+    /// Selects the last `limit` prints of the successful turns among `turns`; returns
+    /// how many there are.
+    fn prints_window(&mut self, turns: &'t [Turn], limit: usize) -> usize;
+
+    /// Print `i` of the window, cut (TRN-011); see [`push_cut_print`].
+    fn print(&mut self, out: &mut String, turns: &'t [Turn], i: usize);
 }
 
-/// Prints every piece when asked; keeps only the folded memory.
+/// Computes every piece when asked and keeps only the current windows and memory.
 #[derive(Default)]
 pub(crate) struct Direct<'t> {
-    live: Vec<DefAt<'t>>,
+    calls: Vec<&'t ToolCall>,
+    live: Vec<&'t Definition>,
+    prints: Vec<&'t str>,
 }
 
 impl<'t> Pieces<'t> for Direct<'t> {
-    fn args(&mut self, out: &mut String, call: &CallAt<'t>) {
-        write_args(out, &call.call.args);
+    fn any_success(&mut self, turns: &'t [Turn]) -> bool {
+        turns.iter().any(|t| t.success)
     }
 
-    fn same_as_previous(&mut self, call: &CallAt<'t>, previous: &CallAt<'t>) -> bool {
-        same_call(call.call, previous.call)
+    fn printed(&mut self, turns: &'t [Turn]) -> bool {
+        turns.iter().any(|t| t.success && !t.prints.is_empty())
+    }
+
+    fn calls_window(&mut self, turns: &'t [Turn], limit: usize) -> usize {
+        last_n(&mut self.calls, turns, limit, |t| &t.tool_calls, |c| c);
+        self.calls.len()
+    }
+
+    fn call(&self, _turns: &'t [Turn], i: usize) -> &'t ToolCall {
+        self.calls[i]
+    }
+
+    fn repeats(&mut self, _turns: &'t [Turn], i: usize) -> bool {
+        same_call(self.calls[i], self.calls[i - 1])
+    }
+
+    fn args(&mut self, out: &mut String, _turns: &'t [Turn], i: usize) {
+        write_args(out, &self.calls[i].args);
     }
 
     fn fold(&mut self, turns: &'t [Turn]) -> usize {
         self.live.clear();
-        for (t, turn) in turns.iter().enumerate() {
-            fold_turn(&mut self.live, t, turn, |at| at.def.name.as_str(), |at| at);
+        for turn in turns.iter().filter(|t| t.success) {
+            for def in &turn.definitions {
+                fold_one(&mut self.live, &def.name, def, |d| d.name.as_str());
+            }
         }
         self.live.len()
     }
 
-    fn live_at(&self, _turns: &'t [Turn], i: usize) -> DefAt<'t> {
+    fn def(&self, _turns: &'t [Turn], i: usize) -> &'t Definition {
         self.live[i]
     }
 
-    fn def_line(&mut self, out: &mut String, def: &DefAt<'t>) {
-        write_def_line(out, def.def);
+    fn def_line(&mut self, out: &mut String, _turns: &'t [Turn], i: usize) {
+        write_def_line(out, self.live[i]);
     }
 
-    fn sample(&mut self, out: &mut String, def: &DefAt<'t>) {
-        write_sample(out, def.def);
+    fn sample(&mut self, out: &mut String, _turns: &'t [Turn], i: usize) {
+        write_sample(out, self.live[i]);
     }
 
-    fn print(&mut self, out: &mut String, _turn: usize, _index: usize, print: &str) {
-        push_cut_print(out, print);
+    fn prints_window(&mut self, turns: &'t [Turn], limit: usize) -> usize {
+        last_n(&mut self.prints, turns, limit, |t| &t.prints, String::as_str);
+        self.prints.len()
+    }
+
+    fn print(&mut self, out: &mut String, _turns: &'t [Turn], i: usize) {
+        push_cut_print(out, self.prints[i]);
     }
 }
 
-/// Applies the definitions of `turn` (turn index `t`) to the live list: a redefinition
-/// replaces the entry and moves the name to the end (SPEC section 4). Failed turns
-/// define nothing. `name_of` reads the name of the definition an entry stands for.
-pub(crate) fn fold_turn<'t, E>(
-    live: &mut Vec<E>,
-    t: usize,
-    turn: &'t Turn,
-    name_of: impl Fn(&E) -> &'t str,
-    entry: impl Fn(DefAt<'t>) -> E,
+/// Fills `picked` with the last `n` items of `field` over the successful turns, oldest
+/// first. Walks back from the newest turn, so the cost is O(n + turns), not O(all
+/// items).
+fn last_n<'t, T: 't, U>(
+    picked: &mut Vec<U>,
+    turns: &'t [Turn],
+    n: usize,
+    field: fn(&'t Turn) -> &'t [T],
+    map: fn(&'t T) -> U,
 ) {
-    if !turn.success {
-        return;
-    }
-    for (index, def) in turn.definitions.iter().enumerate() {
-        if let Some(pos) = live.iter().position(|e| name_of(e) == def.name) {
-            live.remove(pos);
+    picked.clear();
+    'turns: for turn in turns.iter().rev().filter(|t| t.success) {
+        for item in field(turn).iter().rev() {
+            if picked.len() == n {
+                break 'turns;
+            }
+            picked.push(map(item));
         }
-        live.push(entry(DefAt {
-            turn: t,
-            index,
-            def,
-        }));
     }
+    picked.reverse();
+}
+
+/// Applies one definition, named `name`, to the live list: a redefinition replaces the
+/// entry and moves the name to the end (SPEC section 4). `name_of` reads an entry's
+/// name.
+pub(crate) fn fold_one<'t, E>(
+    live: &mut Vec<E>,
+    name: &str,
+    entry: E,
+    name_of: impl Fn(&E) -> &'t str,
+) {
+    if let Some(pos) = live.iter().position(|e| name_of(e) == name) {
+        live.remove(pos);
+    }
+    live.push(entry);
 }
 
 /// TC-008: same tool and the same arguments as the language sees them.

@@ -10,15 +10,20 @@ pub fn same_value(a: &Value, b: &Value) -> bool {
         (Value::List(x), Value::List(y)) | (Value::Tuple(x), Value::Tuple(y)) => {
             x.len() == y.len() && x.iter().zip(y).all(|(p, q)| same_value(p, q))
         }
+        // Repeated calls usually carry their sets and maps in the same order: compare
+        // in order first (linear), then without order.
         (Value::Set(x), Value::Set(y)) => {
-            x.len() == y.len() && x.iter().all(|p| y.iter().any(|q| same_value(p, q)))
+            x.len() == y.len()
+                && (x.iter().zip(y).all(|(p, q)| same_value(p, q))
+                    || x.iter().all(|p| y.iter().any(|q| same_value(p, q))))
         }
         (Value::Map(x), Value::Map(y)) => {
+            let same_entry = |(k, v): &(Value, Value), (k2, v2): &(Value, Value)| {
+                same_value(k, k2) && same_value(v, v2)
+            };
             x.len() == y.len()
-                && x.iter().all(|(k, v)| {
-                    y.iter()
-                        .any(|(k2, v2)| same_value(k, k2) && same_value(v, v2))
-                })
+                && (x.iter().zip(y).all(|(p, q)| same_entry(p, q))
+                    || x.iter().all(|p| y.iter().any(|q| same_entry(p, q))))
         }
         _ => a == b,
     }

@@ -12,9 +12,8 @@
 //! therefore render the same bytes by construction.
 
 use crate::options::SummaryOptions;
-use crate::pieces::{CallAt, DefAt, Direct, Pieces};
+use crate::pieces::{Direct, Pieces};
 use recap_core::{PrintOptions, Turn, Value};
-use std::fmt::Write as _;
 
 /// TRN-003: how tool-call arguments are printed.
 pub const ARGS_PRINT: PrintOptions = PrintOptions::TOOL_ARGS;
@@ -42,43 +41,46 @@ pub fn write_summary(out: &mut String, turns: &[Turn], opts: SummaryOptions) -> 
     write_summary_with(out, turns, opts, &mut Direct::default())
 }
 
-/// [`write_summary`] with the per-item texts taken from `pieces`.
+/// [`write_summary`] with what it shows taken from `pieces`.
 pub(crate) fn write_summary_with<'t, P: Pieces<'t>>(
     out: &mut String,
     turns: &'t [Turn],
     opts: SummaryOptions,
     pieces: &mut P,
 ) -> bool {
-    if !turns.iter().any(|t| t.success) {
+    if !pieces.any_success(turns) {
         return false;
     }
-    let printed = turns.iter().any(|t| t.success && !t.prints.is_empty());
+    let printed = pieces.printed(turns);
     write_tool_calls(out, turns, opts.tool_call_limit as usize, printed, pieces);
 
     // DEF-001/002/008/009: the memory folded over the successful turns, in order of
     // (latest) definition; functions first.
     let live = pieces.fold(turns);
     for i in 0..live {
-        let at = pieces.live_at(turns, i);
-        if at.def.is_function() {
-            pieces.def_line(out, &at);
+        if pieces.def(turns, i).is_function() {
+            pieces.def_line(out, turns, i);
         }
     }
     for i in 0..live {
-        let at = pieces.live_at(turns, i);
-        if at.def.is_function() {
+        let def = pieces.def(turns, i);
+        if def.is_function() {
             continue;
         }
-        pieces.def_line(out, &at);
+        pieces.def_line(out, turns, i);
         // SAM-001/002: only computed when shown.
-        if !printed && at.def.value.as_ref().is_some_and(has_sample) {
+        if !printed && def.value.as_ref().is_some_and(has_sample) {
             out.push_str(", sample: ");
-            pieces.sample(out, &at);
+            pieces.sample(out, turns, i);
         }
     }
 
     if printed {
-        write_output(out, turns, opts.println_limit as usize, pieces);
+        out.push_str("\n; Output:");
+        for i in 0..pieces.prints_window(turns, opts.println_limit as usize) {
+            out.push('\n');
+            pieces.print(out, turns, i);
+        }
     }
     true
 }
@@ -103,52 +105,6 @@ pub fn summary_len_hint(turns: &[Turn], opts: SummaryOptions) -> usize {
     24 + calls * 72 + defs.min(256) * 128 + prints.min(opts.println_limit as usize * 256)
 }
 
-/// Where the last `n` items of `field` over the successful turns start, as (turn,
-/// index): walks back from the newest turn, so the cost is O(n + turns), not O(all
-/// items). `(turns.len(), 0)` when there are none.
-fn last_n_start<T>(turns: &[Turn], n: usize, field: fn(&Turn) -> &[T]) -> (usize, usize) {
-    let mut start = (turns.len(), 0);
-    let mut left = n;
-    for (t, turn) in turns.iter().enumerate().rev() {
-        if left == 0 {
-            break;
-        }
-        if !turn.success {
-            continue;
-        }
-        let items = field(turn).len();
-        if items == 0 {
-            continue;
-        }
-        let take = items.min(left);
-        left -= take;
-        start = (t, items - take);
-    }
-    start
-}
-
-/// The items of `field` over the successful turns from `start` on, oldest first, with
-/// their (turn, index).
-fn items_from<'t, T>(
-    turns: &'t [Turn],
-    start: (usize, usize),
-    field: fn(&'t Turn) -> &'t [T],
-) -> impl Iterator<Item = (usize, usize, &'t T)> {
-    turns
-        .iter()
-        .enumerate()
-        .skip(start.0)
-        .filter(|(_, turn)| turn.success)
-        .flat_map(move |(t, turn)| {
-            let first = if t == start.0 { start.1 } else { 0 };
-            field(turn)
-                .iter()
-                .enumerate()
-                .skip(first)
-                .map(move |(i, item)| (t, i, item))
-        })
-}
-
 /// FMT-001/002/003, TC-001..008: the last `limit` calls, then consecutive identical
 /// calls merged.
 fn write_tool_calls<'t, P: Pieces<'t>>(
@@ -158,49 +114,44 @@ fn write_tool_calls<'t, P: Pieces<'t>>(
     printed: bool,
     pieces: &mut P,
 ) {
-    let start = last_n_start(turns, limit, |t| &t.tool_calls);
-    let mut calls = items_from(turns, start, |t| &t.tool_calls)
-        .map(|(turn, index, call)| CallAt { turn, index, call });
-    let Some(first) = calls.next() else {
+    let n = pieces.calls_window(turns, limit);
+    if n == 0 {
         out.push_str("; No tool calls made");
         return;
-    };
-    out.push_str("; Tool calls:");
-    // The run being merged: its first call, length and last call.
-    let (mut head, mut count, mut last) = (first, 1usize, first);
-    for call in calls {
-        // The picked calls are consecutive successful calls, so `last` is the call
-        // right before `call`.
-        if pieces.same_as_previous(&call, &last) {
-            count += 1;
-        } else {
-            write_call_line(out, &head, count, &last, printed, pieces);
-            (head, count) = (call, 1);
-        }
-        last = call;
     }
-    write_call_line(out, &head, count, &last, printed, pieces);
+    out.push_str("; Tool calls:");
+    // Runs of identical calls: each is printed once, from its first call.
+    let mut head = 0;
+    for i in 1..=n {
+        if i < n && pieces.repeats(turns, i) {
+            continue;
+        }
+        write_call_line(out, turns, head, i - head, printed, pieces);
+        head = i;
+    }
 }
 
+/// The line of the run of `count` calls starting at window position `head`.
 fn write_call_line<'t, P: Pieces<'t>>(
     out: &mut String,
-    first: &CallAt<'t>,
+    turns: &'t [Turn],
+    head: usize,
     count: usize,
-    last: &CallAt<'t>,
     printed: bool,
     pieces: &mut P,
 ) {
     out.push_str("\n;   ");
-    out.push_str(&first.call.name);
+    out.push_str(&pieces.call(turns, head).name);
     out.push('(');
-    pieces.args(out, first);
+    pieces.args(out, turns, head);
     out.push(')');
     if count > 1 {
-        let _ = write!(out, " x{count}");
+        out.push_str(" x");
+        recap_core::write_decimal(out, count as u64);
     }
     // TC-006: the result's type, only when nothing was printed (the merged run shows its
     // last call's result).
-    if !printed && let Some(result) = &last.call.result {
+    if !printed && let Some(result) = &pieces.call(turns, head + count - 1).result {
         out.push_str(" -> ");
         recap_core::write_type_of(out, result);
     }
@@ -256,21 +207,6 @@ pub fn push_sanitized_docstring(out: &mut String, doc: &str) {
     out.push_str(&doc[run_start..]);
 }
 
-/// FMT-009/010/014, TRN-006..011: the last `limit` prints, each verbatim but cut.
-fn write_output<'t, P: Pieces<'t>>(
-    out: &mut String,
-    turns: &'t [Turn],
-    limit: usize,
-    pieces: &mut P,
-) {
-    out.push_str("\n; Output:");
-    let start = last_n_start(turns, limit, |t| &t.prints);
-    for (turn, index, print) in items_from(turns, start, |t| &t.prints) {
-        out.push('\n');
-        pieces.print(out, turn, index, print);
-    }
-}
-
 /// TRN-011: a print longer than [`PRINT_CHAR_LIMIT`] characters keeps its first that
 /// many characters plus `...`.
 pub fn push_cut_print(out: &mut String, print: &str) {
@@ -298,21 +234,22 @@ pub(crate) fn print_cut(print: &str) -> Option<usize> {
 }
 
 /// The byte index where char number `n` (0-based) starts, `None` when `s` has at most
-/// `n` chars. Counts char starts (non-continuation bytes) a block at a time.
+/// `n` chars. Counts char starts (non-continuation bytes) a block at a time, in byte
+/// counters the compiler vectorizes.
 fn nth_char_start(s: &str, n: usize) -> Option<usize> {
     const BLOCK: usize = 64;
-    let is_start = |b: &u8| (*b as i8) >= -0x40;
+    let is_start = |b: u8| (b as i8) >= -0x40;
     let bytes = s.as_bytes();
     let (mut seen, mut i) = (0usize, 0usize);
-    while i + BLOCK <= bytes.len() {
-        let in_block = bytes[i..i + BLOCK].iter().filter(|b| is_start(b)).count();
-        if seen + in_block > n {
+    for block in bytes.chunks_exact(BLOCK) {
+        let in_block = block.iter().fold(0u8, |acc, &b| acc + u8::from(is_start(b)));
+        if seen + usize::from(in_block) > n {
             break;
         }
-        seen += in_block;
+        seen += usize::from(in_block);
         i += BLOCK;
     }
-    for (j, b) in bytes[i..].iter().enumerate() {
+    for (j, &b) in bytes[i..].iter().enumerate() {
         if is_start(b) {
             if seen == n {
                 return Some(i + j);
@@ -403,54 +340,5 @@ mod tests {
             push_sanitized_docstring(&mut got, doc);
             assert_eq!(got, sanitize_by_chars(doc), "{doc:?}");
         }
-    }
-
-    fn call_turn(n: usize, success: bool) -> Turn {
-        let mut turn = bare_turn(success);
-        turn.tool_calls = (0..n)
-            .map(|i| recap_core::ToolCall {
-                name: format!("t{i}"),
-                args: Value::Nil,
-                result: None,
-            })
-            .collect();
-        turn
-    }
-
-    fn bare_turn(success: bool) -> Turn {
-        Turn {
-            number: 1,
-            program: String::new(),
-            raw_response: String::new(),
-            success,
-            error: None,
-            result: None,
-            prints: vec![],
-            tool_calls: vec![],
-            definitions: vec![],
-            feedback: None,
-            usage: None,
-        }
-    }
-
-    #[test]
-    fn last_n_walks_back_over_successful_turns_only() {
-        let turns = vec![
-            call_turn(3, true),
-            call_turn(2, false),
-            call_turn(0, true),
-            call_turn(2, true),
-        ];
-        let picked = |n| {
-            let start = last_n_start(&turns, n, |t| &t.tool_calls);
-            items_from(&turns, start, |t| &t.tool_calls)
-                .map(|(t, i, _)| (t, i))
-                .collect::<Vec<_>>()
-        };
-        assert_eq!(picked(0), []);
-        assert_eq!(picked(1), [(3, 1)]);
-        assert_eq!(picked(3), [(0, 2), (3, 0), (3, 1)]);
-        assert_eq!(picked(5), [(0, 0), (0, 1), (0, 2), (3, 0), (3, 1)]);
-        assert_eq!(picked(50), picked(5));
     }
 }

@@ -1,0 +1,87 @@
+//! The render path under an instruction counter (issue 7's deterministic benchmark):
+//! renders every call of every bench-data session once with each strategy named, inside
+//! [`measured_render`], the one function `scripts/bench-instructions.sh` tells
+//! valgrind's callgrind to count (`--toggle-collect`), so loading and parsing the
+//! corpus stay out of the count.
+//!
+//! ```text
+//! cargo run --profile bench --example render-instructions -- full-history rolling-window:window=2
+//! ```
+//!
+//! Prints one line per strategy: spec, calls, prompt bytes (`--list`: the built-in
+//! names). Without valgrind it is a plain (single-iteration, unmeasured) render run.
+
+use anyhow::{Context, Result, bail};
+use recap_core::invariants::calls;
+use recap_core::{CorpusReader, Session, SessionState, Strategy};
+use std::path::Path;
+
+/// Every call of every session, as the harness replays them (one state per session).
+/// Not inlined: callgrind counts exactly this function and what it calls.
+#[inline(never)]
+fn measured_render(strategy: &dyn Strategy, sessions: &[Session]) -> Result<(u64, u64)> {
+    let (mut n_calls, mut bytes) = (0u64, 0u64);
+    for session in sessions {
+        let mut state = SessionState::new();
+        for k in calls(session) {
+            let messages = strategy
+                .render_session(session, k, &mut state)
+                .with_context(|| {
+                    format!("{} on session {} call {k}", strategy.spec(), session.id)
+                })?;
+            n_calls += 1;
+            bytes += messages.iter().map(|m| m.content.len() as u64).sum::<u64>();
+        }
+    }
+    Ok((n_calls, bytes))
+}
+
+fn bench_data() -> Result<Vec<Session>> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("bench-data");
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .with_context(|| format!("reading {}", dir.display()))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
+        .collect();
+    files.sort();
+    let mut sessions = Vec::new();
+    for file in &files {
+        for entry in
+            CorpusReader::open(file).with_context(|| format!("opening {}", file.display()))?
+        {
+            sessions.push(
+                entry
+                    .session
+                    .with_context(|| format!("{} line {}", file.display(), entry.line))?,
+            );
+        }
+    }
+    if sessions.is_empty() {
+        bail!("no sessions in {}/*.jsonl", dir.display());
+    }
+    Ok(sessions)
+}
+
+fn main() -> Result<()> {
+    let specs: Vec<String> = std::env::args().skip(1).collect();
+    if specs.is_empty() {
+        bail!("usage: render-instructions SPEC...   (e.g. full-history), or --list");
+    }
+    if specs == ["--list"] {
+        for (info, _) in recap_builtins::builtins() {
+            println!("{}", info.name);
+        }
+        return Ok(());
+    }
+    let registry = recap_builtins::registry();
+    let strategies = specs
+        .iter()
+        .map(|s| registry.build(s).with_context(|| format!("strategy {s:?}")))
+        .collect::<Result<Vec<_>>>()?;
+    let sessions = bench_data()?;
+    for (spec, strategy) in specs.iter().zip(&strategies) {
+        let (n_calls, bytes) = measured_render(strategy.as_ref(), &sessions)?;
+        println!("{spec} {n_calls} {bytes}");
+    }
+    Ok(())
+}

@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# Summarises the last `cargo bench` run against issue 7's targets: reads criterion's
+# results (<target>/criterion/**/new/{benchmark,estimates}.json, medians) and prints
+# the side-by-side ratios, each with PASS or MISS.
+#
+#   cargo bench && scripts/bench-report.sh [CRITERION_DIR]
+#
+# Needs jq. CRITERION_DIR defaults to the workspace's target directory + /criterion
+# (honours CARGO_TARGET_DIR and CRITERION_HOME like criterion does).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+command -v jq > /dev/null || { echo "error: jq is required (apt-get install jq)" >&2; exit 2; }
+if [[ $# -gt 0 ]]; then
+    dir="$1"
+elif [[ -n "${CRITERION_HOME:-}" ]]; then
+    dir="$CRITERION_HOME"
+else
+    target="$(cargo metadata --format-version 1 --no-deps | jq -r .target_directory)"
+    dir="$target/criterion"
+fi
+[[ -d "$dir" ]] || { echo "error: no criterion results in $dir; run cargo bench first" >&2; exit 1; }
+
+# One line per benchmark: full id, median ns, throughput bytes (0 when none).
+results="$(mktemp)"
+trap 'rm -f "$results"' EXIT
+while IFS= read -r -d '' bench; do
+    estimates="${bench%benchmark.json}estimates.json"
+    [[ -r "$estimates" ]] || continue
+    jq -r --slurpfile e "$estimates" \
+        '[.full_id, $e[0].median.point_estimate,
+          ((.throughput // {}) | to_entries | map(.value) | first // 0)] | @tsv' "$bench"
+done < <(find "$dir" -path '*/new/benchmark.json' -print0) | sort > "$results"
+[[ -s "$results" ]] || { echo "error: no benchmark results under $dir" >&2; exit 1; }
+
+awk -F'\t' '
+function pass(ok) { return ok ? "PASS" : "MISS" }
+{ t[$1] = $2; b[$1] = $3; ids[n++] = $1 }
+END {
+    print "## render/turns: last call of a generated session (MB/s should not fall with n)"
+    for (i = 0; i < n; i++) if (ids[i] ~ /^render\/turns\//) {
+        split(ids[i], p, "/")
+        printf "  %-24s %5s turns %10.1f us %10d bytes %10.1f MB/s\n", p[3], p[4], t[ids[i]] / 1e3, b[ids[i]], b[ids[i]] * 1e3 / t[ids[i]]
+    }
+    print ""
+    print "## render time / fast-tokenizer time of the same output (target < 5%)"
+    for (i = 0; i < n; i++) if (ids[i] ~ /^render-vs-tokenize\/.*\/render$/) {
+        s = ids[i]; sub(/^render-vs-tokenize\//, "", s); sub(/\/render$/, "", s)
+        tok = "render-vs-tokenize/" s "/tokenize-fast"
+        if (!(tok in t)) continue
+        r = t[ids[i]] / t[tok] * 100
+        printf "  %-24s render %9.3f ms  tokenize %9.3f ms  %6.2f%%  %s\n", s, t[ids[i]] / 1e6, t[tok] / 1e6, r, pass(r < 5)
+    }
+    print ""
+    print "## harness end to end vs naive loop (target: naive / engine >= 5)"
+    for (i = 0; i < n; i++) if (ids[i] ~ /^harness\/.*\/engine$/) {
+        c = ids[i]; sub(/^harness\//, "", c); sub(/\/engine$/, "", c)
+        nv = "harness/" c "/naive"
+        if (!(nv in t)) continue
+        r = t[nv] / t[ids[i]]
+        printf "  %-24s engine %9.1f ms  naive %9.1f ms  %6.2fx  %s\n", c, t[ids[i]] / 1e6, t[nv] / 1e6, r, pass(r >= 5)
+    }
+    print ""
+    print "## plugin vs direct (target: abi / direct <= 1.5)"
+    for (i = 0; i < n; i++) if (ids[i] ~ /^plugin\/.*\/direct$/) {
+        s = ids[i]; sub(/^plugin\//, "", s); sub(/\/direct$/, "", s)
+        a = "plugin/" s "/abi"; nl = "plugin/" s "/abi-no-time-limit"; fr = "plugin/" s "/abi-full-request"
+        if (!(a in t)) continue
+        r = t[a] / t[ids[i]]
+        printf "  %-24s direct %8.2f ms  abi %6.2fx %s", s, t[ids[i]] / 1e6, r, pass(r <= 1.5)
+        if (nl in t) printf "  no-time-limit %6.2fx", t[nl] / t[ids[i]]
+        if (fr in t) printf "  full-request %7.2fx", t[fr] / t[ids[i]]
+        printf "\n"
+    }
+    print ""
+    print "## tokenizers (same prompts)"
+    for (i = 0; i < n; i++) if (ids[i] ~ /^tokenize\//) {
+        printf "  %-48s %8.2f ms %8.1f MB/s\n", ids[i], t[ids[i]] / 1e6, b[ids[i]] * 1e3 / t[ids[i]]
+    }
+}' "$results"
