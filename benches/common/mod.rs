@@ -88,7 +88,7 @@ pub fn shared_corpus(kind: recap_import::Kind, dir: &str) -> Option<Vec<Session>
         eprintln!("SKIP: {msg}");
         return None;
     }
-    let import = recap_import::import(kind, &[path.clone()])
+    let import = recap_import::import(kind, std::slice::from_ref(&path))
         .unwrap_or_else(|e| panic!("importing {}: {e}", path.display()));
     assert!(
         !import.sessions.is_empty(),

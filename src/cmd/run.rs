@@ -264,14 +264,16 @@ pub fn run(args: Args) -> Result<ExitCode> {
         let Some(out) = out_dir.as_ref() else {
             return Ok(());
         };
-        if !dump_files.contains_key(&s) {
-            let path = out.staged(&format!("{PROMPTS_DIR}/{}", dump_names[s]));
-            if let Some(parent) = path.parent() {
-                std::fs::create_dir_all(parent)?;
+        let w = match dump_files.entry(s) {
+            std::collections::btree_map::Entry::Occupied(e) => e.into_mut(),
+            std::collections::btree_map::Entry::Vacant(e) => {
+                let path = out.staged(&format!("{PROMPTS_DIR}/{}", dump_names[s]));
+                if let Some(parent) = path.parent() {
+                    std::fs::create_dir_all(parent)?;
+                }
+                e.insert(BufWriter::new(File::create(&path)?))
             }
-            dump_files.insert(s, BufWriter::new(File::create(&path)?));
-        }
-        let w = dump_files.get_mut(&s).ok_or(std::io::ErrorKind::NotFound)?;
+        };
         w.write_all(line.as_bytes())?;
         w.write_all(b"\n")
     };

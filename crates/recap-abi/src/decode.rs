@@ -448,9 +448,13 @@ fn number(token: &NumberToken<'_>) -> Fast<Value> {
 fn is_iso_date(s: &str) -> bool {
     let b = s.as_bytes();
     b.len() == 10
-        && b.iter()
-            .enumerate()
-            .all(|(i, c)| if i == 4 || i == 7 { *c == b'-' } else { c.is_ascii_digit() })
+        && b.iter().enumerate().all(|(i, c)| {
+            if i == 4 || i == 7 {
+                *c == b'-'
+            } else {
+                c.is_ascii_digit()
+            }
+        })
 }
 
 /// Whether this build's `serde_json::Map` iterates in key order (the default) rather
@@ -569,22 +573,49 @@ mod tests {
             let mut s = String::from("\"");
             for _ in 0..self.next() % 12 {
                 s.push_str(self.pick(&[
-                    "a", "Zürich", "日本", "👍🏽", "\\n", "\\\"", "\\\\", "\\u00e9", "\\ud83d\\ude00",
-                    "\\u0000", "\\/", " ", "$", "long text without any escape at all",
+                    "a",
+                    "Zürich",
+                    "日本",
+                    "👍🏽",
+                    "\\n",
+                    "\\\"",
+                    "\\\\",
+                    "\\u00e9",
+                    "\\ud83d\\ude00",
+                    "\\u0000",
+                    "\\/",
+                    " ",
+                    "$",
+                    "long text without any escape at all",
                 ]));
             }
             s.push('"');
             s
         }
         fn value(&mut self, depth: u32) -> String {
-            let pick = if depth > 3 { self.next() % 4 } else { self.next() % 9 };
+            let pick = if depth > 3 {
+                self.next() % 4
+            } else {
+                self.next() % 9
+            };
             match pick {
                 0 => self.string(),
                 1 => self
                     .pick(&[
-                        "0", "-0", "7", "-12", "1.5", "-2.5e3", "1E2", "123456789012345678",
-                        "9223372036854775807", "-9223372036854775808", "9223372036854775808",
-                        "18446744073709551616", "0.1", "1e-7",
+                        "0",
+                        "-0",
+                        "7",
+                        "-12",
+                        "1.5",
+                        "-2.5e3",
+                        "1E2",
+                        "123456789012345678",
+                        "9223372036854775807",
+                        "-9223372036854775808",
+                        "9223372036854775808",
+                        "18446744073709551616",
+                        "0.1",
+                        "1e-7",
                     ])
                     .to_string(),
                 2 => self.pick(&["true", "false", "null"]).to_string(),
@@ -592,8 +623,15 @@ mod tests {
                     "{{\"{}\": {}}}",
                     self.pick(&["$kw", "$var", "$date", "$special", "$builtin"]),
                     self.pick(&[
-                        "\"a\"", "\"2024-01-15\"", "\"2024-1-15\"", "\"nan\"", "\"infinity\"",
-                        "true", "false", "1", "null",
+                        "\"a\"",
+                        "\"2024-01-15\"",
+                        "\"2024-1-15\"",
+                        "\"nan\"",
+                        "\"infinity\"",
+                        "true",
+                        "false",
+                        "1",
+                        "null",
                     ])
                 ),
                 4 | 5 => {
@@ -622,7 +660,7 @@ mod tests {
                     let pairs: Vec<String> = (0..self.next() % 3)
                         .map(|_| format!("[{},{}]", self.value(depth + 1), self.value(depth + 1)))
                         .collect();
-                    let body = if self.next() % 2 == 0 {
+                    if self.next().is_multiple_of(2) {
                         format!("{{\"$map\":[{}]}}", pairs.join(","))
                     } else {
                         format!(
@@ -630,8 +668,7 @@ mod tests {
                             self.string(),
                             self.value(depth + 1)
                         )
-                    };
-                    body
+                    }
                 }
             }
         }
@@ -640,13 +677,18 @@ mod tests {
                 format!("\"number\":{number}"),
                 format!("\"program\":{}", self.string()),
             ];
-            let success = self.next() % 3 != 0;
+            let success = !self.next().is_multiple_of(3);
             fields.push(format!("\"success\":{success}"));
-            if !success || self.next() % 4 == 0 {
+            if !success || self.next().is_multiple_of(4) {
                 fields.push(format!("\"error\":{{\"message\":{}}}", self.string()));
             }
-            for (key, p) in [("result", 2), ("raw_response", 3), ("feedback", 3), ("extra", 4)] {
-                if self.next() % p == 0 {
+            for (key, p) in [
+                ("result", 2),
+                ("raw_response", 3),
+                ("feedback", 3),
+                ("extra", 4),
+            ] {
+                if self.next().is_multiple_of(p) {
                     let v = if key == "result" || key == "extra" {
                         self.value(0)
                     } else {
@@ -666,7 +708,7 @@ mod tests {
                 self.pick(&["def", "defn", "def", "defn", "defx"]),
                 self.value(0)
             ));
-            if self.next() % 5 == 0 {
+            if self.next().is_multiple_of(5) {
                 fields.push("\"usage\":{\"input_tokens\":12,\"x\":[1.5,null]}".into());
             }
             format!("{{ {} }}", fields.join(", "))
@@ -698,6 +740,9 @@ mod tests {
         // The rest are the generator's invalid requests (bad dates, unknown kinds,
         // integers out of range, lone tags with the wrong body).
         assert_eq!(missed, 0, "valid requests off the fast path");
-        assert!(fast > 300 && fell_back > 300, "fast {fast}, fell back {fell_back}");
+        assert!(
+            fast > 300 && fell_back > 300,
+            "fast {fast}, fell back {fell_back}"
+        );
     }
 }

@@ -534,7 +534,11 @@ mod tests {
             "é日本語👍🏽 \u{7f} \u{0}\u{1}\u{8}\u{c}\u{1f}".into(),
         ];
         for c in 0u8..0x80 {
-            samples.push(format!("{}{}abcdefgh", "x".repeat(usize::from(c % 9)), c as char));
+            samples.push(format!(
+                "{}{}abcdefgh",
+                "x".repeat(usize::from(c % 9)),
+                c as char
+            ));
         }
         for s in samples {
             let mut ours = Vec::new();

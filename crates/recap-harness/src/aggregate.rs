@@ -97,8 +97,7 @@ impl<'a> Aggregator<'a> {
             }
             sa.violations.count += so.violations.len() as u64;
             for v in &so.violations {
-                *sa
-                    .violations
+                *sa.violations
                     .by_invariant
                     .entry(v.invariant.to_string())
                     .or_default() += 1;

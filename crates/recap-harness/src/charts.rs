@@ -167,9 +167,10 @@ pub fn pareto_front(points: &[(f64, f64)]) -> Vec<usize> {
     (0..points.len())
         .filter(|&i| {
             let (x, y) = points[i];
-            !points.iter().enumerate().any(|(j, &(xj, yj))| {
-                j != i && xj <= x && yj >= y && (xj < x || yj > y)
-            })
+            !points
+                .iter()
+                .enumerate()
+                .any(|(j, &(xj, yj))| j != i && xj <= x && yj >= y && (xj < x || yj > y))
         })
         .collect()
 }
@@ -224,7 +225,10 @@ pub fn retention_vs_tokens(runs: &[&Run], tokenizer: &str) -> Result<String, Cha
             .map_err(|x| e(x.to_string()))?
             .label("Pareto front (filled: no point has fewer tokens and more retention)")
             .legend(|(x, y)| {
-                PathElement::new(vec![(x, y), (x + 20, y)], RGBColor(90, 90, 90).stroke_width(2))
+                PathElement::new(
+                    vec![(x, y), (x + 20, y)],
+                    RGBColor(90, 90, 90).stroke_width(2),
+                )
             });
         for (n, &(i, x, y)) in pts.iter().enumerate() {
             let c = color(i);
@@ -266,7 +270,13 @@ mod tests {
 
     #[test]
     fn pareto_front_minimises_tokens_maximises_retention() {
-        let pts = [(10.0, 50.0), (20.0, 90.0), (30.0, 80.0), (5.0, 50.0), (20.0, 90.0)];
+        let pts = [
+            (10.0, 50.0),
+            (20.0, 90.0),
+            (30.0, 80.0),
+            (5.0, 50.0),
+            (20.0, 90.0),
+        ];
         // (10, 50) is dominated by (5, 50); (30, 80) by (20, 90); equal points both stay.
         assert_eq!(pareto_front(&pts), vec![1, 3, 4]);
     }

@@ -191,8 +191,9 @@ pub fn prompt_tokens(tok: &Tokenizer, messages: &[Message]) -> u64 {
         + messages
             .iter()
             .map(|m| {
-                (MESSAGE_OVERHEAD + tok.count_tokens(m.role.as_str()) + tok.count_tokens(&m.content))
-                    as u64
+                (MESSAGE_OVERHEAD
+                    + tok.count_tokens(m.role.as_str())
+                    + tok.count_tokens(&m.content)) as u64
             })
             .sum::<u64>()
 }

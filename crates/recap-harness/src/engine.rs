@@ -14,7 +14,7 @@ use crate::tokenizer::{Backend, Tokenizer};
 use recap_core::invariants::{CheckContext, Violation};
 use recap_core::{
     CorpusReader, Entry, Invariant, Message, RejectedSession, RenderError, RenderRequest, Session,
-    Strategy,
+    SessionState, Strategy,
 };
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -119,7 +119,10 @@ impl RunConfig {
         if tokenizers.is_empty() {
             return Err(HarnessError::NoTokenizers);
         }
-        if let Some(w) = tokenizers.windows(2).find(|w| w[0].backend() != w[1].backend()) {
+        if let Some(w) = tokenizers
+            .windows(2)
+            .find(|w| w[0].backend() != w[1].backend())
+        {
             return Err(HarnessError::MixedBackends(w[0].backend(), w[1].backend()));
         }
         let mut seen = std::collections::BTreeSet::new();
@@ -252,7 +255,11 @@ impl<'a> Prepared<'a> {
     fn new(cfg: &'a RunConfig) -> Self {
         Prepared {
             cfg,
-            declared: cfg.strategies.iter().map(|s| s.strategy.invariants()).collect(),
+            declared: cfg
+                .strategies
+                .iter()
+                .map(|s| s.strategy.invariants())
+                .collect(),
             roles: cfg.tokenizers.iter().map(RoleTokens::new).collect(),
         }
     }
@@ -260,11 +267,15 @@ impl<'a> Prepared<'a> {
 
 fn render_guarded(
     strategy: &dyn Strategy,
-    req: &RenderRequest<'_>,
+    session: &Session,
+    k: usize,
+    state: &mut SessionState,
 ) -> Result<Vec<Message>, RenderError> {
     // A strategy (a plugin, say) that panics must not take the run down: the panic is
     // reported as a render error of that call.
-    match catch_unwind(AssertUnwindSafe(|| strategy.render(req))) {
+    match catch_unwind(AssertUnwindSafe(|| {
+        strategy.render_session(session, k, state)
+    })) {
         Ok(r) => r,
         Err(payload) => {
             let msg = payload
@@ -309,21 +320,25 @@ fn process_strategy(
     let mut mems = vec![TokenMemory::default(); ntok];
     let mut counts: Vec<Vec<u32>> = vec![Vec::new(); ntok];
     let mut marks: Vec<bool> = Vec::new();
+    // One scratch state per (strategy, session) lets strategies (plugins above all)
+    // render call k+1 from call k's work; the determinism check renders through a second,
+    // independent state so a stateful shortcut cannot vouch for itself.
+    let mut state = SessionState::new();
+    let mut second_state = SessionState::new();
 
+    #[allow(clippy::needless_range_loop)] // k is the call index, used far beyond indexing
     for k in 0..n {
-        let req = match RenderRequest::for_call(session, k) {
-            Ok(r) => r,
-            Err(e) => {
-                out.complete = false;
-                out.render_errors.push(CallError {
-                    call: k,
-                    error: RenderError::new("request", e.to_string()),
-                });
-                continue;
-            }
-        };
+        // A call past the session's budget has no prompt: report it, never render it.
+        if let Err(e) = RenderRequest::for_call(session, k) {
+            out.complete = false;
+            out.render_errors.push(CallError {
+                call: k,
+                error: RenderError::new("request", e.to_string()),
+            });
+            continue;
+        }
         let start = Instant::now();
-        let rendered = render_guarded(entry.strategy.as_ref(), &req);
+        let rendered = render_guarded(entry.strategy.as_ref(), session, k, &mut state);
         out.render_ns.push(start.elapsed().as_nanos() as u64);
         let messages = match rendered {
             Ok(m) => m,
@@ -339,7 +354,7 @@ fn process_strategy(
         };
 
         // Invariants, with a second render for determinism.
-        let second = render_guarded(entry.strategy.as_ref(), &req);
+        let second = render_guarded(entry.strategy.as_ref(), session, k, &mut second_state);
         let ctx = CheckContext {
             session,
             k,
@@ -394,7 +409,10 @@ fn process_strategy(
             o.per_call.push(prompt);
             o.cached += cached;
             if s == cfg.baseline
-                && let Some(recorded) = session.turns[k].usage.as_ref().and_then(recorded_input_tokens)
+                && let Some(recorded) = session.turns[k]
+                    .usage
+                    .as_ref()
+                    .and_then(recorded_input_tokens)
                 && recorded > 0
             {
                 o.fidelity.push(prompt as f64 / recorded as f64);
@@ -456,7 +474,11 @@ fn dump_line(
         session: session.to_string(),
         call,
         strategy: strategy.to_string(),
-        prompt_tokens: names.iter().cloned().zip(prompt_tokens.iter().copied()).collect(),
+        prompt_tokens: names
+            .iter()
+            .cloned()
+            .zip(prompt_tokens.iter().copied())
+            .collect(),
         messages: messages
             .iter()
             .enumerate()
@@ -498,13 +520,16 @@ fn process_with(prep: &Prepared<'_>, corpus: &str, session: &Session) -> Session
     }
 }
 
+/// Receives each prompt dump line with the index of its strategy.
+pub type DumpHook<'a> = dyn FnMut(usize, &str) -> io::Result<()> + 'a;
+
 /// Where the run reports to while it goes (all called on the calling thread, in order).
 #[derive(Default)]
 pub struct Hooks<'a> {
     /// After each session or rejected line: (items done, corpus bytes read so far).
     pub progress: Option<&'a mut dyn FnMut(u64, u64)>,
     /// Each prompt dump line with the index of its strategy.
-    pub dump: Option<&'a mut dyn FnMut(usize, &str) -> io::Result<()>>,
+    pub dump: Option<&'a mut DumpHook<'a>>,
 }
 
 /// Counts the bytes a reader hands out (progress over corpus files).
@@ -580,7 +605,13 @@ pub fn run_sessions(
             },
         )
     });
-    run_entries(cfg, vec![corpus.to_string()], entries, Hooks::default(), None)
+    run_entries(
+        cfg,
+        vec![corpus.to_string()],
+        entries,
+        Hooks::default(),
+        None,
+    )
 }
 
 /// The parallel core: `entries` are (corpus index, entry) in input order.

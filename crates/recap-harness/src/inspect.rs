@@ -11,7 +11,9 @@ use std::fmt::Write as _;
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum InspectError {
-    #[error("session {session:?} has {turns} turns; --turn must be between 1 and {turns}, got {asked}")]
+    #[error(
+        "session {session:?} has {turns} turns; --turn must be between 1 and {turns}, got {asked}"
+    )]
     NoSuchTurn {
         session: String,
         turns: usize,
@@ -134,7 +136,11 @@ pub fn inspect(
         None => (0..n).collect(),
     };
     let roles: Vec<RoleTokens> = opts.tokenizers.iter().map(RoleTokens::new).collect();
-    let names: Vec<&str> = opts.tokenizers.iter().map(|t| t.encoding().name()).collect();
+    let names: Vec<&str> = opts
+        .tokenizers
+        .iter()
+        .map(|t| t.encoding().name())
+        .collect();
     let mut out = String::new();
     let _ = writeln!(
         out,

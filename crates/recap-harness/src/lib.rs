@@ -27,10 +27,7 @@ pub use tokenizer::{Backend, Encoding, Tokenizer};
 
 /// Writes every format and chart of `report` into the staged output directory and
 /// returns the file names written.
-pub fn write_report(
-    out: &output::OutputDir,
-    report: &Report,
-) -> Result<Vec<String>, WriteError> {
+pub fn write_report(out: &output::OutputDir, report: &Report) -> Result<Vec<String>, WriteError> {
     let mut written = Vec::new();
     let files: [(&str, String); 4] = [
         ("report.json", report.to_json()),

@@ -197,8 +197,14 @@ mod tests {
         fs::create_dir(&target).unwrap();
         fs::write(target.join("report.json"), "old").unwrap();
         let e = OutputDir::create(&target, false).err().unwrap().to_string();
-        assert!(e.contains("refusing to overwrite") && e.contains("--force"), "{e}");
-        assert_eq!(fs::read_to_string(target.join("report.json")).unwrap(), "old");
+        assert!(
+            e.contains("refusing to overwrite") && e.contains("--force"),
+            "{e}"
+        );
+        assert_eq!(
+            fs::read_to_string(target.join("report.json")).unwrap(),
+            "old"
+        );
     }
 
     #[test]
@@ -213,10 +219,16 @@ mod tests {
         let o = OutputDir::create(&target, true).unwrap();
         o.write("report.json", b"new").unwrap();
         o.commit().unwrap();
-        assert_eq!(fs::read_to_string(target.join("report.json")).unwrap(), "new");
+        assert_eq!(
+            fs::read_to_string(target.join("report.json")).unwrap(),
+            "new"
+        );
         assert!(!target.join("tokens_per_call_cl100k_base.svg").exists());
         assert!(!target.join("prompts").exists());
-        assert_eq!(fs::read_to_string(target.join("notes.txt")).unwrap(), "mine");
+        assert_eq!(
+            fs::read_to_string(target.join("notes.txt")).unwrap(),
+            "mine"
+        );
     }
 
     #[test]

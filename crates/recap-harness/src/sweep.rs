@@ -128,9 +128,13 @@ mod tests {
     fn errors_name_the_problem() {
         let e = expand("rolling-window:window=3").unwrap_err().to_string();
         assert!(e.contains("no option has a range"), "{e}");
-        let e = expand("rolling-window:window=5..2").unwrap_err().to_string();
+        let e = expand("rolling-window:window=5..2")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("window") && e.contains("start > end"), "{e}");
-        let e = expand("rolling-window:window=a..2").unwrap_err().to_string();
+        let e = expand("rolling-window:window=a..2")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("not an integer"), "{e}");
         assert!(expand("x:n=1..100000").is_err());
         assert!(expand("x:n=1||2").is_err());

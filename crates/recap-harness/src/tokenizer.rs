@@ -267,8 +267,14 @@ mod tests {
             assert_eq!(t.count_tokens("hello world"), 2);
             assert_eq!(t.count_tokens(""), 0);
             let t = Tokenizer::get(Encoding::O200kBase, backend);
-            assert_eq!(t.count_tokens("<|endoftext|>"), t.encode("<|endoftext|>").len());
-            assert!(t.count_tokens("<|endoftext|>") > 1, "special marker must be text");
+            assert_eq!(
+                t.count_tokens("<|endoftext|>"),
+                t.encode("<|endoftext|>").len()
+            );
+            assert!(
+                t.count_tokens("<|endoftext|>") > 1,
+                "special marker must be text"
+            );
         }
     }
 }

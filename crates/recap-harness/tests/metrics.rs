@@ -8,7 +8,9 @@ use recap_core::{Message, RenderRequest, Strategy};
 use recap_harness::{Backend, Encoding, RunConfig, StrategyEntry, Tokenizer, run_sessions};
 
 fn tiktoken(text: &str) -> u64 {
-    tiktoken_rs::o200k_base_singleton().encode_ordinary(text).len() as u64
+    tiktoken_rs::o200k_base_singleton()
+        .encode_ordinary(text)
+        .len() as u64
 }
 
 /// SPEC 9 straight from the definition.
@@ -67,7 +69,10 @@ fn tokens_cache_savings_retention_fidelity_by_hand() {
             .iter()
             .map(|c| c.mean_prompt_tokens)
             .collect();
-        assert_eq!(by_call, s_tokens.iter().map(|&t| t as f64).collect::<Vec<_>>());
+        assert_eq!(
+            by_call,
+            s_tokens.iter().map(|&t| t as f64).collect::<Vec<_>>()
+        );
         assert_eq!((full.sessions, full.calls), (1, 3));
 
         // Cache: append-only → every message of the previous call is cached whole.
@@ -94,7 +99,8 @@ fn tokens_cache_savings_retention_fidelity_by_hand() {
         ));
 
         // Savings against the baseline.
-        let expect = 1.0 - s_tokens.iter().sum::<u64>() as f64 / f_tokens.iter().sum::<u64>() as f64;
+        let expect =
+            1.0 - s_tokens.iter().sum::<u64>() as f64 / f_tokens.iter().sum::<u64>() as f64;
         assert!(close(single.savings_vs_full_history.unwrap(), expect));
         assert!(close(full.savings_vs_full_history.unwrap(), 0.0));
 
@@ -106,7 +112,10 @@ fn tokens_cache_savings_retention_fidelity_by_hand() {
         assert!(close(single.retention.unwrap(), 4.0 / 7.0));
 
         // Replay fidelity: call k against turns[k].usage (40 and 80 recorded).
-        let f = full.replay_fidelity.as_ref().expect("baseline has fidelity");
+        let f = full
+            .replay_fidelity
+            .as_ref()
+            .expect("baseline has fidelity");
         assert_eq!(f.calls, 2);
         let r0 = f_tokens[0] as f64 / 40.0;
         let r1 = f_tokens[1] as f64 / 80.0;
@@ -117,7 +126,11 @@ fn tokens_cache_savings_retention_fidelity_by_hand() {
         assert_eq!(full.token_counting.messages_tokenized, 2 + 2 + 2);
         assert_eq!(full.token_counting.messages_reused, 2 + 4);
         assert!(full.render_ns_median.is_some());
-        assert_eq!(single.invariant_violations.count, 0, "{:?}", single.invariant_violations);
+        assert_eq!(
+            single.invariant_violations.count, 0,
+            "{:?}",
+            single.invariant_violations
+        );
     }
 }
 
@@ -135,7 +148,10 @@ fn render_errors_and_panics_are_counted_never_hidden() {
     assert_eq!(failing.strategy, "test-failing");
     assert_eq!(failing.render_errors.count, 2);
     assert_eq!(failing.render_errors.sessions, 2);
-    assert_eq!(failing.sessions, 0, "incomplete sessions are not in the token totals");
+    assert_eq!(
+        failing.sessions, 0,
+        "incomplete sessions are not in the token totals"
+    );
     assert_eq!(failing.prompt_tokens_total, 0);
     let ex = &failing.render_errors.examples[0];
     assert_eq!((ex.session.as_str(), ex.call), ("a", 1));
@@ -144,14 +160,23 @@ fn render_errors_and_panics_are_counted_never_hidden() {
     let panicking = &report.runs[2];
     assert_eq!(panicking.render_errors.count, 2);
     assert_eq!(panicking.render_errors.examples[0].kind, "panic");
-    assert!(panicking.render_errors.examples[0].message.contains("strategy bug"));
+    assert!(
+        panicking.render_errors.examples[0]
+            .message
+            .contains("strategy bug")
+    );
     assert!(report.has_problems());
     let details = &failing.session_details;
     assert_eq!(details.len(), 2);
     assert!(!details[0].complete && details[0].prompt_tokens_total.is_none());
     // The table lists them.
     let table = recap_harness::report::to_table(&report);
-    assert!(table.contains("render error: test-failing mem session a call 1: invalid_response: no can do"), "{table}");
+    assert!(
+        table.contains(
+            "render error: test-failing mem session a call 1: invalid_response: no can do"
+        ),
+        "{table}"
+    );
 }
 
 #[test]
@@ -168,13 +193,19 @@ fn invariant_violations_are_counted_with_examples() {
 #[test]
 fn explicit_baseline_is_not_implicit_and_duplicates_are_errors() {
     let cfg = config(
-        vec![StrategyEntry::new(arc(TestSingle)), StrategyEntry::new(arc(TestFull))],
+        vec![
+            StrategyEntry::new(arc(TestSingle)),
+            StrategyEntry::new(arc(TestFull)),
+        ],
         Backend::Fast,
     );
     assert_eq!(cfg.baseline, 1);
     assert!(cfg.strategies.iter().all(|s| !s.implicit));
     let dup = RunConfig::new(
-        vec![StrategyEntry::new(arc(TestSingle)), StrategyEntry::new(arc(TestSingle))],
+        vec![
+            StrategyEntry::new(arc(TestSingle)),
+            StrategyEntry::new(arc(TestSingle)),
+        ],
         arc(TestFull),
         vec![Tokenizer::get(Encoding::O200kBase, Backend::Fast)],
     );
@@ -231,7 +262,9 @@ fn rejected_sessions_are_listed_and_the_rest_still_run() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("c.jsonl");
     let good = serde_json::to_string(&session("good").to_json()).unwrap();
-    let gap = good.replace("\"number\":2", "\"number\":7").replace("\"good\"", "\"gap\"");
+    let gap = good
+        .replace("\"number\":2", "\"number\":7")
+        .replace("\"good\"", "\"gap\"");
     std::fs::write(&path, format!("{good}\n{{not json\n{gap}\n")).unwrap();
     let cfg = config(vec![StrategyEntry::new(arc(TestSingle))], Backend::Fast);
     let report =

@@ -90,7 +90,11 @@ impl Checker {
                     };
                     for (i, m) in messages.iter().enumerate() {
                         self.check(&m.content, &|| {
-                            format!("{corpus} session {} {} call {k} message {i}", s.id, strategy.spec())
+                            format!(
+                                "{corpus} session {} {} call {k} message {i}",
+                                s.id,
+                                strategy.spec()
+                            )
                         });
                     }
                 }

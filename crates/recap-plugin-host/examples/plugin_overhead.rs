@@ -84,8 +84,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 let mut previous: Vec<recap_core::Message> = Vec::new();
                 let mut state = SessionState::new();
                 for k in calls(session) {
-                    let messages = direct.render_session(session, k, &mut state).expect("renders");
-                    let kept = messages.iter().zip(&previous).take_while(|(a, b)| a == b).count();
+                    let messages = direct
+                        .render_session(session, k, &mut state)
+                        .expect("renders");
+                    let kept = messages
+                        .iter()
+                        .zip(&previous)
+                        .take_while(|(a, b)| a == b)
+                        .count();
                     for m in &messages {
                         prompt += m.content.len();
                     }
@@ -98,7 +104,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                     previous = messages;
                 }
             }
-            println!("{spec}: prompt bytes {prompt}, sent after the kept prefix {sent}, of which whole repeated messages {repeated}");
+            println!(
+                "{spec}: prompt bytes {prompt}, sent after the kept prefix {sent}, of which whole repeated messages {repeated}"
+            );
         }
         // The pieces of a session call, in-process: what the host writes for each new
         // turn, and what the plugin reads back.
@@ -106,8 +114,20 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             let mut buf = Vec::new();
             for session in &sessions {
                 for (i, turn) in session.turns.iter().enumerate() {
-                    recap_abi::wire::put_session_render_request(&mut buf, i, std::slice::from_ref(turn));
+                    recap_abi::wire::put_session_render_request(
+                        &mut buf,
+                        i,
+                        std::slice::from_ref(turn),
+                    );
                     std::hint::black_box(&buf);
+                }
+            }
+        }
+        // The floor of any transport that gives the plugin its own turns: a deep copy.
+        Ok("clone") => {
+            for session in &sessions {
+                for turn in &session.turns {
+                    std::hint::black_box(turn.clone());
                 }
             }
         }
@@ -115,12 +135,17 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             let mut requests = Vec::new();
             for session in &sessions {
                 for (i, turn) in session.turns.iter().enumerate() {
-                    requests.push(recap_abi::wire::session_render_request(i, std::slice::from_ref(turn)));
+                    requests.push(recap_abi::wire::session_render_request(
+                        i,
+                        std::slice::from_ref(turn),
+                    ));
                 }
             }
             // Profilers: subtract the "encode" pass.
             for request in &requests {
-                std::hint::black_box(recap_abi::wire::decode_session_turns(request).expect("decodes"));
+                std::hint::black_box(
+                    recap_abi::wire::decode_session_turns(request).expect("decodes"),
+                );
             }
         }
         _ => {

@@ -383,7 +383,16 @@ impl Drop for SessionHandle {
             // A timed-out call may still be using the session: leak it.
             return;
         }
-        // SAFETY: the handle came from this plugin's `session_open` and is closed once.
-        unsafe { (self.fns.close)(self.ptr.as_ptr()) };
+        let (handle, close) = (SendHandle(self.ptr), self.fns.close);
+        // Closing runs plugin code (its drop of the session) like any other call, so it
+        // runs under the time limit too: a close that hangs marks the plugin hung
+        // instead of hanging the caller. There is no one to report an error to here.
+        let _ = time_limit::run(self.plugin.render as usize, move || {
+            let handle = handle;
+            // SAFETY: the handle came from this plugin's `session_open`, no call is
+            // using it (the owner is being dropped and no call timed out), and it is
+            // closed exactly once, here.
+            unsafe { close(handle.0.as_ptr()) };
+        });
     }
 }

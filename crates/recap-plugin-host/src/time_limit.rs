@@ -107,24 +107,26 @@ fn mark_hung(plugin: usize) {
 
 type Job = Box<dyn FnOnce() + Send>;
 
-/// How long each side spins before it sleeps (experiment knobs, microseconds).
-fn spin_budget(helper: bool) -> (Duration, bool) {
-    let var = if helper { "RECAP_SPIN_HELPER" } else { "RECAP_SPIN_CALLER" };
-    let us: u64 = std::env::var(var).ok().and_then(|v| v.parse().ok()).unwrap_or(50);
-    let yields = std::env::var("RECAP_SPIN_YIELD").map_or(true, |v| v == "1");
-    (Duration::from_micros(us), yields)
-}
+/// How long a caller waiting for its call's result spins before it sleeps: longer than
+/// most renders.
+const CALLER_SPIN: Duration = Duration::from_micros(50);
+/// How long an idle helper spins for its caller's next call before it sleeps: enough
+/// for calls made back to back, short enough not to steal much CPU from a caller that
+/// does other work between calls.
+const HELPER_SPIN: Duration = Duration::from_micros(20);
+/// Spin rounds between two looks at the clock (and yields of the CPU).
+const ROUNDS: u32 = 64;
 
-/// Spins (yielding the CPU to other runnable threads after the first few rounds) until
-/// `ready` or `SPIN` has passed; whether `ready`.
-fn spin_until(helper: bool, ready: impl Fn() -> bool) -> bool {
+/// Spins until `ready` or `budget` has passed; whether `ready`. Every [`ROUNDS`]
+/// rounds it yields the CPU, so that on a busy machine a spinning thread gives way to
+/// the thread it waits for, or to any other.
+fn spin_until(budget: Duration, ready: impl Fn() -> bool) -> bool {
     static MULTI_CORE: OnceLock<bool> = OnceLock::new();
     if !*MULTI_CORE.get_or_init(|| std::thread::available_parallelism().is_ok_and(|n| n.get() > 1))
     {
         // The other side cannot run while this one spins.
         return ready();
     }
-    let (spin, yields) = spin_budget(helper);
     let start = Instant::now();
     let mut round = 0u32;
     loop {
@@ -132,13 +134,11 @@ fn spin_until(helper: bool, ready: impl Fn() -> bool) -> bool {
             return true;
         }
         round += 1;
-        if round % 64 == 0 {
-            if start.elapsed() > spin {
+        if round.is_multiple_of(ROUNDS) {
+            if start.elapsed() > budget {
                 return false;
             }
-            if yields {
-                std::thread::yield_now();
-            }
+            std::thread::yield_now();
         } else {
             std::hint::spin_loop();
         }
@@ -200,10 +200,9 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 /// The helper thread: runs jobs as they come until its caller is gone.
 fn serve(mailbox: &Mailbox) {
     loop {
-        let ready = || {
-            mailbox.pending.load(Ordering::Acquire) || mailbox.closed.load(Ordering::Acquire)
-        };
-        if !spin_until(true, ready) {
+        let ready =
+            || mailbox.pending.load(Ordering::Acquire) || mailbox.closed.load(Ordering::Acquire);
+        if !spin_until(HELPER_SPIN, ready) {
             while !ready() {
                 // Unparked by `post` or `drop`; spurious wake-ups just loop.
                 std::thread::park();
@@ -248,6 +247,7 @@ pub(crate) fn run<R: Send + 'static>(
             earlier: true,
         });
     }
+    let deadline = Instant::now() + limit;
     let slot = Arc::new(Slot {
         done: AtomicBool::new(false),
         outcome: Mutex::new(None),
@@ -279,8 +279,7 @@ pub(crate) fn run<R: Send + 'static>(
         job();
     }
     let done = || slot.done.load(Ordering::Acquire);
-    if !spin_until(false, done) {
-        let deadline = Instant::now() + limit;
+    if !spin_until(CALLER_SPIN, done) {
         while !done() {
             let now = Instant::now();
             if now >= deadline {

@@ -8,9 +8,12 @@
 //! asked about another one, so a shared or reused state never yields a wrong prompt.
 
 use crate::options::SummaryOptions;
-use crate::pieces::{Pieces, fold_one, same_call, write_args, write_def_line, write_sample};
-use crate::summary::print_cut;
-use recap_core::{Definition, Session, SessionState, Turn};
+use crate::pieces::{
+    DefKind, Pieces, fold_one, same_call, write_call_head, write_call_tail, write_def_line,
+    write_sample,
+};
+use crate::summary::{print_cut, shown_print_len};
+use recap_core::{Session, SessionState, ToolCall, Turn};
 
 /// Which session a per-session cache was filled from: its id, its `max_turns`, and the
 /// address of its turns. A session that only gains turns keeps the address unless its
@@ -53,7 +56,9 @@ struct Span {
 struct CallSlot {
     turn: usize,
     index: usize,
-    args: Option<Span>,
+    /// Its line up to the run count, and its result type.
+    head: Option<Span>,
+    tail: Option<Span>,
     /// Whether it repeats the successful call right before it in the session.
     repeats: Option<bool>,
 }
@@ -63,7 +68,11 @@ struct CallSlot {
 struct DefSlot {
     turn: usize,
     index: usize,
+    kind: DefKind,
     line: Option<Span>,
+    /// The line and its sample back to back, when the sample was first needed with
+    /// the line; else the sample alone.
+    line_and_sample: Option<Span>,
     sample: Option<Span>,
 }
 
@@ -97,9 +106,9 @@ pub struct SummaryCache {
     calls: Vec<CallSlot>,
     defs: Vec<DefSlot>,
     prints: Vec<PrintSlot>,
-    /// The first slot of the current call and print windows.
+    /// The first slot of the current call window.
     calls_from: usize,
-    prints_from: usize,
+    output: OutputText,
     /// The memory folded over the first `folded` definition slots, as slots.
     live: Vec<usize>,
     folded: usize,
@@ -124,7 +133,7 @@ impl SummaryCache {
             defs: Vec::new(),
             prints: Vec::new(),
             calls_from: 0,
-            prints_from: 0,
+            output: OutputText::default(),
             live: Vec::new(),
             folded: 0,
             last_len: 0,
@@ -158,7 +167,8 @@ impl SummaryCache {
             .iter()
             .map(|t| match t.error_message() {
                 Some(message) if !t.success => t.program.len() + message.len() + 64,
-                _ => 256,
+                // Its prints may all enter the Output section.
+                _ => 256 + t.prints.iter().map(|p| shown_print_len(p)).sum::<usize>(),
             })
             .sum();
         self.last_len + added + 64
@@ -212,15 +222,19 @@ impl SummaryCache {
                 self.calls.extend((0..t.tool_calls.len()).map(|index| CallSlot {
                     turn,
                     index,
-                    args: None,
+                    head: None,
+                    tail: None,
                     repeats: None,
                 }));
-                self.defs.extend((0..t.definitions.len()).map(|index| DefSlot {
-                    turn,
-                    index,
-                    line: None,
-                    sample: None,
-                }));
+                self.defs
+                    .extend(t.definitions.iter().enumerate().map(|(index, def)| DefSlot {
+                        turn,
+                        index,
+                        kind: DefKind::of(def),
+                        line: None,
+                        line_and_sample: None,
+                        sample: None,
+                    }));
                 self.prints.extend((0..t.prints.len()).map(|index| PrintSlot {
                     turn,
                     index,
@@ -256,6 +270,14 @@ fn cached(arena: &mut String, slot: &mut Option<Span>, write: impl FnOnce(&mut S
     })
 }
 
+impl SummaryCache {
+    /// The call in slot `at`.
+    fn call<'t>(&self, turns: &'t [Turn], at: usize) -> &'t ToolCall {
+        let slot = &self.calls[at];
+        &turns[slot.turn].tool_calls[slot.index]
+    }
+}
+
 impl<'t> Pieces<'t> for SummaryCache {
     fn any_success(&mut self, turns: &'t [Turn]) -> bool {
         self.first_success.is_some_and(|t| t < turns.len())
@@ -271,11 +293,6 @@ impl<'t> Pieces<'t> for SummaryCache {
         end - self.calls_from
     }
 
-    fn call(&self, turns: &'t [Turn], i: usize) -> &'t recap_core::ToolCall {
-        let slot = &self.calls[self.calls_from + i];
-        &turns[slot.turn].tool_calls[slot.index]
-    }
-
     fn repeats(&mut self, turns: &'t [Turn], i: usize) -> bool {
         // The slot before is the successful call right before it in the session, so
         // the answer belongs to the call alone.
@@ -283,15 +300,26 @@ impl<'t> Pieces<'t> for SummaryCache {
         if let Some(repeats) = self.calls[at].repeats {
             return repeats;
         }
-        let repeats = same_call(self.call(turns, i), self.call(turns, i - 1));
+        let repeats = same_call(self.call(turns, at), self.call(turns, at - 1));
         self.calls[at].repeats = Some(repeats);
         repeats
     }
 
-    fn args(&mut self, out: &mut String, turns: &'t [Turn], i: usize) {
-        let call = self.call(turns, i);
-        let slot = &mut self.calls[self.calls_from + i].args;
-        let span = cached(&mut self.arena, slot, |a| write_args(a, &call.args));
+    fn call_head(&mut self, out: &mut String, turns: &'t [Turn], i: usize) {
+        let at = self.calls_from + i;
+        let call = self.call(turns, at);
+        let span = cached(&mut self.arena, &mut self.calls[at].head, |a| {
+            write_call_head(a, call)
+        });
+        out.push_str(self.text(span));
+    }
+
+    fn call_tail(&mut self, out: &mut String, turns: &'t [Turn], i: usize) {
+        let at = self.calls_from + i;
+        let call = self.call(turns, at);
+        let span = cached(&mut self.arena, &mut self.calls[at].tail, |a| {
+            write_call_tail(a, call)
+        });
         out.push_str(self.text(span));
     }
 
@@ -311,45 +339,114 @@ impl<'t> Pieces<'t> for SummaryCache {
         self.live.len()
     }
 
-    fn def(&self, turns: &'t [Turn], i: usize) -> &'t Definition {
-        let slot = &self.defs[self.live[i]];
-        &turns[slot.turn].definitions[slot.index]
+    fn def_kind(&self, _turns: &'t [Turn], i: usize) -> DefKind {
+        self.defs[self.live[i]].kind
     }
 
-    fn def_line(&mut self, out: &mut String, turns: &'t [Turn], i: usize) {
-        let def = self.def(turns, i);
-        let slot = &mut self.defs[self.live[i]].line;
-        let span = cached(&mut self.arena, slot, |a| write_def_line(a, def));
-        out.push_str(self.text(span));
+    fn def_line(&mut self, out: &mut String, turns: &'t [Turn], i: usize, with_sample: bool) {
+        let at = self.live[i];
+        let def = &turns[self.defs[at].turn].definitions[self.defs[at].index];
+        let slot = &mut self.defs[at];
+        if !with_sample {
+            let span = cached(&mut self.arena, &mut slot.line, |a| write_def_line(a, def));
+            out.push_str(self.text(span));
+            return;
+        }
+        if slot.line_and_sample.is_none() && slot.line.is_none() {
+            // Both at once, back to back: later calls copy them in one piece.
+            let start = self.arena.len();
+            write_def_line(&mut self.arena, def);
+            let line_end = self.arena.len();
+            write_sample(&mut self.arena, def);
+            slot.line = Some(Span { start, end: line_end });
+            slot.line_and_sample = Some(Span {
+                start,
+                end: self.arena.len(),
+            });
+        }
+        if let Some(both) = slot.line_and_sample {
+            out.push_str(self.text(both));
+            return;
+        }
+        // The line was cached alone (by a call that printed): add the sample apart.
+        let line = cached(&mut self.arena, &mut slot.line, |a| write_def_line(a, def));
+        let sample = cached(&mut self.arena, &mut slot.sample, |a| write_sample(a, def));
+        out.push_str(self.text(line));
+        out.push_str(self.text(sample));
     }
 
-    fn sample(&mut self, out: &mut String, turns: &'t [Turn], i: usize) {
-        let def = self.def(turns, i);
-        let slot = &mut self.defs[self.live[i]].sample;
-        let span = cached(&mut self.arena, slot, |a| write_sample(a, def));
-        out.push_str(self.text(span));
-    }
-
-    fn prints_window(&mut self, turns: &'t [Turn], limit: usize) -> usize {
-        let end = slots_before(&self.prints_end, turns.len());
-        self.prints_from = end.saturating_sub(limit);
-        end - self.prints_from
-    }
-
-    fn print(&mut self, out: &mut String, turns: &'t [Turn], i: usize) {
-        let slot = &mut self.prints[self.prints_from + i];
-        let print = turns[slot.turn].prints[slot.index].as_str();
-        let cut = if print.len() <= crate::PRINT_CHAR_LIMIT {
-            None
-        } else {
-            *slot.cut.get_or_insert_with(|| print_cut(print))
-        };
-        match cut {
-            Some(cut) => {
-                out.push_str(&print[..cut]);
-                out.push_str("...");
+    fn output(&mut self, out: &mut String, turns: &'t [Turn], limit: usize) {
+        let to = slots_before(&self.prints_end, turns.len());
+        let from = to.saturating_sub(limit);
+        let text = self.output.window(from, to, |text, at| {
+            let slot = &mut self.prints[at];
+            let print = turns[slot.turn].prints[slot.index].as_str();
+            text.push('\n');
+            if print.len() <= crate::PRINT_CHAR_LIMIT {
+                text.push_str(print);
+                return;
             }
-            None => out.push_str(print),
+            match *slot.cut.get_or_insert_with(|| print_cut(print)) {
+                Some(cut) => {
+                    text.push_str(&print[..cut]);
+                    text.push_str("...");
+                }
+                None => text.push_str(print),
+            }
+        });
+        out.push_str(text);
+    }
+}
+
+/// The Output section's text for a sliding window of print slots: calls in order add
+/// prints at the end and drop them at the front, so each print is cut and copied in
+/// once and a call copies the section out in one piece.
+#[derive(Debug, Default)]
+struct OutputText {
+    /// The entries (line break and cut print) of slots `base..to`, back to back.
+    text: String,
+    /// Where each entry starts in `text`, by slot - `base`.
+    starts: Vec<usize>,
+    base: usize,
+    to: usize,
+}
+
+impl OutputText {
+    /// The text of slots `from..to`; `write(text, slot)` appends a slot's entry.
+    fn window(
+        &mut self,
+        from: usize,
+        to: usize,
+        mut write: impl FnMut(&mut String, usize),
+    ) -> &str {
+        if from < self.base || from > self.to || to < self.to {
+            // Not a continuation of the last window (an earlier call, or every print
+            // replaced): start over.
+            self.text.clear();
+            self.starts.clear();
+            self.base = from;
+            self.to = from;
+        }
+        if let Some(&at) = self.starts.get(from - self.base)
+            && at > 4096
+            && at > self.text.len() / 2
+        {
+            // Most of the text was dropped from the window: forget it.
+            self.text.drain(..at);
+            self.starts.drain(..from - self.base);
+            for start in &mut self.starts {
+                *start -= at;
+            }
+            self.base = from;
+        }
+        for slot in self.to..to {
+            self.starts.push(self.text.len());
+            write(&mut self.text, slot);
+        }
+        self.to = to;
+        match self.starts.get(from - self.base) {
+            Some(&at) => &self.text[at..],
+            None => "",
         }
     }
 }

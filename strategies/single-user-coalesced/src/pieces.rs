@@ -22,38 +22,65 @@ pub(crate) trait Pieces<'t> {
     fn printed(&mut self, turns: &'t [Turn]) -> bool;
 
     /// Selects the last `limit` tool calls of the successful turns among `turns`;
-    /// returns how many there are. [`Pieces::call`], [`Pieces::repeats`] and
-    /// [`Pieces::args`] then take a position among them, oldest first.
+    /// returns how many there are. The `call*` methods and [`Pieces::repeats`] then
+    /// take a position among them, oldest first.
     fn calls_window(&mut self, turns: &'t [Turn], limit: usize) -> usize;
-
-    fn call(&self, turns: &'t [Turn], i: usize) -> &'t ToolCall;
 
     /// TC-008: whether call `i` (≥ 1) repeats call `i - 1` of the window.
     fn repeats(&mut self, turns: &'t [Turn], i: usize) -> bool;
 
-    /// FMT-002: the arguments of call `i` without the parentheses; see [`write_args`].
-    fn args(&mut self, out: &mut String, turns: &'t [Turn], i: usize);
+    /// The line of a run that starts with call `i`, up to the count; see
+    /// [`write_call_head`].
+    fn call_head(&mut self, out: &mut String, turns: &'t [Turn], i: usize);
+
+    /// The result type shown after a run that ends with call `i`; see
+    /// [`write_call_tail`].
+    fn call_tail(&mut self, out: &mut String, turns: &'t [Turn], i: usize);
 
     /// Folds the memory over the successful turns among `turns` (DEF-001/002/009);
     /// returns how many definitions are live. The `def*` methods then take a position
     /// among them, oldest first.
     fn fold(&mut self, turns: &'t [Turn]) -> usize;
 
-    fn def(&self, turns: &'t [Turn], i: usize) -> &'t Definition;
+    /// Whether live definition `i` is a function, and whether its value has a sample.
+    fn def_kind(&self, turns: &'t [Turn], i: usize) -> DefKind;
 
-    /// The `; Function:` or `; Defined:` line of live definition `i`; see
-    /// [`write_def_line`].
-    fn def_line(&mut self, out: &mut String, turns: &'t [Turn], i: usize);
+    /// The line of live definition `i` (see [`write_def_line`]), followed by its sample
+    /// when `with_sample` (see [`write_sample`]).
+    fn def_line(&mut self, out: &mut String, turns: &'t [Turn], i: usize, with_sample: bool);
 
-    /// The sample of live definition `i` (after `, sample: `); see [`write_sample`].
-    fn sample(&mut self, out: &mut String, turns: &'t [Turn], i: usize);
+    /// FMT-014: the last `limit` prints of the successful turns among `turns`, each on
+    /// its own line (a line break, then the print cut as [`push_cut_print`] does).
+    fn output(&mut self, out: &mut String, turns: &'t [Turn], limit: usize);
+}
 
-    /// Selects the last `limit` prints of the successful turns among `turns`; returns
-    /// how many there are.
-    fn prints_window(&mut self, turns: &'t [Turn], limit: usize) -> usize;
+/// How a definition shows in the summary.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct DefKind {
+    /// `; Function:` (else `; Defined:`).
+    pub function: bool,
+    /// Its value has a sample (SAM-001): shown when nothing was printed.
+    pub has_sample: bool,
+}
 
-    /// Print `i` of the window, cut (TRN-011); see [`push_cut_print`].
-    fn print(&mut self, out: &mut String, turns: &'t [Turn], i: usize);
+impl DefKind {
+    pub fn of(def: &Definition) -> Self {
+        Self {
+            function: def.is_function(),
+            has_sample: def.value.as_ref().is_some_and(has_sample),
+        }
+    }
+}
+
+/// No sample for nil or an empty collection: the type already says everything. An
+/// empty string keeps its sample `""`.
+fn has_sample(v: &Value) -> bool {
+    match v {
+        Value::Nil => false,
+        Value::List(items) | Value::Set(items) => !items.is_empty(),
+        Value::Map(entries) => !entries.is_empty(),
+        _ => true,
+    }
 }
 
 /// Computes every piece when asked and keeps only the current windows and memory.
@@ -78,16 +105,16 @@ impl<'t> Pieces<'t> for Direct<'t> {
         self.calls.len()
     }
 
-    fn call(&self, _turns: &'t [Turn], i: usize) -> &'t ToolCall {
-        self.calls[i]
-    }
-
     fn repeats(&mut self, _turns: &'t [Turn], i: usize) -> bool {
         same_call(self.calls[i], self.calls[i - 1])
     }
 
-    fn args(&mut self, out: &mut String, _turns: &'t [Turn], i: usize) {
-        write_args(out, &self.calls[i].args);
+    fn call_head(&mut self, out: &mut String, _turns: &'t [Turn], i: usize) {
+        write_call_head(out, self.calls[i]);
+    }
+
+    fn call_tail(&mut self, out: &mut String, _turns: &'t [Turn], i: usize) {
+        write_call_tail(out, self.calls[i]);
     }
 
     fn fold(&mut self, turns: &'t [Turn]) -> usize {
@@ -100,25 +127,23 @@ impl<'t> Pieces<'t> for Direct<'t> {
         self.live.len()
     }
 
-    fn def(&self, _turns: &'t [Turn], i: usize) -> &'t Definition {
-        self.live[i]
+    fn def_kind(&self, _turns: &'t [Turn], i: usize) -> DefKind {
+        DefKind::of(self.live[i])
     }
 
-    fn def_line(&mut self, out: &mut String, _turns: &'t [Turn], i: usize) {
+    fn def_line(&mut self, out: &mut String, _turns: &'t [Turn], i: usize, with_sample: bool) {
         write_def_line(out, self.live[i]);
+        if with_sample {
+            write_sample(out, self.live[i]);
+        }
     }
 
-    fn sample(&mut self, out: &mut String, _turns: &'t [Turn], i: usize) {
-        write_sample(out, self.live[i]);
-    }
-
-    fn prints_window(&mut self, turns: &'t [Turn], limit: usize) -> usize {
+    fn output(&mut self, out: &mut String, turns: &'t [Turn], limit: usize) {
         last_n(&mut self.prints, turns, limit, |t| &t.prints, String::as_str);
-        self.prints.len()
-    }
-
-    fn print(&mut self, out: &mut String, _turns: &'t [Turn], i: usize) {
-        push_cut_print(out, self.prints[i]);
+        for print in &self.prints {
+            out.push('\n');
+            push_cut_print(out, print);
+        }
     }
 }
 
@@ -162,6 +187,24 @@ pub(crate) fn fold_one<'t, E>(
 /// TC-008: same tool and the same arguments as the language sees them.
 pub(crate) fn same_call(a: &ToolCall, b: &ToolCall) -> bool {
     a.name == b.name && same_value(&a.args, &b.args)
+}
+
+/// FMT-001/002: a tool call's line up to the run count: `\n;   name(args)`.
+pub(crate) fn write_call_head(out: &mut String, call: &ToolCall) {
+    out.push_str("\n;   ");
+    out.push_str(&call.name);
+    out.push('(');
+    write_args(out, &call.args);
+    out.push(')');
+}
+
+/// TC-006: ` -> type` of a call's result (nothing without a result); shown after a
+/// run, for its last call, only when nothing was printed.
+pub(crate) fn write_call_tail(out: &mut String, call: &ToolCall) {
+    if let Some(result) = &call.result {
+        out.push_str(" -> ");
+        write_type_of(out, result);
+    }
 }
 
 /// FMT-002/TRN-003: `to_clojure(args, 3, 60)`; a positional argument list loses its
@@ -219,9 +262,11 @@ pub(crate) fn write_def_line(out: &mut String, def: &Definition) {
     }
 }
 
-/// SAM-001/TRN-002: the sample of a definition's value (nothing when it has none).
+/// SAM-001/TRN-002: `, sample: ` and the sample of a definition's value (for a
+/// definition whose [`DefKind`] has a sample).
 pub(crate) fn write_sample(out: &mut String, def: &Definition) {
     if let Some(v) = &def.value {
+        out.push_str(", sample: ");
         write_clojure(out, v, SAMPLE_PRINT);
     }
 }

@@ -58,29 +58,21 @@ pub(crate) fn write_summary_with<'t, P: Pieces<'t>>(
     // (latest) definition; functions first.
     let live = pieces.fold(turns);
     for i in 0..live {
-        if pieces.def(turns, i).is_function() {
-            pieces.def_line(out, turns, i);
+        if pieces.def_kind(turns, i).function {
+            pieces.def_line(out, turns, i, false);
         }
     }
     for i in 0..live {
-        let def = pieces.def(turns, i);
-        if def.is_function() {
-            continue;
-        }
-        pieces.def_line(out, turns, i);
-        // SAM-001/002: only computed when shown.
-        if !printed && def.value.as_ref().is_some_and(has_sample) {
-            out.push_str(", sample: ");
-            pieces.sample(out, turns, i);
+        let kind = pieces.def_kind(turns, i);
+        if !kind.function {
+            // SAM-001/002: the sample only when nothing was printed.
+            pieces.def_line(out, turns, i, !printed && kind.has_sample);
         }
     }
 
     if printed {
         out.push_str("\n; Output:");
-        for i in 0..pieces.prints_window(turns, opts.println_limit as usize) {
-            out.push('\n');
-            pieces.print(out, turns, i);
-        }
+        pieces.output(out, turns, opts.println_limit as usize);
     }
     true
 }
@@ -93,16 +85,23 @@ pub fn summary_len_hint(turns: &[Turn], opts: SummaryOptions) -> usize {
     for t in turns.iter().filter(|t| t.success) {
         calls += t.tool_calls.len();
         defs += t.definitions.len();
-        prints += t
-            .prints
-            .iter()
-            .map(|p| p.len().min(PRINT_CHAR_LIMIT * 4) + 1)
-            .sum::<usize>();
+        prints += t.prints.iter().map(|p| shown_print_len(p)).sum::<usize>();
     }
     let calls = calls.min(opts.tool_call_limit as usize);
-    // Live definitions are at most the total; the cap keeps a long session's hint from
-    // over-allocating (redefinitions replace names).
-    24 + calls * 72 + defs.min(256) * 128 + prints.min(opts.println_limit as usize * 256)
+    // Live definitions are at most the total; the caps keep a long session's hint from
+    // over-allocating (redefinitions replace names, the Output section keeps the last
+    // prints).
+    let prints = prints.min(opts.println_limit as usize * MAX_SHOWN_PRINT);
+    24 + calls * 72 + defs.min(256) * 128 + prints
+}
+
+/// The most bytes a print takes in the Output section: its first [`PRINT_CHAR_LIMIT`]
+/// chars (up to 4 bytes each), `...` and its line break.
+const MAX_SHOWN_PRINT: usize = PRINT_CHAR_LIMIT * 4 + 4;
+
+/// At most how many bytes `print` takes in the Output section.
+pub(crate) fn shown_print_len(print: &str) -> usize {
+    (print.len() + 1).min(MAX_SHOWN_PRINT)
 }
 
 /// FMT-001/002/003, TC-001..008: the last `limit` calls, then consecutive identical
@@ -140,31 +139,15 @@ fn write_call_line<'t, P: Pieces<'t>>(
     printed: bool,
     pieces: &mut P,
 ) {
-    out.push_str("\n;   ");
-    out.push_str(&pieces.call(turns, head).name);
-    out.push('(');
-    pieces.args(out, turns, head);
-    out.push(')');
+    pieces.call_head(out, turns, head);
     if count > 1 {
         out.push_str(" x");
         recap_core::write_decimal(out, count as u64);
     }
     // TC-006: the result's type, only when nothing was printed (the merged run shows its
     // last call's result).
-    if !printed && let Some(result) = &pieces.call(turns, head + count - 1).result {
-        out.push_str(" -> ");
-        recap_core::write_type_of(out, result);
-    }
-}
-
-/// No sample for nil or an empty collection: the type already says everything. An
-/// empty string keeps its sample `""`.
-fn has_sample(v: &Value) -> bool {
-    match v {
-        Value::Nil => false,
-        Value::List(items) | Value::Set(items) => !items.is_empty(),
-        Value::Map(entries) => !entries.is_empty(),
-        _ => true,
+    if !printed {
+        pieces.call_tail(out, turns, head + count - 1);
     }
 }
 

@@ -401,3 +401,119 @@ fn type_of_anything_else_is_unknown() {
         assert_eq!(type_of(&v(j.clone())), "unknown", "{j}");
     }
 }
+
+// ---- fast paths against their references ---------------------------------------------
+
+fn float_text(f: f64, via: fn(&mut String, f64)) -> String {
+    let mut out = String::new();
+    via(&mut out, f);
+    out
+}
+
+#[test]
+fn float_fast_path_matches_the_formatter_on_edges() {
+    let mut cases = vec![
+        0.0,
+        -0.0,
+        1.0,
+        -1.0,
+        0.1,
+        2.0 / 3.0,
+        // Exact ties at the 11th decimal: ties go to even.
+        1.0 / 2048.0,
+        3.0 / 2048.0,
+        -5.0 / 2048.0,
+        5e-11,
+        1.5e-10,
+        2.5e-10,
+        f64::MIN_POSITIVE,
+        -f64::MIN_POSITIVE,
+        f64::from_bits(1),
+        123456789.12345679,
+        // Around the fast path's limit (2^63) and beyond.
+        9_223_372_036_854_774_784.0,
+        9_223_372_036_854_775_808.0,
+        1e20,
+        f64::MAX,
+        -f64::MAX,
+    ];
+    for e in -40..=70 {
+        let p = 2f64.powi(e);
+        cases.extend([p, -p, p * 1.5, p + 0.3, 10f64.powi(e / 4) + 0.5e-10]);
+    }
+    for f in cases {
+        assert_eq!(
+            float_text(f, push_float),
+            float_text(f, push_float_fmt),
+            "{f:e} ({:#x})",
+            f.to_bits()
+        );
+    }
+}
+
+#[test]
+fn write_decimal_prints_digits() {
+    for n in [0, 9, 10, 99, 100, 101, 999, 1000, 12345, u64::MAX / 7, u64::MAX] {
+        let mut out = String::from("x");
+        write_decimal(&mut out, n);
+        assert_eq!(out, format!("x{n}"));
+    }
+    for i in [i64::MIN, -1, 0, 7, i64::MAX] {
+        assert_eq!(text(json!(i)), i.to_string());
+    }
+}
+
+#[test]
+fn write_type_of_appends_what_type_of_returns() {
+    for j in [json!([1, 2]), json!({"a": 1}), json!("s"), json!(null), json!(1.5)] {
+        let value = v(j);
+        let mut out = String::from("; ");
+        write_type_of(&mut out, &value);
+        assert_eq!(out, format!("; {}", type_of(&value)));
+    }
+}
+
+/// The escaping rule char by char, as the original printer wrote it.
+fn escape_by_chars(s: &str) -> String {
+    let mut out = String::new();
+    let mut chars = s.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\t"),
+            '\r' => out.push_str("\\r"),
+            '#' if chars.peek() == Some(&'{') => out.push_str("\\#"),
+            c if c.is_control() => out.push_str(&format!("\\u{:04x}", u32::from(c))),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(2000))]
+
+    #[test]
+    fn float_fast_path_matches_the_formatter(bits in proptest::prelude::any::<u64>()) {
+        let f = f64::from_bits(bits);
+        proptest::prop_assume!(f.is_finite());
+        proptest::prop_assert_eq!(float_text(f, push_float), float_text(f, push_float_fmt));
+    }
+
+    #[test]
+    fn float_fast_path_matches_on_short_decimals(m in -10_000_000i64..10_000_000, e in 0u32..12) {
+        let f = m as f64 / 10f64.powi(e as i32);
+        proptest::prop_assert_eq!(float_text(f, push_float), float_text(f, push_float_fmt));
+    }
+
+    #[test]
+    fn byte_escaper_matches_the_char_rule(
+        s in "([a-z \"\\\\#{}\n\t\r\u{0}-\u{1f}\u{7f}-\u{a0}\u{85}éΩ😀]|#\\{){0,40}",
+    ) {
+        let mut out = String::new();
+        push_escaped(&mut out, &s);
+        proptest::prop_assert_eq!(out, escape_by_chars(&s));
+    }
+}

@@ -14,7 +14,12 @@ pub fn to_markdown(report: &Report) -> String {
         .settings
         .corpora
         .iter()
-        .map(|c| format!("`{}` ({} sessions, {} rejected)", c.path, c.sessions, c.rejected))
+        .map(|c| {
+            format!(
+                "`{}` ({} sessions, {} rejected)",
+                c.path, c.sessions, c.rejected
+            )
+        })
         .collect();
     out.push_str(&corpora.join(", "));
     out.push_str("\n\n");

@@ -26,7 +26,10 @@ impl Strategy for TestFull {
         "full-history".into()
     }
     fn render(&self, req: &RenderRequest<'_>) -> Result<Vec<Message>, RenderError> {
-        let mut m = vec![Message::system(req.system_prompt), Message::user(req.mission)];
+        let mut m = vec![
+            Message::system(req.system_prompt),
+            Message::user(req.mission),
+        ];
         for (i, t) in req.turns.iter().enumerate() {
             m.push(Message::assistant(t.program.clone()));
             m.push(Message::user(feedback(req, i)));
@@ -51,7 +54,10 @@ impl Strategy for TestSingle {
             user.push_str(&format!("\nlast program: {}", t.program));
         }
         user.push_str(&format!("\n\n{}", req.turns_line()));
-        Ok(vec![Message::system(req.system_prompt), Message::user(user)])
+        Ok(vec![
+            Message::system(req.system_prompt),
+            Message::user(user),
+        ])
     }
 }
 
