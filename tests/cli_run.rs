@@ -41,7 +41,11 @@ fn no_arguments_runs_every_builtin_over_bench_data() {
     }
     assert!(stdout.contains("o200k_base"));
     // Progress goes to a terminal only: none on a pipe.
-    assert!(!text(&out.stderr).contains("sessions"), "{}", text(&out.stderr));
+    assert!(
+        !text(&out.stderr).contains("sessions"),
+        "{}",
+        text(&out.stderr)
+    );
 }
 
 #[test]
@@ -50,7 +54,10 @@ fn missing_bench_data_is_a_clear_error() {
     let out = recap(tmp.path(), &["run"]);
     assert_eq!(out.status.code(), Some(2));
     let err = text(&out.stderr);
-    assert!(err.contains("bench-data") && err.contains("repository root"), "{err}");
+    assert!(
+        err.contains("bench-data") && err.contains("repository root"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -120,10 +127,17 @@ fn out_dir_gets_every_format_and_is_never_silently_overwritten() {
     let before = std::fs::read(dir.join("report.json")).unwrap();
     let again = recap(tmp.path(), &args);
     assert_eq!(again.status.code(), Some(2));
-    assert!(text(&again.stderr).contains("--force"), "{}", text(&again.stderr));
+    assert!(
+        text(&again.stderr).contains("--force"),
+        "{}",
+        text(&again.stderr)
+    );
     assert_eq!(std::fs::read(dir.join("report.json")).unwrap(), before);
     // With --force: replaced; prompts not asked for this time are gone.
-    let forced = recap(tmp.path(), &["run", c.as_str(), "--out", d.as_str(), "--force"]);
+    let forced = recap(
+        tmp.path(),
+        &["run", c.as_str(), "--out", d.as_str(), "--force"],
+    );
     assert!(forced.status.success(), "{}", text(&forced.stderr));
     assert!(!dir.join("prompts").exists());
     assert!(!dir.join("tokens_per_call_cl100k_base.svg").exists());
@@ -137,7 +151,10 @@ fn bad_arguments_are_clear_errors() {
     let c = handwritten();
     let cases: [(&[&str], &str); 5] = [
         (&["run", &c, "--strategy", "nope"], "unknown strategy"),
-        (&["run", &c, "--sweep", "rolling-window:window=3"], "no option has a range"),
+        (
+            &["run", &c, "--sweep", "rolling-window:window=3"],
+            "no option has a range",
+        ),
         (&["run", &c, "--tokenizer", "gpt2"], "o200k_base"),
         (&["run", &c, "--cache-read-ratio", "2"], "between 0 and 1"),
         (&["run", "/nonexistent/x.jsonl"], "/nonexistent/x.jsonl"),
@@ -157,7 +174,10 @@ fn rejected_sessions_are_reported_and_exit_1() {
     let good = std::fs::read_to_string(handwritten()).unwrap();
     let first = good.lines().next().unwrap();
     std::fs::write(&corpus, format!("{first}\n{{\"id\": \"x\"}}\n")).unwrap();
-    let out = recap(tmp.path(), &["run", "c.jsonl", "--strategy", "full-history"]);
+    let out = recap(
+        tmp.path(),
+        &["run", "c.jsonl", "--strategy", "full-history"],
+    );
     assert_eq!(out.status.code(), Some(1));
     let stdout = text(&out.stdout);
     assert!(
@@ -194,14 +214,27 @@ fn inspect_shows_trace_beside_prompt_with_token_counts() {
 
     let bad = recap(
         &root(),
-        &["inspect", &c, "--session", "nope", "--strategy", "full-history"],
+        &[
+            "inspect",
+            &c,
+            "--session",
+            "nope",
+            "--strategy",
+            "full-history",
+        ],
     );
     assert_eq!(bad.status.code(), Some(2));
     assert!(text(&bad.stderr).contains("no session \"nope\""));
     let bad_turn = recap(
         &root(),
         &[
-            "inspect", &c, "--session", "error-recovery", "--strategy", "full-history", "--turn",
+            "inspect",
+            &c,
+            "--session",
+            "error-recovery",
+            "--strategy",
+            "full-history",
+            "--turn",
             "99",
         ],
     );

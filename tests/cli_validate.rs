@@ -38,7 +38,10 @@ fn reports_each_rejected_session_and_counts() {
         lines,
         [
             format!("{p}:2: mission: required field is missing").as_str(),
-            format!("{p}:3: turns[0].number: turn numbers must be consecutive from 1: expected 1, got 2").as_str(),
+            format!(
+                "{p}:3: turns[0].number: turn numbers must be consecutive from 1: expected 1, got 2"
+            )
+            .as_str(),
             "1 sessions ok, 2 rejected",
         ]
     );
@@ -58,5 +61,8 @@ fn all_valid_exits_zero() {
 fn missing_file_is_named() {
     let (code, stdout, _) = recap(&["validate", "/nonexistent/corpus.jsonl"]);
     assert_eq!(code, 1);
-    assert!(stdout.starts_with("/nonexistent/corpus.jsonl:0: file: cannot open"), "{stdout}");
+    assert!(
+        stdout.starts_with("/nonexistent/corpus.jsonl:0: file: cannot open"),
+        "{stdout}"
+    );
 }

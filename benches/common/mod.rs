@@ -5,6 +5,8 @@
 //! Each bench binary uses a different subset of these helpers.
 #![allow(dead_code)]
 
+pub mod cpu;
+
 use recap_core::invariants::calls;
 use recap_core::{CorpusReader, Message, RenderRequest, Session, SessionState, Strategy};
 use std::path::{Path, PathBuf};

@@ -3,10 +3,10 @@
 //! `Err` (exit 2) for "could not run".
 
 pub mod conformance;
-pub mod validate;
-pub mod render;
-pub mod strategies;
-pub mod plugins;
 pub mod import;
-pub mod run;
 pub mod inspect;
+pub mod plugins;
+pub mod render;
+pub mod run;
+pub mod strategies;
+pub mod validate;

@@ -95,13 +95,18 @@ fn default_corpora() -> Result<Vec<PathBuf>> {
     })?;
     let mut files = Vec::new();
     for e in entries {
-        let path = e.with_context(|| format!("reading {}", dir.display()))?.path();
+        let path = e
+            .with_context(|| format!("reading {}", dir.display()))?
+            .path();
         if path.extension().is_some_and(|x| x == "jsonl") {
             files.push(path);
         }
     }
     if files.is_empty() {
-        bail!("no corpus given and {} holds no *.jsonl files", dir.display());
+        bail!(
+            "no corpus given and {} holds no *.jsonl files",
+            dir.display()
+        );
     }
     files.sort();
     Ok(files)
@@ -123,7 +128,9 @@ fn strategies(args: &Args, registry: &Registry) -> Result<Vec<StrategyEntry>> {
         }
         for name in names {
             out.push(StrategyEntry::new(
-                registry.build(&name).with_context(|| format!("strategy {name}"))?,
+                registry
+                    .build(&name)
+                    .with_context(|| format!("strategy {name}"))?,
             ));
         }
         return Ok(out);
@@ -149,7 +156,10 @@ fn strategies(args: &Args, registry: &Registry) -> Result<Vec<StrategyEntry>> {
     out.retain(|e| {
         let fresh = seen.insert(e.strategy.spec());
         if !fresh {
-            eprintln!("note: strategy {} is listed more than once; it runs once", e.name);
+            eprintln!(
+                "note: strategy {} is listed more than once; it runs once",
+                e.name
+            );
         }
         fresh
     });
@@ -320,15 +330,16 @@ pub fn run(args: Args) -> Result<ExitCode> {
             }
         );
     }
-    let stdout = std::io::stdout();
-    let mut stdout = stdout.lock();
-    stdout.write_all(render(&report, args.format).as_bytes())?;
+    // Buffered: stdout is line-buffered, and a JSON report has a line per field.
+    let mut stdout = BufWriter::new(std::io::stdout().lock());
+    match args.format {
+        Format::Json => report.write_json(&mut stdout)?,
+        other => stdout.write_all(render(&report, other).as_bytes())?,
+    }
     stdout.flush()?;
-    Ok(
-        if report.has_problems() || !report.rejected.is_empty() {
-            ExitCode::FAILURE
-        } else {
-            ExitCode::SUCCESS
-        },
-    )
+    Ok(if report.has_problems() || !report.rejected.is_empty() {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    })
 }

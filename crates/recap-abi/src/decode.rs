@@ -745,4 +745,50 @@ mod tests {
             "fast {fast}, fell back {fell_back}"
         );
     }
+
+    #[test]
+    fn mutated_requests_decode_as_the_reference_does() {
+        let mut g = Gen(0x1234_5678_9abc_def1);
+        let tokens: [&[u8]; 14] = [
+            b"\"", b"\\", b"{", b"}", b"[", b"]", b",", b":", b"$", b"-0", b"1e400", b"\\u",
+            b"\xc3", b"null",
+        ];
+        let (mut mutants, mut valid) = (0, 0);
+        for session in recap_gen::generate_corpus(5, 40, 1..=4) {
+            let base = crate::wire::session_render_request(0, &session.turns);
+            for _ in 0..100 {
+                let mut m = base.clone();
+                for _ in 0..1 + g.next() % 3 {
+                    if m.is_empty() {
+                        break;
+                    }
+                    let i = (g.next() as usize) % m.len();
+                    match g.next() % 4 {
+                        0 => {
+                            m.remove(i);
+                        }
+                        1 => {
+                            let t = tokens[(g.next() % 14) as usize];
+                            m.splice(i..i, t.iter().copied());
+                        }
+                        2 => m[i] = (g.next() % 128) as u8,
+                        _ => m.truncate(i),
+                    }
+                }
+                let want = reference(&m);
+                assert_eq!(
+                    crate::wire::decode_session_turns(&m).ok(),
+                    want,
+                    "{}",
+                    String::from_utf8_lossy(&m)
+                );
+                mutants += 1;
+                valid += usize::from(want.is_some());
+            }
+        }
+        assert!(
+            mutants > 3000 && valid > 300,
+            "{mutants} mutants, {valid} valid"
+        );
+    }
 }

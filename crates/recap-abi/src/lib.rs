@@ -11,6 +11,7 @@
 //! * [`ffi`]: the C layer (mirrored by `include/recap_strategy.h`).
 //! * [`wire`]: the JSON envelopes, shared by the SDK and the host.
 //! * [`sdk`] and [`export_strategy!`]: turn a [`recap_core::Strategy`] into a plugin.
+//! * [`json`]: the fast JSON writer and reader both sides use on the per-call path.
 //!
 //! The host (loading, validation, registration) lives in `recap-plugin-host`, so that
 //! plugins do not link libloading. The wire format and the author guide are in this

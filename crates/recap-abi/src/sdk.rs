@@ -363,6 +363,9 @@ pub unsafe extern "C" fn free_buffer(buf: RecapBuf) {
     drop(unsafe { Vec::from_raw_parts(buf.ptr, buf.len, buf.cap) });
 }
 
+/// At most this many turns are reserved when a session opens (see `session_open`).
+const MAX_RESERVED_TURNS: usize = 64;
+
 /// The plugin side of one open session.
 struct SdkSession<T> {
     strategy: T,
@@ -393,8 +396,14 @@ pub unsafe extern "C" fn session_open<T: Plugin>(
     // SAFETY: forwarded from the ABI contract of `session_open`.
     let status = unsafe {
         entry(request, request_len, out, |bytes| {
-            let (options, parsed) = wire::decode_session_request(bytes)?;
+            let (options, mut parsed) = wire::decode_session_request(bytes)?;
             let strategy = build::<T>(options)?;
+            // Strategies may key their per-session caches on where the turns live
+            // (the built-ins do): room up front keeps the turns from moving as the
+            // session grows, within reason.
+            parsed
+                .turns
+                .reserve((parsed.max_turns as usize).min(MAX_RESERVED_TURNS));
             let state = Box::new(SdkSession {
                 strategy,
                 session: parsed,

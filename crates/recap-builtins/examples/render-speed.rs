@@ -33,7 +33,9 @@ const ROUNDS: usize = 7;
 const MIN_SAMPLE: Duration = Duration::from_millis(20);
 
 fn main() -> anyhow::Result<()> {
-    let path = std::env::args().nth(1).unwrap_or_else(|| "bench-data".into());
+    let path = std::env::args()
+        .nth(1)
+        .unwrap_or_else(|| "bench-data".into());
     let sessions = read_sessions(Path::new(&path))?;
     let registry = recap_builtins::registry();
     let only: Vec<String> = std::env::args().skip(2).collect();
@@ -166,7 +168,10 @@ fn render_sessions(strategy: &dyn Strategy, sessions: &[Session]) -> anyhow::Res
     Ok(std::hint::black_box(bytes))
 }
 
-fn every_prompt(strategy: &dyn Strategy, sessions: &[Session]) -> anyhow::Result<Vec<Vec<Message>>> {
+fn every_prompt(
+    strategy: &dyn Strategy,
+    sessions: &[Session],
+) -> anyhow::Result<Vec<Vec<Message>>> {
     let mut prompts = Vec::new();
     for s in sessions {
         for k in calls(s) {

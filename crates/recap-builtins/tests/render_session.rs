@@ -7,9 +7,7 @@
 
 use proptest::prelude::*;
 use recap_core::invariants::calls;
-use recap_core::{
-    Message, RenderError, RenderRequest, Session, SessionState, Strategy, Value,
-};
+use recap_core::{Message, RenderError, RenderRequest, Session, SessionState, Strategy, Value};
 use recap_gen::arb_session;
 use std::sync::Arc;
 
@@ -178,9 +176,7 @@ fn check_past_the_end(session: &Session) {
             let expected = RenderRequest::for_call(session, k)
                 .map(|_| ())
                 .map_err(|e| RenderError::new("bad_request", e.to_string()));
-            let got = strategy
-                .render_session(session, k, &mut state)
-                .map(|_| ());
+            let got = strategy.render_session(session, k, &mut state).map(|_| ());
             if expected.is_ok() {
                 continue;
             }
@@ -213,13 +209,21 @@ fn same_id_sessions_with_different_calls_do_not_share_pieces() {
     };
     let (a, b) = (build(1), build(2));
     let registry = recap_builtins::registry();
-    for spec in ["single-user-coalesced", "per-turn-summary", "rolling-window:window=1"] {
+    for spec in [
+        "single-user-coalesced",
+        "per-turn-summary",
+        "rolling-window:window=1",
+    ] {
         let strategy = registry.build(spec).unwrap();
         let mut state = SessionState::new();
         for session in [&a, &b, &a, &b] {
             for k in calls(session) {
                 let got = strategy.render_session(session, k, &mut state).unwrap();
-                assert_eq!(got, reference(strategy.as_ref(), session, k), "{spec} call {k}");
+                assert_eq!(
+                    got,
+                    reference(strategy.as_ref(), session, k),
+                    "{spec} call {k}"
+                );
             }
         }
     }

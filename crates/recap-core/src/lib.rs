@@ -15,9 +15,7 @@ pub mod value;
 
 pub use corpus::{CorpusReader, Entry, RejectedSession};
 pub use message::{Message, Role};
-pub use printer::{
-    PrintOptions, to_clojure, type_of, write_clojure, write_decimal, write_type_of,
-};
+pub use printer::{PrintOptions, to_clojure, type_of, write_clojure, write_decimal, write_type_of};
 pub use registry::{OptionInfo, Registry, SpecError, StrategyInfo, StrategySpec};
 pub use session::{DefKind, Definition, FieldError, Session, ToolCall, ToolSpec, Turn, TurnError};
 pub use strategy::{

@@ -321,14 +321,23 @@ impl<'a> Printer<'a, '_> {
             Value::Map(entries) => {
                 let show_hidden = opts.show_hidden;
                 let keep = move |e: &&(Value, Value)| show_hidden || !is_hidden(&e.0);
-                let visible = if show_hidden {
-                    entries.len()
-                } else {
-                    entries.iter().filter(keep).count()
-                };
-                let kept = opts
-                    .map_entry_limit()
-                    .map_or(visible, |m| m.min(visible));
+                // One pass: how many entries show, and whether they are in key order
+                // already (maps decoded from JSON objects usually are).
+                let mut visible = 0;
+                let mut in_order = true;
+                let mut previous: Option<&Value> = None;
+                for entry in entries {
+                    if keep(&entry) {
+                        visible += 1;
+                    }
+                    if in_order {
+                        in_order = previous.is_none_or(|p| in_key_order(p, &entry.0));
+                        previous = Some(&entry.0);
+                    }
+                }
+                // Without hidden keys, the entries need no filtering on the way.
+                let show_all = visible == entries.len();
+                let kept = opts.map_entry_limit().map_or(visible, |m| m.min(visible));
                 let close = if kept < visible {
                     self.truncated = true;
                     // SPEC section 2: a cut map has no count.
@@ -338,8 +347,16 @@ impl<'a> Printer<'a, '_> {
                 };
                 let child = opts.for_map_values(kept);
                 let leaf_entry = |(k, v): &&(Value, Value)| is_leaf(k) && is_leaf(v);
-                // Maps decoded from JSON objects are usually in key order already.
-                if is_sorted_by(entries, |(k, _)| k) {
+                if in_order && show_all {
+                    let shown = &entries[..kept];
+                    if shown.iter().all(|e| leaf_entry(&e)) {
+                        self.flat_entries(shown.iter(), child, close);
+                    } else {
+                        let all: EntryFilter = all_entries;
+                        let items = Items::InOrder(entries.iter().filter(all).take(kept));
+                        self.open("{", items, child, close);
+                    }
+                } else if in_order {
                     let in_order = entries.iter().filter(keep).take(kept);
                     if in_order.clone().all(|e| leaf_entry(&e)) {
                         self.flat_entries(in_order, child, close);
@@ -498,7 +515,17 @@ fn nth_char_start(s: &str, n: usize) -> Option<usize> {
     if s.as_bytes()[..n].is_ascii() {
         return Some(n);
     }
-    s.char_indices().nth(n).map(|(i, _)| i)
+    // Count char starts (bytes that are not UTF-8 continuation bytes).
+    let mut seen = 0;
+    for (i, &b) in s.as_bytes().iter().enumerate() {
+        if (b as i8) >= -0x40 {
+            if seen == n {
+                return Some(i);
+            }
+            seen += 1;
+        }
+    }
+    None
 }
 
 /// A value that prints without opening a collection.
@@ -507,6 +534,20 @@ fn is_leaf(value: &Value) -> bool {
         value,
         Value::List(_) | Value::Tuple(_) | Value::Set(_) | Value::Map(_)
     )
+}
+
+/// Whether `a` may come before `b` among map keys (see [`key_order`]); keyword keys,
+/// the usual ones, compare directly.
+fn in_key_order(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Keyword(x), Value::Keyword(y)) => x <= y,
+        _ => key_order(a, b) != Ordering::Greater,
+    }
+}
+
+/// An [`EntryFilter`] keeping every entry.
+fn all_entries(_: &&(Value, Value)) -> bool {
+    true
 }
 
 /// Whether `items` are in non-decreasing print order by `key`: then a stable sort
@@ -651,7 +692,7 @@ fn push_fraction(out: &mut String, mut fraction: u64) {
         return;
     }
     let mut digits = 10;
-    while fraction % 10 == 0 {
+    while fraction.is_multiple_of(10) {
         fraction /= 10;
         digits -= 1;
     }

@@ -134,6 +134,8 @@ impl<'a> Aggregator<'a> {
                 let acc = &mut self.runs[t][s];
                 acc.counting.messages_tokenized += to.tokenized;
                 acc.counting.messages_reused += to.reused;
+                acc.counting.segments_tokenized += to.segments_tokenized;
+                acc.counting.segments_reused += to.segments_reused;
                 let (total, peak, cached) = (to.total(), to.peak(), to.cached);
                 if so.complete {
                     acc.sessions += 1;

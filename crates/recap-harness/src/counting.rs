@@ -3,7 +3,9 @@
 //! Prompt tokens (SPEC section 9) = 3 + Σ (3 + tokens(role) + tokens(content)): each
 //! message is `<|start|>role<|message|>content<|end|>` and the reply is primed with 3
 //! tokens. Message contents are tokenized on their own, so a message whose content
-//! equals a message of the previous call has the same count and is not tokenized again.
+//! equals a message of the previous call has the same count and is not tokenized again;
+//! a changed message is counted line by line ([`crate::segments`]), and only the lines
+//! not yet seen in the session (by any strategy) are tokenized.
 //!
 //! Cache reuse: the tokens of a call that lie in the longest common prefix with the
 //! previous call's prompt. Whole equal messages (role and content) count entirely; the
@@ -12,9 +14,10 @@
 //! and the common prefix of the content token ids. The 3 reply-priming tokens come after
 //! the last message and are never counted as cached.
 
+use crate::segments::segments;
 use crate::tokenizer::{MESSAGE_OVERHEAD, PROMPT_OVERHEAD, Tokenizer};
 use recap_core::{Message, Role};
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 
 /// How a call's messages relate to the previous call's; the same for every tokenizer.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -45,7 +48,7 @@ impl CallDiff {
             .unwrap_or(prev.len().min(cur.len()));
         // Same position is the common case (append-only strategies); a content index
         // only pays off when messages move (windows), so it is built lazily.
-        let mut by_content: Option<HashMap<&str, usize>> = None;
+        let mut by_content: Option<FxHashMap<&str, usize>> = None;
         let reuse = cur
             .iter()
             .enumerate()
@@ -54,7 +57,7 @@ impl CallDiff {
                     return Some(i);
                 }
                 let index = by_content.get_or_insert_with(|| {
-                    let mut map = HashMap::with_capacity(prev.len());
+                    let mut map = FxHashMap::default();
                     for (j, p) in prev.iter().enumerate() {
                         map.entry(p.content.as_str()).or_insert(j);
                     }
@@ -76,14 +79,105 @@ impl CallDiff {
 pub struct TokenMemory {
     /// Content token counts of the previous call's messages.
     counts: Vec<u32>,
-    /// Token ids of one message of the previous call (index, ids), kept when it was the
-    /// differing message: with single-user strategies the next call differs at the same
-    /// index, so its ids are the "previous" side of the next partial prefix.
-    ids: Option<(usize, Vec<u32>)>,
-    /// How many contents were actually tokenized (the rest were reused), for tests and
-    /// the efficiency report.
+    /// Messages counted anew vs reused from the previous call, for tests and the
+    /// efficiency report.
     pub tokenized: u64,
     pub reused: u64,
+}
+
+/// Bytes of distinct segments a [`SegmentCounts`] keeps before it starts over: bounds
+/// memory on pathological sessions (the cache is only a shortcut).
+const CACHE_BYTES: usize = 64 << 20;
+
+/// Content token counts of the segments seen in one session, for one tokenizer; shared
+/// by every strategy of the session (they render many of the same lines).
+pub struct SegmentCounts {
+    counts: FxHashMap<Box<str>, u32>,
+    bytes: usize,
+    /// Split into lines (exact for this encoding) or count contents whole.
+    split: bool,
+    pub segments_tokenized: u64,
+    pub segments_reused: u64,
+}
+
+impl SegmentCounts {
+    pub fn new(tok: &Tokenizer) -> Self {
+        SegmentCounts {
+            counts: FxHashMap::default(),
+            bytes: 0,
+            split: tok.encoding().line_additive(),
+            segments_tokenized: 0,
+            segments_reused: 0,
+        }
+    }
+
+    fn segment(&mut self, tok: &Tokenizer, seg: &str) -> u32 {
+        if let Some(&n) = self.counts.get(seg) {
+            self.segments_reused += 1;
+            return n;
+        }
+        self.segments_tokenized += 1;
+        let n = tok.count_tokens(seg) as u32;
+        if self.bytes + seg.len() > CACHE_BYTES {
+            self.counts.clear();
+            self.bytes = 0;
+        }
+        self.bytes += seg.len();
+        self.counts.insert(seg.into(), n);
+        n
+    }
+
+    /// The content token count of `text`.
+    pub fn count(&mut self, tok: &Tokenizer, text: &str) -> u32 {
+        if !self.split {
+            return if text.is_empty() {
+                0
+            } else {
+                self.segment(tok, text)
+            };
+        }
+        segments(text).map(|seg| self.segment(tok, seg)).sum()
+    }
+
+    /// Length of the common prefix of the token ids of `a` and `b` (contents tokenized
+    /// on their own). Equal leading lines count whole from the cache; only the first
+    /// differing lines (and, rarely, those after them) are encoded.
+    pub fn common_prefix(&mut self, tok: &Tokenizer, a: &str, b: &str) -> u64 {
+        if !self.split {
+            return stream_prefix(tok, [a].into_iter(), [b].into_iter());
+        }
+        let (mut sa, mut sb) = (segments(a), segments(b));
+        let mut common = 0u64;
+        loop {
+            match (sa.next(), sb.next()) {
+                (Some(x), Some(y)) if x == y => common += u64::from(self.segment(tok, x)),
+                // From the first differing line on, compare the id streams token by
+                // token (the ids of a text are the concatenation of its segments' ids).
+                (x, y) => {
+                    return common
+                        + stream_prefix(tok, x.into_iter().chain(sa), y.into_iter().chain(sb));
+                }
+            }
+        }
+    }
+}
+
+/// Common prefix length of the concatenated ids of two sequences of texts, encoding
+/// texts only as far as needed.
+fn stream_prefix<'a>(
+    tok: &Tokenizer,
+    a: impl Iterator<Item = &'a str>,
+    b: impl Iterator<Item = &'a str>,
+) -> u64 {
+    let mut ta = a.flat_map(|s| tok.encode(s));
+    let mut tb = b.flat_map(|s| tok.encode(s));
+    let mut common = 0;
+    loop {
+        match (ta.next(), tb.next()) {
+            (Some(x), Some(y)) if x == y => common += 1,
+            _ => return common,
+        }
+    }
 }
 
 /// Tokens of one call.
@@ -112,12 +206,9 @@ impl RoleTokens {
     }
 }
 
-fn common_prefix(a: &[u32], b: &[u32]) -> usize {
-    a.iter().zip(b).take_while(|(x, y)| x == y).count()
-}
-
 /// Counts one call's tokens. `prev` must be the messages `mem` was last updated with.
 /// `counts_out` receives each message's content token count.
+#[allow(clippy::too_many_arguments)]
 pub fn count_call(
     tok: &Tokenizer,
     roles: &RoleTokens,
@@ -125,25 +216,17 @@ pub fn count_call(
     cur: &[Message],
     diff: &CallDiff,
     mem: &mut TokenMemory,
+    cache: &mut SegmentCounts,
     counts_out: &mut Vec<u32>,
 ) -> CallTokens {
     counts_out.clear();
-    let mut cur_ids: Option<Vec<u32>> = None;
     for (i, m) in cur.iter().enumerate() {
         let n = if let Some(j) = diff.reuse[i] {
             mem.reused += 1;
             mem.counts[j]
         } else {
             mem.tokenized += 1;
-            if diff.partial && i == diff.first_diff {
-                // Its ids are needed for the partial prefix: encode once, count from it.
-                let ids = tok.encode(&m.content);
-                let n = ids.len() as u32;
-                cur_ids = Some(ids);
-                n
-            } else {
-                tok.count_tokens(&m.content) as u32
-            }
+            cache.count(tok, &m.content)
         };
         counts_out.push(n);
     }
@@ -158,8 +241,6 @@ pub fn count_call(
         }
     }
 
-    // Only the current call's ids can serve the next call, so anything older goes.
-    let kept = mem.ids.take();
     if diff.partial
         && let Some(prev) = prev
     {
@@ -168,17 +249,11 @@ pub fn count_call(
         // `<|start|>` is shared whatever follows.
         cached += 1;
         if a.role == b.role {
-            let prev_ids = match kept {
-                Some((i, ids)) if i == d => ids,
-                _ => tok.encode(&a.content),
-            };
-            let ids = cur_ids.take().unwrap_or_else(|| tok.encode(&b.content));
             // The role, `<|message|>`, then the common content prefix.
-            cached += roles.get(a.role) as u64 + 1 + common_prefix(&prev_ids, &ids) as u64;
-            cur_ids = Some(ids);
+            cached +=
+                roles.get(a.role) as u64 + 1 + cache.common_prefix(tok, &a.content, &b.content);
         }
     }
-    mem.ids = cur_ids.map(|ids| (diff.first_diff, ids));
     mem.counts.clear();
     mem.counts.extend_from_slice(counts_out);
     CallTokens { prompt, cached }
@@ -207,6 +282,39 @@ mod tests {
         Tokenizer::get(Encoding::O200kBase, Backend::Reference)
     }
 
+    fn common_prefix(a: &[u32], b: &[u32]) -> usize {
+        a.iter().zip(b).take_while(|(x, y)| x == y).count()
+    }
+
+    #[test]
+    fn line_cache_counts_and_prefixes_equal_whole_text_ones() {
+        let texts = [
+            "mission\n\n; Tool calls:\n;   a()\n; Output:\nline one\n\nTurns left: 4",
+            "mission\n\n; Tool calls:\n;   a()\n;   b()\n; Output:\nline one\n\nTurns left: 3",
+            "mission\n\n; Tool calls:\n;   a()",
+            "mission",
+            "",
+            "other\nmission",
+        ];
+        for e in [
+            Encoding::O200kBase,
+            Encoding::Cl100kBase,
+            Encoding::DeepseekV3,
+        ] {
+            let t = Tokenizer::get(e, Backend::Fast);
+            let mut cache = SegmentCounts::new(&t);
+            // Twice: the second count of each text comes from the cache.
+            for a in texts.iter().chain(&texts) {
+                assert_eq!(cache.count(&t, a) as usize, t.count_tokens(a), "{e} {a:?}");
+                for b in texts {
+                    let want = common_prefix(&t.encode(a), &t.encode(b)) as u64;
+                    assert_eq!(cache.common_prefix(&t, a, b), want, "{e} {a:?} {b:?}");
+                }
+            }
+            assert!(cache.segments_reused > 0);
+        }
+    }
+
     #[test]
     fn diff_of_append_only_prompts() {
         let a = vec![Message::system("s"), Message::user("m")];
@@ -221,7 +329,7 @@ mod tests {
     }
 
     #[test]
-    fn the_ids_kept_for_the_next_call_belong_to_the_current_message() {
+    fn partial_prefix_of_single_user_prompts() {
         let t = tok();
         let roles = RoleTokens::new(&t);
         let calls = [
@@ -230,11 +338,21 @@ mod tests {
             vec![Message::system("s"), Message::user("alpha delta")],
         ];
         let mut mem = TokenMemory::default();
+        let mut cache = SegmentCounts::new(&t);
         let mut counts = Vec::new();
         let mut prev: Option<&[Message]> = None;
         for cur in &calls {
             let diff = CallDiff::new(prev, cur);
-            let got = count_call(&t, &roles, prev, cur, &diff, &mut mem, &mut counts);
+            let got = count_call(
+                &t,
+                &roles,
+                prev,
+                cur,
+                &diff,
+                &mut mem,
+                &mut cache,
+                &mut counts,
+            );
             assert_eq!(got.prompt, prompt_tokens(&t, cur));
             if let Some(p) = prev {
                 let ids_a = t.encode(&p[1].content);

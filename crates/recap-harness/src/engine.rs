@@ -7,8 +7,8 @@
 //! Only the `render_ns*` timing fields vary between runs.
 
 use crate::aggregate::Aggregator;
-use crate::counting::{CallDiff, CallTokens, RoleTokens, TokenMemory, count_call};
-use crate::facts::{FactMatcher, Facts};
+use crate::counting::{CallDiff, CallTokens, RoleTokens, SegmentCounts, TokenMemory, count_call};
+use crate::facts::{FactLines, FactMatcher, Facts};
 use crate::report::Report;
 use crate::tokenizer::{Backend, Tokenizer};
 use recap_core::invariants::{CheckContext, Violation};
@@ -203,6 +203,9 @@ pub struct TokOutcome {
     pub fidelity: Vec<f64>,
     pub tokenized: u64,
     pub reused: u64,
+    /// Lines of the messages counted anew: tokenized, or found in the session's cache.
+    pub segments_tokenized: u64,
+    pub segments_reused: u64,
 }
 
 impl TokOutcome {
@@ -295,14 +298,24 @@ pub fn recorded_input_tokens(usage: &serde_json::Map<String, serde_json::Value>)
         .find_map(|k| usage.get(*k).and_then(serde_json::Value::as_u64))
 }
 
+/// What the strategies of one session share: its facts and the per-line caches of
+/// token counts and found facts (strategies render many of the same lines).
+struct Shared {
+    facts: Facts,
+    matcher: FactMatcher,
+    /// Facts recorded before call k: `facts.list()[..facts_len[k]]`.
+    facts_len: Vec<usize>,
+    lines: FactLines,
+    /// One per tokenizer.
+    counts: Vec<SegmentCounts>,
+}
+
 fn process_strategy(
     prep: &Prepared<'_>,
     s: usize,
     corpus: &str,
     session: &Session,
-    facts: &Facts,
-    matcher: &FactMatcher,
-    facts_len: &[usize],
+    shared: &mut Shared,
 ) -> StratOutcome {
     let cfg = prep.cfg;
     let entry = &cfg.strategies[s];
@@ -374,7 +387,7 @@ fn process_strategy(
         let diff = CallDiff::new(prev.as_deref(), &messages);
 
         // Retention: a message seen in the previous call keeps its scan.
-        let n_facts = facts_len[k];
+        let n_facts = shared.facts_len[k];
         marks.clear();
         marks.resize(n_facts, false);
         let scans: Vec<Vec<u32>> = messages
@@ -383,7 +396,9 @@ fn process_strategy(
             .map(|(m, r)| {
                 let found = match r {
                     Some(j) => prev_scans[*j].clone(),
-                    None => matcher.scan(&m.content, facts),
+                    None => shared
+                        .matcher
+                        .scan_lines(&m.content, &shared.facts, &mut shared.lines),
                 };
                 for &f in found.iter().take_while(|f| (**f as usize) < n_facts) {
                     marks[f as usize] = true;
@@ -403,6 +418,7 @@ fn process_strategy(
                 &messages,
                 &diff,
                 &mut mems[t],
+                &mut shared.counts[t],
                 &mut counts[t],
             );
             let o = &mut out.toks[t];
@@ -509,9 +525,28 @@ fn process_with(prep: &Prepared<'_>, corpus: &str, session: &Session) -> Session
         facts_len.push(facts.len());
         facts.add_turn(t);
     }
-    let matcher = FactMatcher::new(&facts);
+    let mut shared = Shared {
+        matcher: FactMatcher::new(&facts),
+        facts,
+        facts_len,
+        lines: FactLines::default(),
+        counts: prep.cfg.tokenizers.iter().map(SegmentCounts::new).collect(),
+    };
     let strategies = (0..prep.cfg.strategies.len())
-        .map(|s| process_strategy(prep, s, corpus, session, &facts, &matcher, &facts_len))
+        .map(|s| {
+            // Line counts are shared, so each strategy is credited with what it added.
+            let before: Vec<(u64, u64)> = shared
+                .counts
+                .iter()
+                .map(|c| (c.segments_tokenized, c.segments_reused))
+                .collect();
+            let mut o = process_strategy(prep, s, corpus, session, &mut shared);
+            for ((to, c), (t0, r0)) in o.toks.iter_mut().zip(&shared.counts).zip(before) {
+                to.segments_tokenized = c.segments_tokenized - t0;
+                to.segments_reused = c.segments_reused - r0;
+            }
+            o
+        })
         .collect();
     SessionOutcome {
         id: session.id.clone(),

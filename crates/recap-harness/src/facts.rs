@@ -103,6 +103,20 @@ pub struct FactMatcher {
     /// failed (past internal size limits), and that chunk is searched fact by fact.
     chunks: Vec<Option<aho_corasick::AhoCorasick>>,
     n: usize,
+    /// Facts containing a line break: the only ones that can span two segments.
+    multiline: Vec<usize>,
+}
+
+/// Bytes of distinct lines a [`FactLines`] keeps before it starts over.
+const LINES_BYTES: usize = 64 << 20;
+
+/// The facts found in each line (segment, [`crate::segments`]) seen so far in one
+/// session, whichever strategy rendered it: a changed message is searched only in its
+/// new lines.
+#[derive(Default)]
+pub struct FactLines {
+    found: rustc_hash::FxHashMap<Box<str>, Box<[u32]>>,
+    bytes: usize,
 }
 
 impl FactMatcher {
@@ -122,7 +136,48 @@ impl FactMatcher {
         FactMatcher {
             chunks,
             n: facts.len(),
+            multiline: (0..facts.len())
+                .filter(|&i| facts.list()[i].contains('\n'))
+                .collect(),
         }
+    }
+
+    /// Indices (ascending, unique) of the facts found in `content`, searching only the
+    /// lines of `content` not in `lines` yet. Same result as [`FactMatcher::scan`]: a
+    /// fact without a line break lies within one line, and the (rare) facts with one
+    /// are searched in the whole content.
+    pub fn scan_lines(&self, content: &str, facts: &Facts, lines: &mut FactLines) -> Vec<u32> {
+        if self.n == 0 {
+            return Vec::new();
+        }
+        let mut seen = vec![false; self.n];
+        for seg in crate::segments::segments(content) {
+            let found = match lines.found.get(seg) {
+                Some(f) => f,
+                None => {
+                    if lines.bytes + seg.len() > LINES_BYTES {
+                        lines.found.clear();
+                        lines.bytes = 0;
+                    }
+                    lines.bytes += seg.len();
+                    let f = self.scan(seg, facts).into_boxed_slice();
+                    lines.found.entry(seg.into()).or_insert(f)
+                }
+            };
+            for &i in found.iter() {
+                seen[i as usize] = true;
+            }
+        }
+        for &i in &self.multiline {
+            if !seen[i] && content.contains(facts.list()[i].as_str()) {
+                seen[i] = true;
+            }
+        }
+        seen.iter()
+            .enumerate()
+            .filter(|(_, s)| **s)
+            .map(|(i, _)| i as u32)
+            .collect()
     }
 
     /// Indices (ascending, unique) of the facts found in `content`.
@@ -179,6 +234,29 @@ mod tests {
         assert_eq!(m.scan("", &facts), Vec::<u32>::new());
         let msgs = [recap_core::Message::user("xabcx")];
         assert_eq!(retained(facts.list(), &msgs), [true, true, false, true]);
+    }
+
+    #[test]
+    fn line_scan_equals_whole_scan_multiline_facts_included() {
+        let mut facts = Facts::new();
+        for f in ["a\nb", "b", "x\n", "zz", "line two"] {
+            facts.add(f);
+        }
+        let m = FactMatcher::new(&facts);
+        let mut lines = FactLines::default();
+        for text in [
+            "a\nb and line two",
+            "x\nzz\nq",
+            "no",
+            "a\nbx\n",
+            "line\ntwo",
+        ] {
+            assert_eq!(
+                m.scan_lines(text, &facts, &mut lines),
+                m.scan(text, &facts),
+                "{text:?}"
+            );
+        }
     }
 
     #[test]

@@ -14,6 +14,7 @@ pub mod facts;
 pub mod inspect;
 pub mod output;
 pub mod report;
+pub mod segments;
 pub mod stats;
 pub mod sweep;
 pub mod tokenizer;
@@ -28,9 +29,9 @@ pub use tokenizer::{Backend, Encoding, Tokenizer};
 /// Writes every format and chart of `report` into the staged output directory and
 /// returns the file names written.
 pub fn write_report(out: &output::OutputDir, report: &Report) -> Result<Vec<String>, WriteError> {
-    let mut written = Vec::new();
-    let files: [(&str, String); 4] = [
-        ("report.json", report.to_json()),
+    out.write_with("report.json", |w| report.write_json(w))?;
+    let mut written = vec!["report.json".to_string()];
+    let files: [(&str, String); 3] = [
         ("report.csv", report::to_csv(report)),
         ("report.md", report::to_markdown(report)),
         ("report.txt", report::to_table(report)),

@@ -90,12 +90,24 @@ impl OutputDir {
     }
 
     pub fn write(&self, name: &str, contents: &[u8]) -> Result<(), OutputError> {
+        self.write_with(name, |w| w.write_all(contents))
+    }
+
+    /// Writes a staged file through a buffered writer (large reports are streamed, never
+    /// held in memory whole).
+    pub fn write_with(
+        &self,
+        name: &str,
+        fill: impl FnOnce(&mut dyn Write) -> io::Result<()>,
+    ) -> Result<(), OutputError> {
         let path = self.staged(name);
         if let Some(dir) = path.parent() {
             fs::create_dir_all(dir).map_err(io_err(dir))?;
         }
-        let mut f = fs::File::create(&path).map_err(io_err(&path))?;
-        f.write_all(contents).map_err(io_err(&path))?;
+        let f = fs::File::create(&path).map_err(io_err(&path))?;
+        let mut w = io::BufWriter::with_capacity(1 << 16, f);
+        fill(&mut w).map_err(io_err(&path))?;
+        let f = w.into_inner().map_err(|e| io_err(&path)(e.into_error()))?;
         f.sync_all().map_err(io_err(&path))
     }
 

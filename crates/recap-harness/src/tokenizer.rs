@@ -38,6 +38,12 @@ impl Encoding {
         }
     }
 
+    /// Whether counts of a text split at safe line starts add up to the count of the
+    /// whole (argued in [`crate::segments`] for these pre-tokenizer patterns only).
+    pub fn line_additive(self) -> bool {
+        matches!(self, Encoding::O200kBase | Encoding::Cl100kBase)
+    }
+
     /// Whether the reference backend (`tiktoken-rs`) has this vocabulary.
     pub fn has_reference(self) -> bool {
         reference(self).is_some()

@@ -4,10 +4,14 @@
 //! bench-data corpus and of the imported shared real corpora, plus every text field of
 //! the shared corpora's raw files. Every encoding with a reference backend (deepseek_v3 has none: skipped).
 //!
+//! The same pass proves the line split of `recap_harness::segments` exact: the ids of
+//! a text's segments, concatenated, are the ids of the text (o200k_base, cl100k_base).
+//!
 //! The shared corpora live in `../shared/corpora` beside the workspace; when missing the
 //! shared half is skipped with a message, or fails when CI=true.
 
 use recap_core::{CorpusReader, RenderRequest, Session, Strategy};
+use recap_harness::segments::segments;
 use recap_harness::{Backend, Encoding, Tokenizer};
 use std::collections::HashSet;
 use std::hash::{DefaultHasher, Hash, Hasher};
@@ -76,6 +80,20 @@ impl Checker {
                 );
             }
             assert_eq!(fast.count_tokens(text), want.len(), "{}: count", origin());
+            // The harness counts changed messages line by line: the reference ids of the
+            // segments must concatenate to the reference ids of the whole.
+            if reference.encoding().line_additive() {
+                let joined: Vec<u32> = segments(text).flat_map(|s| reference.encode(s)).collect();
+                if joined != want {
+                    let at = joined.iter().zip(&want).take_while(|(a, b)| a == b).count();
+                    panic!(
+                        "{}: {} ids of the line segments differ from the whole text's at token {at}\ntext: {:?}",
+                        origin(),
+                        reference.encoding(),
+                        text.chars().take(300).collect::<String>()
+                    );
+                }
+            }
             self.tokens += want.len() as u64;
         }
     }

@@ -352,34 +352,3 @@ mod tests {
         assert_eq!(run(1, || 9), Ok(9), "other plugins are unaffected");
     }
 }
-
-#[cfg(test)]
-mod overhead {
-    use super::*;
-
-    /// `cargo test --release -p recap-plugin-host --lib -- --ignored --nocapture
-    /// hand_off`: what the time limit adds to a call, in ns (machine-dependent, so not
-    /// asserted).
-    #[test]
-    #[ignore]
-    fn hand_off() {
-        for (label, limit) in [("limit", Some(Duration::from_secs(30))), ("none", None)] {
-            set_call_time_limit(limit);
-            for work_us in [0u64, 20] {
-                let n = 20_000;
-                let start = Instant::now();
-                for _ in 0..n {
-                    run(1, move || {
-                        let t = Instant::now();
-                        while t.elapsed() < Duration::from_micros(work_us) {
-                            std::hint::spin_loop();
-                        }
-                    })
-                    .unwrap();
-                }
-                let per = start.elapsed().as_nanos() as f64 / f64::from(n) - work_us as f64 * 1e3;
-                eprintln!("{label}: {work_us} µs of work + {per:.0} ns");
-            }
-        }
-    }
-}

@@ -9,11 +9,11 @@
 
 use crate::options::SummaryOptions;
 use crate::pieces::{
-    DefKind, Pieces, fold_one, same_call, write_call_head, write_call_tail, write_def_line,
-    write_sample,
+    DefKind, Pieces, same_call, write_call_head, write_call_tail, write_def_line, write_sample,
 };
+use crate::same::identical;
 use crate::summary::{print_cut, shown_print_len};
-use recap_core::{Session, SessionState, ToolCall, Turn};
+use recap_core::{Definition, Session, SessionState, ToolCall, Turn};
 
 /// Which session a per-session cache was filled from: its id, its `max_turns`, and the
 /// address of its turns. A session that only gains turns keeps the address unless its
@@ -59,8 +59,11 @@ struct CallSlot {
     /// Its line up to the run count, and its result type.
     head: Option<Span>,
     tail: Option<Span>,
-    /// Whether it repeats the successful call right before it in the session.
+    /// Whether it repeats the successful call right before it in the session
+    /// (TC-008), and whether it is even identical to it (same name, arguments equal
+    /// down to the bits of floats and the order of entries: the same line).
     repeats: Option<bool>,
+    identical: bool,
 }
 
 /// A definition made by a successful turn.
@@ -68,12 +71,11 @@ struct CallSlot {
 struct DefSlot {
     turn: usize,
     index: usize,
+    name_hash: u64,
     kind: DefKind,
     line: Option<Span>,
-    /// The line and its sample back to back, when the sample was first needed with
-    /// the line; else the sample alone.
+    /// The line followed by its sample.
     line_and_sample: Option<Span>,
-    sample: Option<Span>,
 }
 
 /// A print of a successful turn.
@@ -108,7 +110,6 @@ pub struct SummaryCache {
     prints: Vec<PrintSlot>,
     /// The first slot of the current call window.
     calls_from: usize,
-    output: OutputText,
     /// The memory folded over the first `folded` definition slots, as slots.
     live: Vec<usize>,
     folded: usize,
@@ -133,7 +134,6 @@ impl SummaryCache {
             defs: Vec::new(),
             prints: Vec::new(),
             calls_from: 0,
-            output: OutputText::default(),
             live: Vec::new(),
             folded: 0,
             last_len: 0,
@@ -144,9 +144,9 @@ impl SummaryCache {
     /// The cache kept in `state` for `session`; a new one when `state` is empty, holds
     /// something else, or was filled from another session.
     pub fn for_session<'s>(state: &'s mut SessionState, session: &Session) -> &'s mut Self {
-        let reusable = state
-            .get_mut::<Self>()
-            .is_some_and(|cache| cache.key.matches(session) && cache.indexed <= session.turns.len());
+        let reusable = state.get_mut::<Self>().is_some_and(|cache| {
+            cache.key.matches(session) && cache.indexed <= session.turns.len()
+        });
         if !reusable {
             return state.set(Self::new(SessionKey::of(session)));
         }
@@ -204,7 +204,11 @@ impl SummaryCache {
             defs += t.definitions.len();
             prints += t.prints.len();
         }
-        for ends in [&mut self.calls_end, &mut self.defs_end, &mut self.prints_end] {
+        for ends in [
+            &mut self.calls_end,
+            &mut self.defs_end,
+            &mut self.prints_end,
+        ] {
             ends.reserve_exact(new.len());
         }
         self.calls.reserve_exact(calls);
@@ -219,27 +223,34 @@ impl SummaryCache {
                 if !t.prints.is_empty() {
                     self.first_printed.get_or_insert(turn);
                 }
-                self.calls.extend((0..t.tool_calls.len()).map(|index| CallSlot {
-                    turn,
-                    index,
-                    head: None,
-                    tail: None,
-                    repeats: None,
-                }));
-                self.defs
-                    .extend(t.definitions.iter().enumerate().map(|(index, def)| DefSlot {
+                self.calls
+                    .extend((0..t.tool_calls.len()).map(|index| CallSlot {
                         turn,
                         index,
-                        kind: DefKind::of(def),
-                        line: None,
-                        line_and_sample: None,
-                        sample: None,
+                        head: None,
+                        tail: None,
+                        repeats: None,
+                        identical: false,
                     }));
-                self.prints.extend((0..t.prints.len()).map(|index| PrintSlot {
-                    turn,
-                    index,
-                    cut: None,
-                }));
+                self.defs.extend(
+                    t.definitions
+                        .iter()
+                        .enumerate()
+                        .map(|(index, def)| DefSlot {
+                            turn,
+                            index,
+                            name_hash: name_hash(&def.name),
+                            kind: DefKind::of(def),
+                            line: None,
+                            line_and_sample: None,
+                        }),
+                );
+                self.prints
+                    .extend((0..t.prints.len()).map(|index| PrintSlot {
+                        turn,
+                        index,
+                        cut: None,
+                    }));
             }
             self.calls_end.push(self.calls.len());
             self.defs_end.push(self.defs.len());
@@ -253,9 +264,45 @@ impl SummaryCache {
     }
 }
 
+/// A cheap fingerprint of a definition's name (its length and first and last bytes),
+/// to tell most names apart without reading both; equal fingerprints still compare
+/// the names.
+fn name_hash(name: &str) -> u64 {
+    let bytes = name.as_bytes();
+    let word = |part: &[u8]| part.iter().fold(0u64, |w, &b| (w << 8) | u64::from(b));
+    let head = word(&bytes[..bytes.len().min(8)]);
+    let tail = word(&bytes[bytes.len().saturating_sub(8)..]);
+    (bytes.len() as u64) ^ head.rotate_left(16) ^ tail.rotate_left(40)
+}
+
 /// How many slots the first `turns` turns have, from per-turn running totals.
 fn slots_before(ends: &[usize], turns: usize) -> usize {
     turns.checked_sub(1).map_or(0, |last| ends[last])
+}
+
+/// The line and sample of a definition, as one span (see
+/// [`write_def_entry`](crate::pieces::write_def_entry)); the line alone is cached on the
+/// way, as its prefix.
+fn line_and_sample<'t>(
+    arena: &mut String,
+    slot: &mut DefSlot,
+    def: impl FnOnce() -> &'t Definition,
+) -> Span {
+    *slot.line_and_sample.get_or_insert_with(|| {
+        let def = def();
+        let start = arena.len();
+        write_def_line(arena, def);
+        let line_end = arena.len();
+        write_sample(arena, def);
+        slot.line.get_or_insert(Span {
+            start,
+            end: line_end,
+        });
+        Span {
+            start,
+            end: arena.len(),
+        }
+    })
 }
 
 /// The cached span in `slot`, or `write`'s output appended to the arena and cached.
@@ -300,30 +347,45 @@ impl<'t> Pieces<'t> for SummaryCache {
         if let Some(repeats) = self.calls[at].repeats {
             return repeats;
         }
-        let repeats = same_call(self.call(turns, at), self.call(turns, at - 1));
+        let (call, previous) = (self.call(turns, at), self.call(turns, at - 1));
+        // An identical call (the usual repeat: polling) also prints identically.
+        let identical = call.name == previous.name && identical(&call.args, &previous.args);
+        let repeats = identical || same_call(call, previous);
         self.calls[at].repeats = Some(repeats);
+        self.calls[at].identical = identical;
         repeats
     }
 
     fn call_head(&mut self, out: &mut String, turns: &'t [Turn], i: usize) {
         let at = self.calls_from + i;
-        let call = self.call(turns, at);
-        let span = cached(&mut self.arena, &mut self.calls[at].head, |a| {
-            write_call_head(a, call)
+        if self.calls[at].head.is_none() {
+            // A call identical to the ones before it has their line: reuse a printed
+            // one when there is one.
+            let mut before = at;
+            while self.calls[before].identical && self.calls[before].head.is_none() {
+                before -= 1;
+            }
+            self.calls[at].head = self.calls[before].head;
+        }
+        let slot = &mut self.calls[at];
+        // The call itself is only read to print it, not on later calls.
+        let (turn, index) = (slot.turn, slot.index);
+        let span = cached(&mut self.arena, &mut slot.head, |a| {
+            write_call_head(a, &turns[turn].tool_calls[index])
         });
         out.push_str(self.text(span));
     }
 
     fn call_tail(&mut self, out: &mut String, turns: &'t [Turn], i: usize) {
-        let at = self.calls_from + i;
-        let call = self.call(turns, at);
-        let span = cached(&mut self.arena, &mut self.calls[at].tail, |a| {
-            write_call_tail(a, call)
+        let slot = &mut self.calls[self.calls_from + i];
+        let (turn, index) = (slot.turn, slot.index);
+        let span = cached(&mut self.arena, &mut slot.tail, |a| {
+            write_call_tail(a, &turns[turn].tool_calls[index])
         });
         out.push_str(self.text(span));
     }
 
-    fn fold(&mut self, turns: &'t [Turn]) -> usize {
+    fn definitions(&mut self, out: &mut String, turns: &'t [Turn], printed: bool) {
         let target = slots_before(&self.defs_end, turns.len());
         if self.folded > target {
             // An earlier call than the last one: fold again from the start.
@@ -331,122 +393,59 @@ impl<'t> Pieces<'t> for SummaryCache {
             self.folded = 0;
         }
         let defs = &self.defs;
-        let name = |slot: usize| turns[defs[slot].turn].definitions[defs[slot].index].name.as_str();
+        let name = |slot: usize| {
+            turns[defs[slot].turn].definitions[defs[slot].index]
+                .name
+                .as_str()
+        };
         for slot in self.folded..target {
-            fold_one(&mut self.live, name(slot), slot, |&s| name(s));
+            // Names are compared only when their hashes match.
+            let hash = defs[slot].name_hash;
+            let same_name =
+                |&live: &usize| defs[live].name_hash == hash && name(live) == name(slot);
+            if let Some(pos) = self.live.iter().position(same_name) {
+                self.live.remove(pos);
+            }
+            self.live.push(slot);
         }
         self.folded = target;
-        self.live.len()
-    }
-
-    fn def_kind(&self, _turns: &'t [Turn], i: usize) -> DefKind {
-        self.defs[self.live[i]].kind
-    }
-
-    fn def_line(&mut self, out: &mut String, turns: &'t [Turn], i: usize, with_sample: bool) {
-        let at = self.live[i];
-        let def = &turns[self.defs[at].turn].definitions[self.defs[at].index];
-        let slot = &mut self.defs[at];
-        if !with_sample {
-            let span = cached(&mut self.arena, &mut slot.line, |a| write_def_line(a, def));
-            out.push_str(self.text(span));
-            return;
+        for function in [true, false] {
+            for &at in &self.live {
+                let slot = &mut self.defs[at];
+                if slot.kind.function != function {
+                    continue;
+                }
+                // The definition itself is only read to print it.
+                let (turn, index) = (slot.turn, slot.index);
+                let def = || &turns[turn].definitions[index];
+                let text = if !printed && slot.kind.has_sample {
+                    line_and_sample(&mut self.arena, slot, def)
+                } else {
+                    cached(&mut self.arena, &mut slot.line, |a| {
+                        write_def_line(a, def())
+                    })
+                };
+                out.push_str(&self.arena[text.start..text.end]);
+            }
         }
-        if slot.line_and_sample.is_none() && slot.line.is_none() {
-            // Both at once, back to back: later calls copy them in one piece.
-            let start = self.arena.len();
-            write_def_line(&mut self.arena, def);
-            let line_end = self.arena.len();
-            write_sample(&mut self.arena, def);
-            slot.line = Some(Span { start, end: line_end });
-            slot.line_and_sample = Some(Span {
-                start,
-                end: self.arena.len(),
-            });
-        }
-        if let Some(both) = slot.line_and_sample {
-            out.push_str(self.text(both));
-            return;
-        }
-        // The line was cached alone (by a call that printed): add the sample apart.
-        let line = cached(&mut self.arena, &mut slot.line, |a| write_def_line(a, def));
-        let sample = cached(&mut self.arena, &mut slot.sample, |a| write_sample(a, def));
-        out.push_str(self.text(line));
-        out.push_str(self.text(sample));
     }
 
     fn output(&mut self, out: &mut String, turns: &'t [Turn], limit: usize) {
         let to = slots_before(&self.prints_end, turns.len());
-        let from = to.saturating_sub(limit);
-        let text = self.output.window(from, to, |text, at| {
-            let slot = &mut self.prints[at];
+        for slot in &mut self.prints[to.saturating_sub(limit)..to] {
             let print = turns[slot.turn].prints[slot.index].as_str();
-            text.push('\n');
+            out.push('\n');
             if print.len() <= crate::PRINT_CHAR_LIMIT {
-                text.push_str(print);
-                return;
+                out.push_str(print);
+                continue;
             }
             match *slot.cut.get_or_insert_with(|| print_cut(print)) {
                 Some(cut) => {
-                    text.push_str(&print[..cut]);
-                    text.push_str("...");
+                    out.push_str(&print[..cut]);
+                    out.push_str("...");
                 }
-                None => text.push_str(print),
+                None => out.push_str(print),
             }
-        });
-        out.push_str(text);
-    }
-}
-
-/// The Output section's text for a sliding window of print slots: calls in order add
-/// prints at the end and drop them at the front, so each print is cut and copied in
-/// once and a call copies the section out in one piece.
-#[derive(Debug, Default)]
-struct OutputText {
-    /// The entries (line break and cut print) of slots `base..to`, back to back.
-    text: String,
-    /// Where each entry starts in `text`, by slot - `base`.
-    starts: Vec<usize>,
-    base: usize,
-    to: usize,
-}
-
-impl OutputText {
-    /// The text of slots `from..to`; `write(text, slot)` appends a slot's entry.
-    fn window(
-        &mut self,
-        from: usize,
-        to: usize,
-        mut write: impl FnMut(&mut String, usize),
-    ) -> &str {
-        if from < self.base || from > self.to || to < self.to {
-            // Not a continuation of the last window (an earlier call, or every print
-            // replaced): start over.
-            self.text.clear();
-            self.starts.clear();
-            self.base = from;
-            self.to = from;
-        }
-        if let Some(&at) = self.starts.get(from - self.base)
-            && at > 4096
-            && at > self.text.len() / 2
-        {
-            // Most of the text was dropped from the window: forget it.
-            self.text.drain(..at);
-            self.starts.drain(..from - self.base);
-            for start in &mut self.starts {
-                *start -= at;
-            }
-            self.base = from;
-        }
-        for slot in self.to..to {
-            self.starts.push(self.text.len());
-            write(&mut self.text, slot);
-        }
-        self.to = to;
-        match self.starts.get(from - self.base) {
-            Some(&at) => &self.text[at..],
-            None => "",
         }
     }
 }

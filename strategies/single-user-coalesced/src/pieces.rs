@@ -37,17 +37,11 @@ pub(crate) trait Pieces<'t> {
     /// [`write_call_tail`].
     fn call_tail(&mut self, out: &mut String, turns: &'t [Turn], i: usize);
 
-    /// Folds the memory over the successful turns among `turns` (DEF-001/002/009);
-    /// returns how many definitions are live. The `def*` methods then take a position
-    /// among them, oldest first.
-    fn fold(&mut self, turns: &'t [Turn]) -> usize;
-
-    /// Whether live definition `i` is a function, and whether its value has a sample.
-    fn def_kind(&self, turns: &'t [Turn], i: usize) -> DefKind;
-
-    /// The line of live definition `i` (see [`write_def_line`]), followed by its sample
-    /// when `with_sample` (see [`write_sample`]).
-    fn def_line(&mut self, out: &mut String, turns: &'t [Turn], i: usize, with_sample: bool);
+    /// DEF-001..009, FMT-004..008: the memory folded over the successful turns among
+    /// `turns`, one line per live definition in order of (latest) definition,
+    /// functions first; each other definition with its sample unless `printed`. See
+    /// [`write_def_entry`].
+    fn definitions(&mut self, out: &mut String, turns: &'t [Turn], printed: bool);
 
     /// FMT-014: the last `limit` prints of the successful turns among `turns`, each on
     /// its own line (a line break, then the print cut as [`push_cut_print`] does).
@@ -59,15 +53,17 @@ pub(crate) trait Pieces<'t> {
 pub(crate) struct DefKind {
     /// `; Function:` (else `; Defined:`).
     pub function: bool,
-    /// Its value has a sample (SAM-001): shown when nothing was printed.
+    /// It is not a function and its value has a sample (SAM-001): shown when nothing
+    /// was printed.
     pub has_sample: bool,
 }
 
 impl DefKind {
     pub fn of(def: &Definition) -> Self {
+        let function = def.is_function();
         Self {
-            function: def.is_function(),
-            has_sample: def.value.as_ref().is_some_and(has_sample),
+            function,
+            has_sample: !function && def.value.as_ref().is_some_and(has_sample),
         }
     }
 }
@@ -117,29 +113,31 @@ impl<'t> Pieces<'t> for Direct<'t> {
         write_call_tail(out, self.calls[i]);
     }
 
-    fn fold(&mut self, turns: &'t [Turn]) -> usize {
+    fn definitions(&mut self, out: &mut String, turns: &'t [Turn], printed: bool) {
         self.live.clear();
         for turn in turns.iter().filter(|t| t.success) {
             for def in &turn.definitions {
                 fold_one(&mut self.live, &def.name, def, |d| d.name.as_str());
             }
         }
-        self.live.len()
-    }
-
-    fn def_kind(&self, _turns: &'t [Turn], i: usize) -> DefKind {
-        DefKind::of(self.live[i])
-    }
-
-    fn def_line(&mut self, out: &mut String, _turns: &'t [Turn], i: usize, with_sample: bool) {
-        write_def_line(out, self.live[i]);
-        if with_sample {
-            write_sample(out, self.live[i]);
+        for function in [true, false] {
+            for def in &self.live {
+                let kind = DefKind::of(def);
+                if kind.function == function {
+                    write_def_entry(out, def, kind, printed);
+                }
+            }
         }
     }
 
     fn output(&mut self, out: &mut String, turns: &'t [Turn], limit: usize) {
-        last_n(&mut self.prints, turns, limit, |t| &t.prints, String::as_str);
+        last_n(
+            &mut self.prints,
+            turns,
+            limit,
+            |t| &t.prints,
+            String::as_str,
+        );
         for print in &self.prints {
             out.push('\n');
             push_cut_print(out, print);
@@ -172,16 +170,20 @@ fn last_n<'t, T: 't, U>(
 /// Applies one definition, named `name`, to the live list: a redefinition replaces the
 /// entry and moves the name to the end (SPEC section 4). `name_of` reads an entry's
 /// name.
-pub(crate) fn fold_one<'t, E>(
-    live: &mut Vec<E>,
-    name: &str,
-    entry: E,
-    name_of: impl Fn(&E) -> &'t str,
-) {
+fn fold_one<'t, E>(live: &mut Vec<E>, name: &str, entry: E, name_of: impl Fn(&E) -> &'t str) {
     if let Some(pos) = live.iter().position(|e| name_of(e) == name) {
         live.remove(pos);
     }
     live.push(entry);
+}
+
+/// A live definition's line, with its sample when it has one and nothing was printed
+/// (SAM-001/002).
+pub(crate) fn write_def_entry(out: &mut String, def: &Definition, kind: DefKind, printed: bool) {
+    write_def_line(out, def);
+    if !printed && kind.has_sample {
+        write_sample(out, def);
+    }
 }
 
 /// TC-008: same tool and the same arguments as the language sees them.

@@ -54,21 +54,7 @@ pub(crate) fn write_summary_with<'t, P: Pieces<'t>>(
     let printed = pieces.printed(turns);
     write_tool_calls(out, turns, opts.tool_call_limit as usize, printed, pieces);
 
-    // DEF-001/002/008/009: the memory folded over the successful turns, in order of
-    // (latest) definition; functions first.
-    let live = pieces.fold(turns);
-    for i in 0..live {
-        if pieces.def_kind(turns, i).function {
-            pieces.def_line(out, turns, i, false);
-        }
-    }
-    for i in 0..live {
-        let kind = pieces.def_kind(turns, i);
-        if !kind.function {
-            // SAM-001/002: the sample only when nothing was printed.
-            pieces.def_line(out, turns, i, !printed && kind.has_sample);
-        }
-    }
+    pieces.definitions(out, turns, printed);
 
     if printed {
         out.push_str("\n; Output:");
@@ -225,7 +211,9 @@ fn nth_char_start(s: &str, n: usize) -> Option<usize> {
     let bytes = s.as_bytes();
     let (mut seen, mut i) = (0usize, 0usize);
     for block in bytes.chunks_exact(BLOCK) {
-        let in_block = block.iter().fold(0u8, |acc, &b| acc + u8::from(is_start(b)));
+        let in_block = block
+            .iter()
+            .fold(0u8, |acc, &b| acc + u8::from(is_start(b)));
         if seen + usize::from(in_block) > n {
             break;
         }

@@ -453,7 +453,19 @@ fn float_fast_path_matches_the_formatter_on_edges() {
 
 #[test]
 fn write_decimal_prints_digits() {
-    for n in [0, 9, 10, 99, 100, 101, 999, 1000, 12345, u64::MAX / 7, u64::MAX] {
+    for n in [
+        0,
+        9,
+        10,
+        99,
+        100,
+        101,
+        999,
+        1000,
+        12345,
+        u64::MAX / 7,
+        u64::MAX,
+    ] {
         let mut out = String::from("x");
         write_decimal(&mut out, n);
         assert_eq!(out, format!("x{n}"));
@@ -465,7 +477,13 @@ fn write_decimal_prints_digits() {
 
 #[test]
 fn write_type_of_appends_what_type_of_returns() {
-    for j in [json!([1, 2]), json!({"a": 1}), json!("s"), json!(null), json!(1.5)] {
+    for j in [
+        json!([1, 2]),
+        json!({"a": 1}),
+        json!("s"),
+        json!(null),
+        json!(1.5),
+    ] {
         let value = v(j);
         let mut out = String::from("; ");
         write_type_of(&mut out, &value);

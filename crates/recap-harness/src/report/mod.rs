@@ -141,6 +141,10 @@ pub struct Fidelity {
 pub struct TokenCounting {
     pub messages_tokenized: u64,
     pub messages_reused: u64,
+    /// Lines of the messages counted anew that were tokenized / found already counted
+    /// earlier in the session (by any strategy).
+    pub segments_tokenized: u64,
+    pub segments_reused: u64,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -185,6 +189,13 @@ impl Report {
         let mut s = serde_json::to_string_pretty(self).unwrap_or_default();
         s.push('\n');
         s
+    }
+
+    /// [`Report::to_json`], streamed: the per-session records of a big corpus can run
+    /// to tens of MB, which need not exist twice in memory.
+    pub fn write_json(&self, w: &mut dyn std::io::Write) -> std::io::Result<()> {
+        serde_json::to_writer_pretty(&mut *w, self)?;
+        w.write_all(b"\n")
     }
 
     /// Any violation or render error (the CLI exits 1 then).

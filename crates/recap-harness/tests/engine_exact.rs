@@ -1,0 +1,121 @@
+//! The engine's shortcuts (message reuse, line-level caches shared across strategies,
+//! the fast backend, incremental retention scans) change nothing: on every bench-data
+//! session, every built-in's totals equal a straightforward computation — whole prompts
+//! tokenized with tiktoken-rs, common prefixes from whole-message token ids, facts
+//! searched in whole messages.
+
+use recap_core::{CorpusReader, Message, RenderRequest, Session, Strategy};
+use recap_harness::facts::{Facts, retained};
+use recap_harness::{Backend, Encoding, RunConfig, StrategyEntry, Tokenizer, run_sessions};
+use std::path::PathBuf;
+use std::sync::Arc;
+
+fn sessions() -> Vec<Session> {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../bench-data");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
+        .collect();
+    files.sort();
+    files
+        .iter()
+        .flat_map(|f| CorpusReader::open(f).unwrap_or_else(|e| panic!("{e}")))
+        .map(|e| e.session.unwrap_or_else(|r| panic!("{r}")))
+        .collect()
+}
+
+struct Naive {
+    total: u64,
+    peak: u64,
+    cached: u64,
+    facts: u64,
+    retained: u64,
+}
+
+fn ids(tok: &tiktoken_rs::CoreBPE, t: &str) -> Vec<u32> {
+    tok.encode_ordinary(t)
+}
+
+/// SPEC 9 from the definitions, nothing reused.
+fn naive(strategy: &dyn Strategy, sessions: &[Session], tok: &tiktoken_rs::CoreBPE) -> Naive {
+    let mut n = Naive {
+        total: 0,
+        peak: 0,
+        cached: 0,
+        facts: 0,
+        retained: 0,
+    };
+    let msg_ids = |m: &Message| -> Vec<u32> {
+        // <|start|> role <|message|> content <|end|>, with sentinel ids for the markers.
+        let mut v = vec![u32::MAX];
+        v.extend(ids(tok, m.role.as_str()));
+        v.push(u32::MAX - 1);
+        v.extend(ids(tok, &m.content));
+        v.push(u32::MAX - 2);
+        v
+    };
+    for s in sessions {
+        let mut prev: Option<Vec<Message>> = None;
+        for k in 0..s.turns.len() {
+            let msgs = strategy
+                .render(&RenderRequest::for_call(s, k).unwrap())
+                .unwrap();
+            let prompt: u64 = 3 + msgs.iter().map(|m| msg_ids(m).len() as u64).sum::<u64>();
+            n.total += prompt;
+            n.peak = n.peak.max(prompt);
+            if let Some(p) = &prev {
+                // Longest common prefix of the two token streams, priming excluded.
+                let a: Vec<u32> = p.iter().flat_map(&msg_ids).collect();
+                let b: Vec<u32> = msgs.iter().flat_map(&msg_ids).collect();
+                n.cached += a.iter().zip(&b).take_while(|(x, y)| x == y).count() as u64;
+            }
+            let facts = Facts::from_turns(&s.turns[..k]);
+            n.facts += facts.len() as u64;
+            n.retained += retained(facts.list(), &msgs).iter().filter(|r| **r).count() as u64;
+            prev = Some(msgs);
+        }
+    }
+    n
+}
+
+#[test]
+fn engine_totals_equal_the_definitions_on_bench_data() {
+    let sessions = sessions();
+    let registry = recap_builtins::registry();
+    let strategies: Vec<Arc<dyn Strategy>> = registry
+        .infos()
+        .map(|i| registry.build(&i.name).unwrap())
+        .collect();
+    let mut cfg = RunConfig::new(
+        strategies.iter().cloned().map(StrategyEntry::new).collect(),
+        registry.build("full-history").unwrap(),
+        vec![
+            Tokenizer::get(Encoding::O200kBase, Backend::Fast),
+            Tokenizer::get(Encoding::Cl100kBase, Backend::Fast),
+        ],
+    )
+    .unwrap();
+    cfg.jobs = 2;
+    let report = run_sessions(&cfg, "bench-data", sessions.clone()).unwrap();
+    for (t, reference) in [
+        tiktoken_rs::o200k_base_singleton(),
+        tiktoken_rs::cl100k_base_singleton(),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        for (i, strategy) in strategies.iter().enumerate() {
+            let run = &report.runs[t * strategies.len() + i];
+            assert_eq!(run.strategy, strategy.spec());
+            assert_eq!(run.sessions as usize, sessions.len(), "{}", run.strategy);
+            let want = naive(strategy.as_ref(), &sessions, reference);
+            let what = format!("{} {}", run.strategy, run.tokenizer);
+            assert_eq!(run.prompt_tokens_total, want.total, "{what}: total");
+            assert_eq!(run.prompt_tokens_peak, want.peak, "{what}: peak");
+            assert_eq!(run.cached_tokens, want.cached, "{what}: cached");
+            assert_eq!(run.retention_facts, want.facts, "{what}: facts");
+            assert_eq!(run.retention_retained, want.retained, "{what}: retained");
+        }
+    }
+}
