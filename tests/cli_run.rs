@@ -149,7 +149,9 @@ fn out_dir_gets_every_format_and_is_never_silently_overwritten() {
 #[test]
 fn bad_arguments_are_clear_errors() {
     let c = handwritten();
-    let cases: [(&[&str], &str); 5] = [
+    // A missing corpus file is not a usage error: it is reported in the run
+    // (`reliability_run.rs::run_reports_unreadable_files_and_runs_the_others`).
+    let cases: [(&[&str], &str); 4] = [
         (&["run", &c, "--strategy", "nope"], "unknown strategy"),
         (
             &["run", &c, "--sweep", "rolling-window:window=3"],
@@ -157,7 +159,6 @@ fn bad_arguments_are_clear_errors() {
         ),
         (&["run", &c, "--tokenizer", "gpt2"], "o200k_base"),
         (&["run", &c, "--cache-read-ratio", "2"], "between 0 and 1"),
-        (&["run", "/nonexistent/x.jsonl"], "/nonexistent/x.jsonl"),
     ];
     for (args, want) in cases {
         let out = recap(&root(), args);
@@ -182,6 +183,31 @@ fn rejected_sessions_are_reported_and_exit_1() {
     let stdout = text(&out.stdout);
     assert!(
         stdout.contains("rejected: c.jsonl:2 (session x): mission: required field is missing"),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn a_missing_corpus_is_reported_and_the_others_run() {
+    let c = handwritten();
+    let out = recap(
+        &root(),
+        &[
+            "run",
+            "/nonexistent/x.jsonl",
+            &c,
+            "--strategy",
+            "full-history",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    assert!(
+        stdout.contains("rejected: /nonexistent/x.jsonl:0: file: cannot open:"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.lines().any(|l| l.starts_with("full-history")),
         "{stdout}"
     );
 }

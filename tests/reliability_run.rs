@@ -107,6 +107,71 @@ fn run_over_an_empty_corpus_reports_nothing_and_succeeds() {
 }
 
 #[test]
+fn run_reports_unreadable_files_and_runs_the_others() {
+    let (bytes, good, rejected) = hostile_mix();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let missing = dir.path().join("missing.jsonl");
+    let a_directory = dir.path().join("sub");
+    std::fs::create_dir(&a_directory).expect("mkdir");
+    let mix = write(&dir, "mix.jsonl", &bytes);
+    let r = run(&mut recap_run(&[&missing, &a_directory, &mix]));
+    assert_eq!(
+        r.code, 1,
+        "unreadable files are problems: exit 1; {}",
+        r.stderr
+    );
+    let report = r.report();
+    let listed = report["rejected"].as_array().expect("rejected is a list");
+    assert_eq!(listed.len(), 2 + rejected.len(), "{listed:#?}");
+    // Input order: the two unreadable files first, each as one line-0 `file` rejection.
+    for (entry, path, says) in [
+        (&listed[0], &missing, "cannot open"),
+        (&listed[1], &a_directory, "is a directory"),
+    ] {
+        let text = entry.to_string();
+        assert_eq!(entry["corpus"], path.display().to_string(), "{text}");
+        assert_eq!(entry["line"], 0, "{text}");
+        assert_eq!(entry["field"], "file", "{text}");
+        assert_eq!(entry["session"], Json::Null, "{text}");
+        assert!(
+            entry["message"].as_str().is_some_and(|m| m.contains(says)),
+            "{text}"
+        );
+    }
+    let corpora = report["settings"]["corpora"].as_array().expect("corpora");
+    assert_eq!(corpora.len(), 3);
+    for c in &corpora[..2] {
+        assert_eq!(
+            (&c["sessions"], &c["rejected"]),
+            (&Json::from(0), &Json::from(1)),
+            "{c}"
+        );
+    }
+    assert_eq!(sessions_of(&report, "full-history"), good as u64);
+    assert_eq!(sessions_of(&report, "single-user-coalesced"), good as u64);
+}
+
+#[test]
+fn run_with_no_readable_file_lists_each_and_exits_1() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let missing = dir.path().join("missing.jsonl");
+    let r = run(Command::new(env!("CARGO_BIN_EXE_recap")).args([
+        "run".as_ref(),
+        missing.as_os_str(),
+        dir.path().as_os_str(),
+        "--strategy".as_ref(),
+        "full-history".as_ref(),
+    ]));
+    assert_eq!(r.code, 1, "stderr: {}", r.stderr);
+    for line in [
+        format!("rejected: {}:0: file: cannot open:", missing.display()),
+        format!("rejected: {}:0: file: is a directory", dir.path().display()),
+    ] {
+        assert!(r.stdout.contains(&line), "{line:?} not in:\n{}", r.stdout);
+    }
+}
+
+#[test]
 fn run_handles_huge_values_and_deep_nesting() {
     // A million-element list as a definition value, tool args and result; 120-deep
     // nesting; special floats; NUL and control characters in strings.

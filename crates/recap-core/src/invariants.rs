@@ -139,7 +139,10 @@ fn system_first(ctx: &CheckContext<'_>) -> Option<String> {
 
 fn mission_verbatim(ctx: &CheckContext<'_>) -> Option<String> {
     let mission = ctx.session.mission.as_str();
-    if ctx.messages.iter().any(|m| m.content.contains(mission)) {
+    // Built-ins start a message with the mission: a prefix test settles it without a
+    // searcher.
+    let leads = ctx.messages.iter().any(|m| m.content.starts_with(mission));
+    if leads || appears(ctx.messages, mission) {
         None
     } else {
         Some("the mission does not appear verbatim in any message".to_string())
@@ -176,24 +179,39 @@ fn role_alternation(messages: &[Message]) -> Option<String> {
     }
 }
 
+/// Whether `needle` occurs in some message's content, as `str::contains` decides it.
+/// One searcher serves every message: `str::contains` builds a new one per message,
+/// and on short prompts that construction dominated the whole check.
 fn appears(messages: &[Message], needle: &str) -> bool {
-    messages.iter().any(|m| m.content.contains(needle))
+    let finder = memchr::memmem::Finder::new(needle.as_bytes());
+    messages
+        .iter()
+        .any(|m| finder.find(m.content.as_bytes()).is_some())
+}
+
+/// Whether some message is exactly `text`. Strategies that keep a reply or a recorded
+/// feedback show it as a whole message; this test (lengths first) then answers without
+/// building a searcher, which on short prompts costs more than the search.
+fn is_message(messages: &[Message], text: &str) -> bool {
+    messages.iter().any(|m| m.content == text)
 }
 
 fn failed_turns_verbatim(ctx: &CheckContext<'_>) -> Option<String> {
     for turn in ctx.session.failed_turns(ctx.k) {
-        if !appears(ctx.messages, &turn.program) && !appears(ctx.messages, &turn.raw_response) {
+        let program_shown = is_message(ctx.messages, &turn.raw_response)
+            || appears(ctx.messages, &turn.program)
+            || appears(ctx.messages, &turn.raw_response);
+        if !program_shown {
             return Some(format!(
                 "failed turn {}: its program does not appear verbatim",
                 turn.number
             ));
         }
         let message = turn.error_message().unwrap_or_default();
-        let shown = appears(ctx.messages, message)
-            || turn
-                .feedback
-                .as_deref()
-                .is_some_and(|f| appears(ctx.messages, f));
+        let feedback = turn.feedback.as_deref();
+        let shown = feedback.is_some_and(|f| is_message(ctx.messages, f))
+            || appears(ctx.messages, message)
+            || feedback.is_some_and(|f| appears(ctx.messages, f));
         if !shown {
             return Some(format!(
                 "failed turn {}: its error message does not appear verbatim",
@@ -545,6 +563,83 @@ mod tests {
         }
         assert!(!ends_with_turns_line("Turns left: 12", 2));
         assert!(!ends_with_turns_line("Turns left: 3", 13));
+    }
+
+    /// `appears` answers as `str::contains` over each message would, at the edges where
+    /// a byte searcher could differ.
+    #[test]
+    fn appears_agrees_with_str_contains() {
+        let sets: [&[&str]; 4] = [&[], &[""], &["ab", ""], &["héllo wörld", "⚠️ FINAL"]];
+        let needles = [
+            "",
+            "a",
+            "ab",
+            "abc",
+            "b\n",
+            "é",
+            "héllo wörld!",
+            "⚠️",
+            "\u{fe0f}",
+            "wörld",
+            "ab⚠",
+            "d⚠",
+        ];
+        for set in sets {
+            let messages: Vec<Message> = set.iter().map(|c| Message::user(*c)).collect();
+            for needle in needles {
+                assert_eq!(
+                    appears(&messages, needle),
+                    messages.iter().any(|m| m.content.contains(needle)),
+                    "{needle:?} in {set:?}"
+                );
+            }
+        }
+        // An empty needle is found in an empty message, but not among no messages.
+        assert!(appears(&[Message::user("")], ""));
+        assert!(!appears(&[], ""));
+        // A match never spans two messages.
+        assert!(!appears(
+            &[Message::user("he"), Message::user("llo")],
+            "hello"
+        ));
+    }
+
+    /// Each way of showing a failed turn passes on its own: the reply as a whole message,
+    /// the program or the reply inside a longer one, the error inside a longer message,
+    /// the recorded feedback whole or inside one; anything else is reported.
+    #[test]
+    fn failed_turns_are_found_whole_or_inside_a_message() {
+        let mut t = turn(1, false);
+        t.feedback = Some("Recorded: it broke.".into());
+        let s = session(vec![t]);
+        let rule = [Invariant::FailedTurnsVerbatim];
+        let check_with = |contents: &[&str]| {
+            let msgs: Vec<Message> = contents.iter().map(|c| Message::user(*c)).collect();
+            let ctx = CheckContext {
+                session: &s,
+                k: 1,
+                messages: &msgs,
+                previous: None,
+                second_render: None,
+            };
+            ids(&check(&rule, &ctx))
+        };
+        let reply = "```clojure\n(step 1)\n```";
+        for shown in [
+            [reply, "boom"],
+            ["x (step 1) y", "Error: boom\n\nTurns left: 4"],
+            [&format!("before {reply} after"), "Recorded: it broke."],
+            ["(step 1)", "then Recorded: it broke. and more"],
+        ] {
+            assert_eq!(check_with(&shown), Vec::<&str>::new(), "{shown:?}");
+        }
+        for missing in [["(step 2)", "boom"], [reply, "Error: bom"]] {
+            assert_eq!(
+                check_with(&missing),
+                ["failed-turns-verbatim"],
+                "{missing:?}"
+            );
+        }
     }
 
     #[test]

@@ -84,7 +84,8 @@ pub struct RunConfig {
     pub examples: usize,
 }
 
-/// Errors of the harness itself (bad configuration, unreadable input).
+/// Errors of the harness itself (bad configuration, a failed write). Bad input is
+/// never one: it is reported in the run's `rejected` list.
 #[derive(Debug, thiserror::Error)]
 pub enum HarnessError {
     #[error("no strategies to run")]
@@ -99,8 +100,6 @@ pub enum HarnessError {
     DuplicateStrategy(String),
     #[error("could not start {jobs} worker threads: {message}")]
     Pool { jobs: usize, message: String },
-    #[error("corpus {}: {message}", path.display())]
-    Corpus { path: PathBuf, message: String },
     #[error("writing prompt dump: {0}")]
     Dump(#[source] io::Error),
 }
@@ -383,6 +382,10 @@ fn process_strategy(
                 detail: format!("the first render succeeded, the second failed: {e}"),
             });
         }
+        // Checked: free the copy now rather than at the end of the call, so it is not
+        // held while the prompt is tokenized (the peak of a call with a huge print, when
+        // tokenizing needs many times the text's size).
+        drop(second);
 
         let diff = CallDiff::new(prev.as_deref(), &messages);
 
@@ -587,7 +590,9 @@ pub fn corpus_name(path: &Path) -> String {
 }
 
 /// Runs the configuration over corpus files (streamed, one session per worker in
-/// flight). A file that cannot be opened is an error before anything runs.
+/// flight). A file that cannot be read (missing, unreadable, a directory) does not stop
+/// the run: it becomes one rejection at line 0, field `file` (as `recap validate`
+/// reports it), and every other file runs.
 pub fn run_corpora(
     cfg: &RunConfig,
     corpora: &[PathBuf],
@@ -595,33 +600,69 @@ pub fn run_corpora(
 ) -> Result<Report, HarnessError> {
     cfg.validate()?;
     let bytes = Arc::new(AtomicU64::new(0));
-    let mut readers = Vec::with_capacity(corpora.len());
+    let mut sources = Vec::with_capacity(corpora.len());
     for path in corpora {
-        let file = std::fs::File::open(path).map_err(|e| HarnessError::Corpus {
-            path: path.clone(),
-            message: format!("cannot open: {e}"),
-        })?;
-        if file.metadata().is_ok_and(|m| m.is_dir()) {
-            return Err(HarnessError::Corpus {
-                path: path.clone(),
-                message: "is a directory, expected a JSON Lines file".into(),
-            });
-        }
-        let counted = Counted {
-            inner: file,
-            bytes: Arc::clone(&bytes),
-        };
-        readers.push(CorpusReader::new(
-            path,
-            io::BufReader::with_capacity(1 << 16, counted),
-        ));
+        sources.push(match open_corpus(path) {
+            Ok(file) => CorpusSource::Readable(CorpusReader::new(
+                path,
+                io::BufReader::with_capacity(
+                    1 << 16,
+                    Counted {
+                        inner: file,
+                        bytes: Arc::clone(&bytes),
+                    },
+                ),
+            )),
+            Err(rejected) => CorpusSource::Unreadable(Some(rejected)),
+        });
     }
-    let entries = readers
+    let entries = sources
         .into_iter()
         .enumerate()
         .flat_map(|(i, r)| r.map(move |e| (i, e)));
     let names = corpora.iter().map(|p| corpus_name(p)).collect();
     run_entries(cfg, names, entries, hooks, Some(&bytes))
+}
+
+/// Opens a corpus file, or says why it cannot be read as one (line 0, field `file`).
+/// `recap run` and `recap validate` both report unreadable files through this.
+pub fn open_corpus(path: &Path) -> Result<std::fs::File, RejectedSession> {
+    let unreadable = |message: String| RejectedSession {
+        file: path.to_path_buf(),
+        line: 0,
+        session_id: None,
+        field: "file".into(),
+        message,
+    };
+    let file = std::fs::File::open(path).map_err(|e| unreadable(format!("cannot open: {e}")))?;
+    // Opening a directory succeeds on Unix; reading it would fail with a vaguer error.
+    if file.metadata().is_ok_and(|m| m.is_dir()) {
+        return Err(unreadable(
+            "is a directory, expected a JSON Lines file".into(),
+        ));
+    }
+    Ok(file)
+}
+
+/// One corpus of a run: its sessions, or the single rejection saying why it could not
+/// be read.
+enum CorpusSource<R> {
+    Readable(CorpusReader<R>),
+    Unreadable(Option<RejectedSession>),
+}
+
+impl<R: io::BufRead> Iterator for CorpusSource<R> {
+    type Item = Entry;
+
+    fn next(&mut self) -> Option<Entry> {
+        match self {
+            CorpusSource::Readable(r) => r.next(),
+            CorpusSource::Unreadable(rejected) => rejected.take().map(|r| Entry {
+                line: 0,
+                session: Err(r),
+            }),
+        }
+    }
 }
 
 /// Runs the configuration over in-memory sessions of one corpus (tests, benches).

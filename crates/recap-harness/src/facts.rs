@@ -150,9 +150,12 @@ impl FactMatcher {
         if self.n == 0 {
             return Vec::new();
         }
-        let mut seen = vec![false; self.n];
+        // Found indices are gathered and sorted rather than marked in an n-long table:
+        // a table per line made a session with n distinct prints cost O(n²) (100,000
+        // prints: 11 s, 86 % of it walking the tables).
+        let mut found: Vec<u32> = Vec::new();
         for seg in crate::segments::segments(content) {
-            let found = match lines.found.get(seg) {
+            let in_seg = match lines.found.get(seg) {
                 Some(f) => f,
                 None => {
                     if lines.bytes + seg.len() > LINES_BYTES {
@@ -164,20 +167,23 @@ impl FactMatcher {
                     lines.found.entry(seg.into()).or_insert(f)
                 }
             };
-            for &i in found.iter() {
-                seen[i as usize] = true;
-            }
+            found.extend_from_slice(in_seg);
         }
+        found.sort_unstable();
+        found.dedup();
+        let before = found.len();
         for &i in &self.multiline {
-            if !seen[i] && content.contains(facts.list()[i].as_str()) {
-                seen[i] = true;
+            let fact = i as u32;
+            if found[..before].binary_search(&fact).is_err()
+                && content.contains(facts.list()[i].as_str())
+            {
+                found.push(fact);
             }
         }
-        seen.iter()
-            .enumerate()
-            .filter(|(_, s)| **s)
-            .map(|(i, _)| i as u32)
-            .collect()
+        if found.len() > before {
+            found.sort_unstable();
+        }
+        found
     }
 
     /// Indices (ascending, unique) of the facts found in `content`.
@@ -185,28 +191,33 @@ impl FactMatcher {
         if self.n == 0 {
             return Vec::new();
         }
-        let mut seen = vec![false; self.n];
+        // Gathered and sorted, not marked in an n-long table: this runs once per
+        // distinct line, and a table each time made it O(lines × facts).
+        let mut found: Vec<u32> = Vec::new();
         for (c, ac) in self.chunks.iter().enumerate() {
             let base = c * FACTS_PER_AUTOMATON;
             match ac {
                 Some(ac) => {
-                    for m in ac.find_overlapping_iter(content) {
-                        seen[base + m.pattern().as_usize()] = true;
-                    }
+                    found.extend(
+                        ac.find_overlapping_iter(content)
+                            .map(|m| (base + m.pattern().as_usize()) as u32),
+                    );
                 }
                 None => {
                     let end = (base + FACTS_PER_AUTOMATON).min(self.n);
-                    for (i, f) in facts.list()[base..end].iter().enumerate() {
-                        seen[base + i] = content.contains(f.as_str());
-                    }
+                    found.extend(
+                        facts.list()[base..end]
+                            .iter()
+                            .enumerate()
+                            .filter(|(_, f)| content.contains(f.as_str()))
+                            .map(|(i, _)| (base + i) as u32),
+                    );
                 }
             }
         }
-        seen.iter()
-            .enumerate()
-            .filter(|(_, s)| **s)
-            .map(|(i, _)| i as u32)
-            .collect()
+        found.sort_unstable();
+        found.dedup();
+        found
     }
 }
 
@@ -273,5 +284,42 @@ mod tests {
         let msgs = [recap_core::Message::user(text)];
         let expected: Vec<bool> = (0..n).map(|i| found.contains(&(i as u32))).collect();
         assert_eq!(retained(facts.list(), &msgs), expected);
+    }
+    /// Many distinct prints, each a prefix of others (`p1` in `p10`…): every one is found
+    /// in the prompt that prints them all, the right ones in a part of it, and the
+    /// line-cached scan agrees with the whole scan and the naive search. (Retention over
+    /// such sessions was once quadratic in the number of prints; see RELIABILITY.md.)
+    #[test]
+    fn five_thousand_distinct_prints_are_all_found() {
+        let n = 5_000;
+        let turn = recap_core::Turn {
+            number: 1,
+            program: "(doseq …)".into(),
+            raw_response: String::new(),
+            success: true,
+            error: None,
+            result: None,
+            prints: (0..n).map(|i| format!("p{i}")).collect(),
+            tool_calls: Vec::new(),
+            definitions: Vec::new(),
+            feedback: None,
+            usage: None,
+        };
+        let facts = Facts::from_turns(std::slice::from_ref(&turn));
+        assert_eq!(facts.len(), n);
+        let m = FactMatcher::new(&facts);
+        let mut lines = FactLines::default();
+        let all = turn.prints.join("\n");
+        let found = m.scan_lines(&all, &facts, &mut lines);
+        assert_eq!(found, (0..n as u32).collect::<Vec<_>>());
+        // Lines p100..p199 carry p1, p10..p19 and p100..p199 as substrings.
+        let part = turn.prints[100..200].join("\n");
+        let found = m.scan_lines(&part, &facts, &mut lines);
+        assert_eq!(found, m.scan(&part, &facts));
+        let msgs = [recap_core::Message::user(part)];
+        let naive = retained(facts.list(), &msgs);
+        let expected: Vec<u32> = (0..n as u32).filter(|&i| naive[i as usize]).collect();
+        assert_eq!(found, expected);
+        assert_eq!(found.len(), 1 + 10 + 100);
     }
 }

@@ -277,10 +277,34 @@ fn rejected_sessions_are_listed_and_the_rest_still_run() {
     assert_eq!(report.rejected[1].session.as_deref(), Some("gap"));
     assert_eq!(report.rejected[1].field, "turns[1].number");
     assert_eq!(report.settings.corpora[0].rejected, 2);
+    // An unreadable file is one rejection (line 0, field `file`), not an error of the
+    // run: the files after it still run.
     let missing = dir.path().join("nope.jsonl");
-    let e = recap_harness::run_corpora(&cfg, &[missing], Default::default())
-        .err()
-        .unwrap()
-        .to_string();
-    assert!(e.contains("nope.jsonl") && e.contains("cannot open"), "{e}");
+    let report = recap_harness::run_corpora(
+        &cfg,
+        &[missing.clone(), dir.path().to_path_buf(), path],
+        Default::default(),
+    )
+    .unwrap();
+    assert_eq!(report.runs[1].sessions, 1);
+    assert_eq!(report.rejected.len(), 4);
+    for (r, path, says) in [
+        (&report.rejected[0], &missing, "cannot open"),
+        (
+            &report.rejected[1],
+            &dir.path().to_path_buf(),
+            "is a directory",
+        ),
+    ] {
+        assert_eq!(r.corpus, path.display().to_string());
+        assert_eq!((r.line, r.field.as_str()), (0, "file"));
+        assert!(r.session.is_none() && r.message.contains(says), "{r:?}");
+    }
+    let per_file: Vec<(u64, u64)> = report
+        .settings
+        .corpora
+        .iter()
+        .map(|c| (c.sessions, c.rejected))
+        .collect();
+    assert_eq!(per_file, [(0, 1), (0, 1), (1, 2)]);
 }

@@ -7,6 +7,7 @@
 //! Every renderer of the original is public (`namespace`, `history`, `suc`) so that the
 //! golden cases can be checked piece by piece ([`conformance::evaluate`]).
 
+mod cache;
 pub mod conformance;
 mod elixir;
 pub mod history;
@@ -15,4 +16,5 @@ pub mod signature;
 pub mod strategy;
 pub mod suc;
 
+pub use cache::RenderCache;
 pub use strategy::{NAME, PtcRunner, build, info};

@@ -1,8 +1,10 @@
 //! The namespace sections of the original (`Namespace.Tool`, `.Data`, `.User` and the
 //! coordinator): `;; === tools ===`, `;; === data/ ===`, `;; === user/ (your prelude) ===`.
 
-use crate::signature::{KeyStyle, Signature, Type, to_lisp_key};
-use recap_core::{PrintOptions, ToolSpec, Value, to_clojure, type_of};
+use crate::signature::{KeyStyle, Signature, Type};
+use recap_core::{
+    PrintOptions, ToolSpec, Value, to_clojure, type_of, write_clojure, write_type_of,
+};
 use std::collections::BTreeMap;
 
 /// Names are padded to this many chars before the `;` column; longer names are not
@@ -84,45 +86,81 @@ pub fn has_println_tool(tools: &BTreeMap<String, ToolSpec>) -> bool {
 /// `;; === tools ===`, one `tool/name(p type, …) -> ret  ; description` line per tool
 /// in name order, then a usage example built from the first tool that has parameters.
 pub fn render_tools(tools: &BTreeMap<String, ToolSpec>) -> String {
+    let mut out = String::new();
+    write_tools(&mut out, tools);
+    out
+}
+
+/// Appends [`render_tools`]`(tools)` to `out`, with no per-line strings (the strategy
+/// prints this section once per session).
+pub(crate) fn write_tools(out: &mut String, tools: &BTreeMap<String, ToolSpec>) {
     if tools.is_empty() {
-        return ";; No tools available".to_string();
+        out.push_str(";; No tools available");
+        return;
     }
-    let parsed: Vec<(&str, &ToolSpec, Signature)> = tools
-        .iter()
-        .map(|(name, spec)| (name.as_str(), spec, tool_signature(spec)))
-        .collect();
-    let mut lines = vec![";; === tools ===".to_string()];
-    for (name, spec, sig) in &parsed {
-        let params: Vec<String> = sig
-            .params
-            .iter()
-            .map(|(p, t)| format!("{} {}", to_lisp_key(p), bare(t)))
-            .collect();
-        let mut line = format!(
-            "tool/{name}({}) -> {}",
-            params.join(", "),
-            bare(&sig.output)
-        );
-        if let Some(desc) = spec.description.as_deref().filter(|d| !d.is_empty()) {
-            line.push_str("  ; ");
-            line.push_str(desc);
+    out.push_str(";; === tools ===");
+    // Types are printed here first, then copied without their colons.
+    let mut scratch = String::new();
+    let mut example: Option<(&str, Signature)> = None;
+    for (name, spec) in tools {
+        let sig = tool_signature(spec);
+        out.push_str("\ntool/");
+        out.push_str(name);
+        out.push('(');
+        for (i, (param, t)) in sig.params.iter().enumerate() {
+            if i > 0 {
+                out.push_str(", ");
+            }
+            push_lisp_key(out, param);
+            out.push(' ');
+            push_bare(out, t, &mut scratch);
         }
-        lines.push(line);
+        out.push_str(") -> ");
+        push_bare(out, &sig.output, &mut scratch);
+        if let Some(desc) = spec.description.as_deref().filter(|d| !d.is_empty()) {
+            out.push_str("  ; ");
+            out.push_str(desc);
+        }
+        if example.is_none() && !sig.params.is_empty() {
+            example = Some((name, sig));
+        }
     }
-    let example = parsed
-        .iter()
-        .find(|(_, _, sig)| !sig.params.is_empty())
-        .map(|(name, _, sig)| {
-            let args: Vec<String> = sig
-                .params
-                .iter()
-                .map(|(p, _)| format!(":{} ...", to_lisp_key(p)))
-                .collect();
-            format!(";; Example: (tool/{name} {{{}}})", args.join(" "))
-        })
-        .unwrap_or_else(|| ";; Call with named args: (tool/name {:key value})".to_string());
-    lines.push(example);
-    lines.join("\n")
+    match example {
+        Some((name, sig)) => {
+            out.push_str("\n;; Example: (tool/");
+            out.push_str(name);
+            out.push_str(" {");
+            for (i, (param, _)) in sig.params.iter().enumerate() {
+                if i > 0 {
+                    out.push(' ');
+                }
+                out.push(':');
+                push_lisp_key(out, param);
+                out.push_str(" ...");
+            }
+            out.push_str("})");
+        }
+        None => out.push_str("\n;; Call with named args: (tool/name {:key value})"),
+    }
+}
+
+/// Appends [`crate::signature::to_lisp_key`]`(name)`: every `_` but a leading one
+/// becomes `-`.
+fn push_lisp_key(out: &mut String, name: &str) {
+    out.extend(
+        name.char_indices()
+            .map(|(i, c)| if c == '_' && i > 0 { '-' } else { c }),
+    );
+}
+
+/// Appends `t` without its colons, field names in lisp style (`[{user-id int}]`),
+/// printing the type into `scratch` first.
+fn push_bare(out: &mut String, t: &Type, scratch: &mut String) {
+    scratch.clear();
+    t.write(scratch, KeyStyle::Lisp);
+    for piece in scratch.split(':') {
+        out.push_str(piece);
+    }
 }
 
 /// A missing or invalid signature renders as `() -> any`.
@@ -134,11 +172,6 @@ fn tool_signature(spec: &ToolSpec) -> Signature {
             params: Vec::new(),
             output: Type::Any,
         })
-}
-
-/// A type without its colons, field names in lisp style: `[{user-id int}]`.
-fn bare(t: &Type) -> String {
-    t.render(KeyStyle::Lisp).replace(':', "")
 }
 
 // ----------------------------------------------------------------------------- data
@@ -225,7 +258,7 @@ pub fn render_user(
     Some(lines.join("\n"))
 }
 
-fn informative(value: Option<&Value>) -> bool {
+pub(crate) fn informative(value: Option<&Value>) -> bool {
     match value {
         Some(Value::Nil) => false,
         Some(Value::List(items)) => !items.is_empty(),
@@ -237,53 +270,104 @@ fn informative(value: Option<&Value>) -> bool {
 /// `(name [params])`, then `; "doc"` in the padded column and ` -> type` when the
 /// closure recorded the type of its last result. Docstrings are inserted verbatim, as
 /// the original did (no `;` removal, no quote escaping).
-fn function_line(entry: &MemoryEntry<'_>) -> String {
+pub(crate) fn function_line(entry: &MemoryEntry<'_>) -> String {
+    let mut line = String::new();
+    write_function_line(&mut line, entry);
+    line
+}
+
+/// Appends [`function_line`]`(entry)` to `out`, with no intermediate strings (the
+/// per-session cache prints every definition's line this way).
+pub(crate) fn write_function_line(out: &mut String, entry: &MemoryEntry<'_>) {
     let closure = match entry.value {
         Some(Value::Fn(c)) => Some(c),
         _ => None,
     };
-    let params = match closure {
+    let start = out.len();
+    out.push('(');
+    out.push_str(entry.name);
+    out.push_str(" [");
+    match closure {
         Some(c) => {
-            let mut names: Vec<String> = c
-                .params
-                .iter()
-                .map(|p| p.as_deref().unwrap_or("_").to_string())
-                .collect();
-            if let Some(rest) = &c.rest {
-                names.push(format!("& {rest}"));
+            let names = c.params.iter().map(|p| p.as_deref().unwrap_or("_"));
+            for (i, name) in names.enumerate() {
+                if i > 0 {
+                    out.push(' ');
+                }
+                out.push_str(name);
             }
-            names.join(" ")
+            if let Some(rest) = &c.rest {
+                if !c.params.is_empty() {
+                    out.push(' ');
+                }
+                out.push_str("& ");
+                out.push_str(rest);
+            }
         }
         // A `defn` whose closure was not recorded: its parameters are unknown.
-        None => "...".to_string(),
-    };
-    let base = format!("({} [{params}])", entry.name);
-    let return_type = closure
-        .and_then(|c| c.return_type.as_deref())
-        .map(|t| format!(" -> {t}"))
-        .unwrap_or_default();
+        None => out.push_str("..."),
+    }
+    out.push_str("])");
     let doc = entry
         .docstring
         .or_else(|| closure.and_then(|c| c.docstring.as_deref()))
         .filter(|d| !d.is_empty());
-    match doc {
-        Some(doc) => format!("{}; \"{doc}\"{return_type}", pad(&base)),
-        None => format!("{base}{return_type}"),
+    if let Some(doc) = doc {
+        pad_from(out, start);
+        out.push_str("; \"");
+        out.push_str(doc);
+        out.push('"');
+    }
+    if let Some(t) = closure.and_then(|c| c.return_type.as_deref()) {
+        out.push_str(" -> ");
+        out.push_str(t);
     }
 }
 
 /// `name<pad>; = type`, then `, [Hidden]` for `_` names, else `, sample: S` unless a
 /// println tool exists. An unrecorded value is `unknown` and has no sample.
-fn value_line(entry: &MemoryEntry<'_>, has_println: bool, samples: SampleLimits) -> String {
-    let type_label = entry.value.map_or_else(|| "unknown".to_string(), type_of);
-    let mut line = format!("{}; = {type_label}", pad(entry.name));
-    if entry.name.starts_with('_') {
-        line.push_str(", [Hidden]");
-    } else if !has_println && let Some(value) = entry.value {
-        line.push_str(", sample: ");
-        line.push_str(&samples.sample(value));
-    }
+pub(crate) fn value_line(
+    entry: &MemoryEntry<'_>,
+    has_println: bool,
+    samples: SampleLimits,
+) -> String {
+    let mut line = String::new();
+    write_value_line(&mut line, entry, has_println, samples);
     line
+}
+
+/// Appends [`value_line`]`(entry, …)` to `out`, with no intermediate strings.
+pub(crate) fn write_value_line(
+    out: &mut String,
+    entry: &MemoryEntry<'_>,
+    has_println: bool,
+    samples: SampleLimits,
+) {
+    let start = out.len();
+    out.push_str(entry.name);
+    pad_from(out, start);
+    out.push_str("; = ");
+    match entry.value {
+        Some(value) => write_type_of(out, value),
+        None => out.push_str("unknown"),
+    }
+    if entry.name.starts_with('_') {
+        out.push_str(", [Hidden]");
+    } else if !has_println && let Some(value) = entry.value {
+        out.push_str(", sample: ");
+        write_clojure(
+            out,
+            value,
+            PrintOptions::new(Some(samples.limit), Some(samples.printable_limit)),
+        );
+    }
+}
+
+/// Pads what was appended to `out` since `start` with spaces to [`NAME_WIDTH`] chars;
+/// never cuts.
+fn pad_from(out: &mut String, start: usize) {
+    let len = out[start..].chars().count();
+    out.extend(std::iter::repeat_n(' ', NAME_WIDTH.saturating_sub(len)));
 }
 
 /// Pads with spaces to [`NAME_WIDTH`] chars; never cuts.
@@ -293,4 +377,19 @@ fn pad(name: &str) -> String {
     out.push_str(name);
     out.extend(std::iter::repeat_n(' ', NAME_WIDTH.saturating_sub(len)));
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::signature::to_lisp_key;
+
+    #[test]
+    fn lisp_keys_are_pushed_as_to_lisp_key_returns_them() {
+        for name in ["", "_", "__x", "_a_b", "a_b_", "plain", "é_x_", "q1_total"] {
+            let mut out = String::from(">");
+            push_lisp_key(&mut out, name);
+            assert_eq!(out, format!(">{}", to_lisp_key(name)), "{name:?}");
+        }
+    }
 }

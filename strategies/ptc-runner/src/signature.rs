@@ -100,7 +100,8 @@ impl Type {
         out
     }
 
-    fn write(&self, out: &mut String, style: KeyStyle) {
+    /// Appends [`Type::render`]`(style)` to `out`.
+    pub(crate) fn write(&self, out: &mut String, style: KeyStyle) {
         match self {
             Type::String => out.push_str(":string"),
             Type::Int => out.push_str(":int"),

@@ -1,12 +1,13 @@
 //! The `ptc-runner` strategy: the original renderer applied to a recap request.
 
+use crate::cache::RenderCache;
 use crate::history::CallRef;
 use crate::namespace::{MemoryEntry, SampleLimits};
 use crate::suc::{self, Context, Limits, TurnView};
 use recap_core::memory::fold;
 use recap_core::{
-    Invariant, Message, OptionInfo, RenderError, RenderRequest, SpecError, Strategy, StrategyInfo,
-    StrategySpec, Turn,
+    Invariant, Message, OptionInfo, RenderError, RenderRequest, Session, SessionState, SpecError,
+    Strategy, StrategyInfo, StrategySpec, Turn,
 };
 use std::borrow::Cow;
 use std::sync::Arc;
@@ -105,7 +106,9 @@ impl PtcRunner {
         ]
     }
 
-    /// The messages and the original's stats object for a request.
+    /// The messages and the original's stats object for a request, through the
+    /// reference renderer ([`suc::to_messages`], the code the golden cases check).
+    /// [`Strategy::render`] gives the same messages faster ([`RenderCache`]).
     pub fn render_with_stats(&self, request: &RenderRequest<'_>) -> (Vec<Message>, suc::Stats) {
         // The original ran its renderer only from the second call on; the first call is
         // the mission itself (SPEC 5: every strategy's zero-turn prompt).
@@ -184,7 +187,19 @@ impl Strategy for PtcRunner {
     }
 
     fn render(&self, request: &RenderRequest<'_>) -> Result<Vec<Message>, RenderError> {
-        Ok(self.render_with_stats(request).0)
+        Ok(RenderCache::new(self.limits).render(request))
+    }
+
+    /// Reuses the texts printed for the session's earlier calls (see [`RenderCache`]).
+    fn render_session(
+        &self,
+        session: &Session,
+        k: usize,
+        state: &mut SessionState,
+    ) -> Result<Vec<Message>, RenderError> {
+        let request = RenderRequest::for_call(session, k)
+            .map_err(|e| RenderError::new("bad_request", e.to_string()))?;
+        Ok(RenderCache::for_session(state, session, self.limits).render(&request))
     }
 
     /// Not kept: every failed turn verbatim (only the last error is shown, and only while

@@ -16,9 +16,10 @@ pub mod config;
 pub mod trim;
 
 use recap_core::{
-    Invariant, Message, OptionInfo, RenderError, RenderRequest, SpecError, Strategy, StrategyInfo,
-    StrategySpec,
+    Invariant, Message, OptionInfo, RenderError, RenderRequest, Role, Session, SessionState,
+    SpecError, Strategy, StrategyInfo, StrategySpec,
 };
+use std::borrow::Cow;
 use std::sync::Arc;
 use trim::TrimConfig;
 
@@ -148,7 +149,34 @@ impl Strategy for PtcTrim {
     }
 
     fn render(&self, request: &RenderRequest<'_>) -> Result<Vec<Message>, RenderError> {
-        Ok(self.render_with_stats(request).0)
+        if request.max_turns <= 1 {
+            return Ok(recap_full_history::render(request));
+        }
+        // Not `render_with_stats`: the stats need the whole transcript's total, which
+        // only the token trigger needs for the decision.
+        let plan = trim::plan(&Unrendered(request), turn(request), &self.config);
+        Ok(render_kept(request, &plan))
+    }
+
+    fn render_session(
+        &self,
+        session: &Session,
+        k: usize,
+        state: &mut SessionState,
+    ) -> Result<Vec<Message>, RenderError> {
+        let request = RenderRequest::for_call(session, k)
+            .map_err(|e| RenderError::new("bad_request", e.to_string()))?;
+        if self.config.trigger_tokens.is_none() || request.max_turns <= 1 {
+            // Nothing is counted: `render` already costs what it keeps.
+            return self.render(&request);
+        }
+        let cache = TokenCache::for_session(state, session);
+        cache.extend(&request);
+        let counted = Counted {
+            totals: &cache.totals[..2 + 2 * k],
+        };
+        let plan = trim::plan(&counted, turn(&request), &self.config);
+        Ok(render_kept(&request, &plan))
     }
 
     /// Kept: SYSTEM first, determinism, the turns line (the last feedback is never
@@ -174,17 +202,174 @@ impl PtcTrim {
         &self,
         request: &RenderRequest<'_>,
     ) -> (Vec<Message>, Option<trim::TrimStats>) {
-        let mut full = recap_full_history::render(request);
-        if request.max_turns <= 1 || full.is_empty() {
-            return (full, None);
+        if request.max_turns <= 1 {
+            return (recap_full_history::render(request), None);
         }
-        // The original trimmed the LLM-input messages, the system prompt excluded.
-        let transcript = full.split_off(1);
-        let turn = request.turns.len() as u64 + 1;
-        let (kept, stats) = trim::run(&transcript, turn, &self.config);
-        let mut slots: Vec<Option<Message>> = transcript.into_iter().map(Some).collect();
-        full.extend(kept.into_iter().filter_map(|i| slots[i].take()));
-        (full, Some(stats))
+        let (plan, stats) = trim::run_on(&Unrendered(request), turn(request), &self.config);
+        (render_kept(request, &plan), Some(stats))
+    }
+}
+
+/// The turn the call generates, as the original numbered it.
+fn turn(request: &RenderRequest<'_>) -> u64 {
+    request.turns.len() as u64 + 1
+}
+
+/// The full-history transcript of a request (the LLM-input messages: the system prompt
+/// excluded, as the original trimmed them), read in place: message 0 is the mission,
+/// then each turn's reply and feedback.
+struct Unrendered<'r, 'a>(&'r RenderRequest<'a>);
+
+impl trim::Transcript for Unrendered<'_, '_> {
+    fn message_count(&self) -> usize {
+        1 + 2 * self.0.turns.len()
+    }
+
+    fn role(&self, i: usize) -> Role {
+        transcript_role(i)
+    }
+
+    fn tokens(&self, i: usize) -> u64 {
+        trim::estimate_tokens(&transcript_text(self.0, i))
+    }
+}
+
+fn transcript_role(i: usize) -> Role {
+    if i % 2 == 1 {
+        Role::Assistant
+    } else {
+        Role::User
+    }
+}
+
+/// The content of transcript message `i` (see [`Unrendered`]), exactly as
+/// `recap_full_history::render` writes it.
+fn transcript_text<'a>(request: &RenderRequest<'a>, i: usize) -> Cow<'a, str> {
+    if i == 0 {
+        return Cow::Borrowed(request.mission);
+    }
+    let index = (i - 1) / 2;
+    let turn = &request.turns[index];
+    if i % 2 == 1 {
+        Cow::Borrowed(turn.raw_response.as_str())
+    } else {
+        recap_full_history::feedback(turn, index + 1, request.max_turns)
+    }
+}
+
+/// The prompt: the system prompt, then the transcript messages `plan` keeps, each
+/// rendered only now so that a trimmed call never writes the dropped middle.
+fn render_kept(request: &RenderRequest<'_>, plan: &trim::Plan) -> Vec<Message> {
+    let mut out = Vec::with_capacity(1 + plan.kept_len());
+    out.push(Message::system(request.system_prompt));
+    out.extend(plan.kept().map(|i| Message {
+        role: transcript_role(i),
+        content: transcript_text(request, i).into_owned(),
+    }));
+    out
+}
+
+/// Per-session token estimates for [`Strategy::render_session`]: only the token trigger
+/// needs the whole transcript's total, and summing it anew each call would cost the
+/// whole history per call. Each message is estimated once and kept as running totals.
+struct TokenCache {
+    key: SessionKey,
+    /// `totals[j]`: the estimates of transcript messages `0..j` summed; starts `[0,
+    /// mission]` and grows by two entries (reply, feedback) per counted turn.
+    totals: Vec<u64>,
+}
+
+/// Which session a cache was filled from. Sessions may only gain turns between calls, so
+/// the turns' address identifies the session while it lives (a reallocation merely
+/// starts the cache over); id, `max_turns` (in every generated feedback) and the
+/// mission's address guard against another session, even one with the same id, or one
+/// whose empty turn vector shares the dangling address of every empty vector.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct SessionKey {
+    id: String,
+    max_turns: u32,
+    turns_addr: usize,
+    mission_addr: usize,
+    mission_len: usize,
+}
+
+impl SessionKey {
+    fn of(session: &Session) -> Self {
+        Self {
+            id: session.id.clone(),
+            max_turns: session.max_turns,
+            turns_addr: session.turns.as_ptr().addr(),
+            mission_addr: session.mission.as_ptr().addr(),
+            mission_len: session.mission.len(),
+        }
+    }
+
+    fn matches(&self, session: &Session) -> bool {
+        self.turns_addr == session.turns.as_ptr().addr()
+            && self.mission_addr == session.mission.as_ptr().addr()
+            && self.mission_len == session.mission.len()
+            && self.max_turns == session.max_turns
+            && self.id == session.id
+    }
+}
+
+impl TokenCache {
+    /// The cache in `state` for `session`, started over when `state` holds anything else.
+    fn for_session<'s>(state: &'s mut SessionState, session: &Session) -> &'s mut Self {
+        let reusable = state
+            .get_mut::<Self>()
+            .is_some_and(|c| c.key.matches(session) && c.counted() <= session.turns.len());
+        if !reusable {
+            return state.set(Self {
+                key: SessionKey::of(session),
+                totals: vec![0, trim::estimate_tokens(&session.mission)],
+            });
+        }
+        state
+            .get_mut::<Self>()
+            .expect("the state was just seen holding a TokenCache")
+    }
+
+    fn counted(&self) -> usize {
+        (self.totals.len() - 2) / 2
+    }
+
+    /// Counts the turns of `request` not counted yet.
+    fn extend(&mut self, request: &RenderRequest<'_>) {
+        let from = self.counted();
+        if from >= request.turns.len() {
+            return;
+        }
+        self.totals.reserve(2 * (request.turns.len() - from));
+        for i in 2 * from + 1..1 + 2 * request.turns.len() {
+            let before = self.totals.last().copied().unwrap_or(0);
+            let tokens = trim::estimate_tokens(&transcript_text(request, i));
+            self.totals.push(before + tokens);
+        }
+    }
+}
+
+/// The transcript of the first `k` turns, its estimates read from a [`TokenCache`]
+/// counted that far.
+struct Counted<'c> {
+    totals: &'c [u64],
+}
+
+impl trim::Transcript for Counted<'_> {
+    fn message_count(&self) -> usize {
+        self.totals.len() - 1
+    }
+
+    fn role(&self, i: usize) -> Role {
+        transcript_role(i)
+    }
+
+    fn tokens(&self, i: usize) -> u64 {
+        self.totals[i + 1] - self.totals[i]
+    }
+
+    fn tokens_in(&self, range: std::ops::Range<usize>) -> u64 {
+        self.totals[range.end] - self.totals[range.start]
     }
 }
 

@@ -3,6 +3,7 @@
 //! `2 × keep_recent_turns` messages, realigned so that the kept tail starts with USER.
 
 use recap_core::{Message, Role};
+use std::ops::Range;
 
 /// The normalized `compaction: [strategy: :trim, …]` configuration.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -68,84 +69,159 @@ pub fn estimate_tokens(content: &str) -> u64 {
     }
 }
 
-fn total_tokens<'a>(messages: impl IntoIterator<Item = &'a Message>) -> u64 {
-    messages
-        .into_iter()
-        .map(|m| estimate_tokens(&m.content))
-        .sum()
+/// What the trim reads of a transcript: its length, and each message's role and token
+/// estimate. The strategy implements it over a session without rendering the messages
+/// (and with cached counts), so that a call costs what it keeps, not the whole history.
+pub trait Transcript {
+    fn message_count(&self) -> usize;
+    fn role(&self, i: usize) -> Role;
+    /// [`estimate_tokens`] of message `i`'s content.
+    fn tokens(&self, i: usize) -> u64;
+    /// The estimates of messages `range` summed.
+    fn tokens_in(&self, range: Range<usize>) -> u64 {
+        range.map(|i| self.tokens(i)).sum()
+    }
+}
+
+impl Transcript for [Message] {
+    fn message_count(&self) -> usize {
+        self.len()
+    }
+
+    fn role(&self, i: usize) -> Role {
+        self[i].role
+    }
+
+    fn tokens(&self, i: usize) -> u64 {
+        estimate_tokens(&self[i].content)
+    }
+}
+
+/// Which messages a call keeps: the first one when `keep_head`, then `tail`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Plan {
+    /// Why it trimmed; `None` when every message is kept (`tail` is all of them).
+    pub reason: Option<Reason>,
+    pub keep_head: bool,
+    pub tail: Range<usize>,
+}
+
+impl Plan {
+    /// The kept indices, in order.
+    pub fn kept(&self) -> impl Iterator<Item = usize> + '_ {
+        self.keep_head
+            .then_some(0)
+            .into_iter()
+            .chain(self.tail.clone())
+    }
+
+    pub fn kept_len(&self) -> usize {
+        usize::from(self.keep_head) + self.tail.len()
+    }
 }
 
 /// Runs the trim over the LLM-input messages (no SYSTEM message) for the call that
 /// generates turn `turn` (1-based). Returns the indices of the kept messages, in order,
 /// and the stats.
 pub fn run(messages: &[Message], turn: u64, config: &TrimConfig) -> (Vec<usize>, TrimStats) {
-    let tokens_before = total_tokens(messages);
-    let untouched = |tokens| {
-        (
-            (0..messages.len()).collect::<Vec<_>>(),
-            TrimStats {
-                triggered: false,
-                reason: None,
-                messages_before: messages.len(),
-                messages_after: messages.len(),
-                estimated_tokens_before: tokens,
-                estimated_tokens_after: tokens,
-                kept_initial_user: false,
-                kept_recent_turns: config.keep_recent_turns,
-                over_budget: false,
-            },
-        )
+    let (plan, stats) = run_on(messages, turn, config);
+    (plan.kept().collect(), stats)
+}
+
+/// [`run`] over any [`Transcript`].
+pub fn run_on<T: Transcript + ?Sized>(
+    transcript: &T,
+    turn: u64,
+    config: &TrimConfig,
+) -> (Plan, TrimStats) {
+    let mut total = None;
+    let plan = decide(transcript, turn, config, &mut total);
+    let n = transcript.message_count();
+    let tokens_before = *total.get_or_insert_with(|| transcript.tokens_in(0..n));
+    let stats = match plan.reason {
+        None => TrimStats {
+            triggered: false,
+            reason: None,
+            messages_before: n,
+            messages_after: n,
+            estimated_tokens_before: tokens_before,
+            estimated_tokens_after: tokens_before,
+            kept_initial_user: false,
+            kept_recent_turns: config.keep_recent_turns,
+            over_budget: false,
+        },
+        Some(reason) => TrimStats {
+            triggered: true,
+            reason: Some(reason),
+            messages_before: n,
+            messages_after: plan.kept_len(),
+            estimated_tokens_before: tokens_before,
+            estimated_tokens_after: plan.kept().map(|i| transcript.tokens(i)).sum(),
+            kept_initial_user: plan.keep_head,
+            kept_recent_turns: config.keep_recent_turns,
+            over_budget: config
+                .trigger_tokens
+                .is_some_and(|budget| plan.kept().any(|i| transcript.tokens(i) > budget)),
+        },
     };
-    let reason = if config.trigger_turns.is_some_and(|n| turn > n) {
+    (plan, stats)
+}
+
+/// What [`run_on`] keeps, without its stats: the transcript's total is summed only when
+/// the token trigger has to be consulted, so under the turn trigger alone a call reads
+/// nothing but roles.
+pub fn plan<T: Transcript + ?Sized>(transcript: &T, turn: u64, config: &TrimConfig) -> Plan {
+    decide(transcript, turn, config, &mut None)
+}
+
+/// The decision of [`run_on`]; leaves the total in `total` when it had to compute it.
+fn decide<T: Transcript + ?Sized>(
+    transcript: &T,
+    turn: u64,
+    config: &TrimConfig,
+    total: &mut Option<u64>,
+) -> Plan {
+    let n = transcript.message_count();
+    let untouched = Plan {
+        reason: None,
+        keep_head: false,
+        tail: 0..n,
+    };
+    let reason = if config.trigger_turns.is_some_and(|t| turn > t) {
         Reason::TurnPressure
-    } else if config.trigger_tokens.is_some_and(|n| tokens_before >= n) {
+    } else if config
+        .trigger_tokens
+        .is_some_and(|t| *total.get_or_insert_with(|| transcript.tokens_in(0..n)) >= t)
+    {
         Reason::TokenPressure
     } else {
-        return untouched(tokens_before);
+        return untouched;
     };
 
-    let head_is_user = messages.first().is_some_and(|m| m.role == Role::User);
+    let head_is_user = n > 0 && transcript.role(0) == Role::User;
     let keep_head = config.keep_initial_user && head_is_user;
     let min_required = config.keep_recent_turns * 2 + usize::from(keep_head);
-    if messages.len() <= min_required {
-        return untouched(tokens_before);
+    if n <= min_required {
+        return untouched;
     }
-
     let skip = usize::from(keep_head);
-    let tail = recent(messages, config.keep_recent_turns * 2, skip);
-    let mut kept: Vec<usize> = Vec::with_capacity(tail.len() + 1);
-    if keep_head {
-        kept.push(0);
-    }
-    kept.extend(tail);
-    let tokens_after = total_tokens(kept.iter().map(|&i| &messages[i]));
-    let over_budget = config.trigger_tokens.is_some_and(|budget| {
-        kept.iter()
-            .any(|&i| estimate_tokens(&messages[i].content) > budget)
-    });
-    let stats = TrimStats {
-        triggered: true,
+    Plan {
         reason: Some(reason),
-        messages_before: messages.len(),
-        messages_after: kept.len(),
-        estimated_tokens_before: tokens_before,
-        estimated_tokens_after: tokens_after,
-        kept_initial_user: keep_head,
-        kept_recent_turns: config.keep_recent_turns,
-        over_budget,
-    };
-    (kept, stats)
+        keep_head,
+        tail: recent(transcript, config.keep_recent_turns * 2, skip),
+    }
 }
 
 /// Indices of the last `want` messages not counting the first `skip`; while the slice
 /// starts with an ASSISTANT message it shrinks by one from the front.
-fn recent(messages: &[Message], want: usize, skip: usize) -> std::ops::Range<usize> {
-    let available = messages.len().saturating_sub(skip);
+fn recent<T: Transcript + ?Sized>(transcript: &T, want: usize, skip: usize) -> Range<usize> {
+    let len = transcript.message_count();
+    let available = len.saturating_sub(skip);
     let mut n = want.min(available);
-    while n > 0 && messages[messages.len() - n].role == Role::Assistant {
+    while n > 0 && transcript.role(len - n) == Role::Assistant {
         n -= 1;
     }
-    messages.len() - n..messages.len()
+    len - n..len
 }
 
 #[cfg(test)]

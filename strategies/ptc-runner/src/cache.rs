@@ -1,0 +1,584 @@
+//! The fast path of the strategy: the USER message written into one exactly sized
+//! buffer from texts printed once per session.
+//!
+//! [`Strategy::render_session`](recap_core::Strategy::render_session) keeps a
+//! [`RenderCache`] in the session's `SessionState`, so that on every later call of the
+//! session only what changed is printed: the tools and data sections (they depend only
+//! on the session) are printed on the first call, each definition's `user/` line and each
+//! tool call's `;   name(args)` line the first time a call shows it, and the live
+//! definitions are folded turn by turn. `render` uses the same code with a fresh cache.
+//!
+//! The output is byte for byte that of [`crate::suc::to_messages`] (the reference the
+//! golden cases check); `tests/fast_path.rs` compares both.
+//!
+//! The cache remembers which session (and strategy options) filled it and starts over
+//! when asked about another one, so a shared or reused state never yields a wrong prompt.
+
+use crate::namespace::{self, DataOptions, MemoryEntry};
+use crate::suc::{FINAL_WORK_TURN, Limits};
+use recap_core::{
+    Message, PrintOptions, RenderRequest, Session, SessionState, Turn, write_clojure,
+};
+use std::collections::VecDeque;
+use std::fmt::Write as _;
+
+/// Which session and options a cache was filled for. A session that only gains turns
+/// keeps its turn vector's address unless the vector reallocates (the cache then starts
+/// over, which is merely slower); a different live session, even with the same id, has
+/// its turns (and mission, system prompt) at other addresses. The options are part of
+/// the key because the printed lines depend on them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct SessionKey {
+    id: String,
+    max_turns: u32,
+    turns_addr: usize,
+    mission_addr: usize,
+    system_addr: usize,
+    tools: usize,
+    data: usize,
+    limits: Limits,
+}
+
+impl SessionKey {
+    fn of(session: &Session, limits: Limits) -> Self {
+        Self {
+            id: session.id.clone(),
+            max_turns: session.max_turns,
+            turns_addr: session.turns.as_ptr().addr(),
+            mission_addr: session.mission.as_ptr().addr(),
+            system_addr: session.system_prompt.as_ptr().addr(),
+            tools: session.tools.len(),
+            data: session.data.len(),
+            limits,
+        }
+    }
+
+    /// Compares the cheap fields first; the id last.
+    fn matches(&self, session: &Session, limits: Limits) -> bool {
+        self.turns_addr == session.turns.as_ptr().addr()
+            && self.mission_addr == session.mission.as_ptr().addr()
+            && self.system_addr == session.system_prompt.as_ptr().addr()
+            && self.max_turns == session.max_turns
+            && self.tools == session.tools.len()
+            && self.data == session.data.len()
+            && self.limits == limits
+            && self.id == session.id
+    }
+}
+
+/// A piece of text in the arena.
+#[derive(Debug, Clone, Copy)]
+struct Span {
+    start: usize,
+    end: usize,
+}
+
+impl Span {
+    fn len(self) -> usize {
+        self.end - self.start
+    }
+}
+
+/// A definition of a successful turn, and its `\n` + `user/` line once printed.
+#[derive(Debug, Clone, Copy)]
+struct DefSlot {
+    turn: usize,
+    index: usize,
+    /// Its name's length and first and last bytes (see [`NameKey`]).
+    name: NameKey,
+    /// Functions are listed before values.
+    function: bool,
+    /// Whether it shows at all (nil, `[]` and `{}` values do not).
+    informative: bool,
+    line: Option<Span>,
+}
+
+/// Per-session texts and indexes of the fast path.
+///
+/// Calls, definitions and prints of the successful turns (failed turns contribute none)
+/// are kept in session order with per-turn running totals, so that "the last N calls
+/// before turn k" is a range found in constant time, not a walk over the history.
+#[derive(Debug)]
+pub struct RenderCache {
+    key: Option<SessionKey>,
+    limits: Limits,
+    /// The cached texts (namespaces, definition lines), back to back.
+    arena: String,
+    /// The printed call lines, back to back in the order printed: in session order
+    /// when calls are rendered in order, so that a window of them is one slice.
+    call_arena: String,
+    /// The tools section, then the data section after a blank line when there is data
+    /// (both depend only on the session).
+    namespaces: Option<Span>,
+    has_println: bool,
+    /// How many turns are indexed below.
+    indexed: usize,
+    /// Per indexed turn `t`: how many calls, definitions and prints the successful
+    /// turns up to `t` (included) have. A call (print) is named by its rank in the
+    /// session, its slot; the turn holding a slot is found by binary search.
+    calls_end: Vec<usize>,
+    defs_end: Vec<usize>,
+    prints_end: Vec<usize>,
+    /// The definitions, one per slot (folding reads every one of them).
+    defs: Vec<DefSlot>,
+    /// The printed lines of the calls in slots `call_lines_from..` (as many as there
+    /// are lines): the window of the last call, extended as the window slides forward.
+    /// Only a window is kept, not one entry per call of the session, so that a single
+    /// `render` of a long session does not pay for indexing every call.
+    call_lines: VecDeque<Span>,
+    call_lines_from: usize,
+    /// The live definitions after folding the first `folded` definition slots, one
+    /// slot per name (its latest definition), in no particular order.
+    live: Vec<usize>,
+    folded: usize,
+    /// `live` sorted by name (the order `user/` lists them in), rebuilt when `live`
+    /// changes.
+    sorted: Vec<usize>,
+    /// The `user/` section (a blank line first) of the live definitions in `sorted`,
+    /// empty when none is informative.
+    user_section: String,
+    /// Whether `sorted` and `user_section` show the live set.
+    sorted_valid: bool,
+}
+
+impl RenderCache {
+    /// An empty cache, for one request or one session.
+    pub fn new(limits: Limits) -> Self {
+        Self {
+            key: None,
+            limits,
+            arena: String::new(),
+            call_arena: String::new(),
+            namespaces: None,
+            has_println: false,
+            indexed: 0,
+            calls_end: Vec::new(),
+            defs_end: Vec::new(),
+            prints_end: Vec::new(),
+            defs: Vec::new(),
+            call_lines: VecDeque::new(),
+            call_lines_from: 0,
+            live: Vec::new(),
+            folded: 0,
+            sorted: Vec::new(),
+            user_section: String::new(),
+            sorted_valid: true,
+        }
+    }
+
+    /// The cache kept in `state` for `session`; a new one when `state` is empty, holds
+    /// something else, or was filled from another session or with other options.
+    pub fn for_session<'s>(
+        state: &'s mut SessionState,
+        session: &Session,
+        limits: Limits,
+    ) -> &'s mut Self {
+        let reusable = state.get_mut::<Self>().is_some_and(|cache| {
+            cache
+                .key
+                .as_ref()
+                .is_some_and(|key| key.matches(session, limits))
+                && cache.indexed <= session.turns.len()
+        });
+        if !reusable {
+            let mut cache = Self::new(limits);
+            cache.key = Some(SessionKey::of(session, limits));
+            return state.set(cache);
+        }
+        state
+            .get_mut::<Self>()
+            .expect("the state was just seen holding a RenderCache")
+    }
+
+    /// `[SYSTEM, USER]` for `request`, equal to the reference renderer's messages.
+    /// `request` must belong to the session this cache was obtained for (or the cache
+    /// must be fresh).
+    pub fn render(&mut self, request: &RenderRequest<'_>) -> Vec<Message> {
+        let turns = request.turns;
+        // The original ran its renderer only from the second call on; the first call is
+        // the mission itself (SPEC 5: every strategy's zero-turn prompt).
+        let Some(last) = turns.last() else {
+            return vec![
+                Message::system(request.system_prompt),
+                Message::user(request.mission),
+            ];
+        };
+        self.index(turns);
+        let k = turns.len();
+        let namespaces = self.namespaces(request);
+
+        // Print what this call shows and is not cached yet, and add up the sizes, so
+        // that the message is written into one buffer of the right size.
+        self.fill_live(turns);
+        let calls_to = self.calls_end[k - 1];
+        let calls_from = calls_to.saturating_sub(self.limits.tool_call_limit);
+        let calls_len = self.fill_calls(turns, calls_from, calls_to);
+        let prints_to = self.prints_end[k - 1];
+        let prints_from = prints_to.saturating_sub(self.limits.println_limit);
+        let shown_prints = || {
+            slots(&self.prints_end, prints_from, prints_to)
+                .map(|(turn, index)| turns[turn].prints[index].as_str())
+        };
+        let prints_len: usize = if self.has_println {
+            shown_prints().map(|p| 1 + p.len()).sum()
+        } else {
+            0
+        };
+        let error = (!last.success).then(|| {
+            (
+                last.program.as_str(),
+                last.error_message().unwrap_or_default(),
+            )
+        });
+        let turns_left = request.turns_left().saturating_sub(1);
+
+        let capacity = request.mission.len()
+            + 2
+            + namespaces.len()
+            + self.user_section.len()
+            + CALLS_HEADER.len().max(NO_CALLS.len())
+            + 2
+            + calls_len
+            + OUTPUT_HEADER.len()
+            + 2
+            + prints_len
+            + error.map_or(0, |(program, message)| {
+                ERROR_PARTS.iter().map(|p| p.len()).sum::<usize>() + program.len() + message.len()
+            })
+            + FINAL_WORK_TURN.len()
+            + 2;
+        let mut out = String::with_capacity(capacity);
+
+        // Sections are joined by a blank line; only the mission may be empty (and is
+        // then left out, as the original dropped empty sections).
+        if !request.mission.is_empty() {
+            out.push_str(request.mission);
+            out.push_str("\n\n");
+        }
+        out.push_str(self.text(namespaces));
+        out.push_str(&self.user_section);
+        out.push_str("\n\n");
+        if calls_to == 0 {
+            out.push_str(NO_CALLS);
+        } else {
+            out.push_str(CALLS_HEADER);
+            // Lines printed one after the other are copied as one slice.
+            let mut run: Option<Span> = None;
+            for &line in self.call_lines.range(..calls_to - calls_from) {
+                match run {
+                    Some(r) if r.end == line.start => run = Some(Span { end: line.end, ..r }),
+                    _ => {
+                        if let Some(r) = run {
+                            out.push_str(&self.call_arena[r.start..r.end]);
+                        }
+                        run = Some(line);
+                    }
+                }
+            }
+            if let Some(r) = run {
+                out.push_str(&self.call_arena[r.start..r.end]);
+            }
+        }
+        if self.has_println {
+            out.push_str("\n\n");
+            out.push_str(OUTPUT_HEADER);
+            for p in shown_prints() {
+                out.push('\n');
+                out.push_str(p);
+            }
+        }
+        if let Some((program, message)) = error {
+            out.push_str("\n\n");
+            out.push_str(ERROR_PARTS[0]);
+            out.push_str(program);
+            out.push_str(ERROR_PARTS[1]);
+            out.push_str(message);
+            out.push_str(ERROR_PARTS[2]);
+        }
+        out.push_str("\n\n");
+        if turns_left == 0 {
+            out.push_str(FINAL_WORK_TURN);
+        } else {
+            // Writing to a String cannot fail.
+            let _ = write!(out, "Turns left: {turns_left}");
+        }
+        vec![Message::system(request.system_prompt), Message::user(out)]
+    }
+
+    fn text(&self, span: Span) -> &str {
+        &self.arena[span.start..span.end]
+    }
+
+    /// The tools and data sections, printed on the first call that needs them.
+    fn namespaces(&mut self, request: &RenderRequest<'_>) -> Span {
+        if let Some(span) = self.namespaces {
+            return span;
+        }
+        let start = self.arena.len();
+        namespace::write_tools(&mut self.arena, request.tools);
+        if let Some(data) =
+            namespace::render_data(request.data, &DataOptions::new(self.limits.samples))
+        {
+            self.arena.push_str("\n\n");
+            self.arena.push_str(&data);
+        }
+        self.has_println = namespace::has_println_tool(request.tools);
+        let span = Span {
+            start,
+            end: self.arena.len(),
+        };
+        self.namespaces = Some(span);
+        span
+    }
+
+    /// Indexes the turns not indexed yet: all of them on the first call, the turns
+    /// gained since on later ones. Texts are printed later, when shown.
+    fn index(&mut self, turns: &[Turn]) {
+        let Some(new) = turns.get(self.indexed..).filter(|new| !new.is_empty()) else {
+            return;
+        };
+        for ends in [
+            &mut self.calls_end,
+            &mut self.defs_end,
+            &mut self.prints_end,
+        ] {
+            ends.reserve_exact(new.len());
+        }
+        let (defs, calls): (usize, usize) =
+            new.iter().filter(|t| t.success).fold((0, 0), |(d, c), t| {
+                (d + t.definitions.len(), c + t.tool_calls.len())
+            });
+        self.defs.reserve_exact(defs);
+        // Room for the lines these turns may add (a call's line is a few dozen bytes, a
+        // definition's about a hundred), so the arenas rarely grow by copying. Only the
+        // last `tool_call_limit` calls are printed by a single render.
+        self.call_arena
+            .reserve(calls.min(self.limits.tool_call_limit.saturating_mul(2)) * 48);
+        self.arena.reserve(defs.min(64) * 96);
+        let (mut calls, mut prints) = (
+            self.calls_end.last().copied().unwrap_or(0),
+            self.prints_end.last().copied().unwrap_or(0),
+        );
+        for (turn, t) in new.iter().enumerate().map(|(i, t)| (self.indexed + i, t)) {
+            // Failed turns contribute no calls, definitions or prints.
+            if t.success {
+                calls += t.tool_calls.len();
+                prints += t.prints.len();
+                self.defs.extend(
+                    t.definitions
+                        .iter()
+                        .enumerate()
+                        .map(|(index, def)| DefSlot {
+                            turn,
+                            index,
+                            name: NameKey::of(&def.name),
+                            function: def.is_function(),
+                            informative: namespace::informative(def.value.as_ref()),
+                            line: None,
+                        }),
+                );
+            }
+            self.calls_end.push(calls);
+            self.defs_end.push(self.defs.len());
+            self.prints_end.push(prints);
+        }
+        self.indexed = turns.len();
+    }
+
+    /// Folds the definitions of the first `turns.len()` turns into the live set (from
+    /// where the last call left off, or from the start for an earlier call) and, when
+    /// the live set changed, prints the lines of the live definitions not printed yet
+    /// and assembles `user_section` again (most turns define nothing, so most calls
+    /// reuse the section as it is).
+    fn fill_live(&mut self, turns: &[Turn]) {
+        let target = self.defs_end[turns.len() - 1];
+        if self.folded > target {
+            // An earlier call than the last one: fold again from the start.
+            self.live.clear();
+            self.folded = 0;
+            self.sorted_valid = false;
+        }
+        let defs = &self.defs;
+        let name = |slot: usize| {
+            let slot = &defs[slot];
+            turns[slot.turn].definitions[slot.index].name.as_str()
+        };
+        for slot in self.folded..target {
+            // A redefinition replaces the entry (the latest value wins). The live set
+            // is small (a few dozen names), so a scan of name keys beats a search that
+            // compares names; most names are decided by their keys alone.
+            let key = defs[slot].name;
+            match self
+                .live
+                .iter()
+                .position(|&l| defs[l].name == key && (key.is_whole() || name(l) == name(slot)))
+            {
+                Some(pos) => self.live[pos] = slot,
+                None => self.live.push(slot),
+            }
+            self.sorted_valid = false;
+        }
+        self.folded = target;
+        if self.sorted_valid {
+            return;
+        }
+        self.sorted.clear();
+        self.sorted.extend_from_slice(&self.live);
+        // Names are unique among the live definitions.
+        self.sorted.sort_unstable_by(|&a, &b| name(a).cmp(name(b)));
+
+        for &at in &self.sorted {
+            let slot = &mut self.defs[at];
+            if !slot.informative || slot.line.is_some() {
+                continue;
+            }
+            let d = &turns[slot.turn].definitions[slot.index];
+            let entry = MemoryEntry {
+                name: &d.name,
+                value: d.value.as_ref(),
+                function: slot.function,
+                docstring: d.docstring.as_deref(),
+            };
+            let start = self.arena.len();
+            self.arena.push('\n');
+            if slot.function {
+                namespace::write_function_line(&mut self.arena, &entry);
+            } else {
+                namespace::write_value_line(
+                    &mut self.arena,
+                    &entry,
+                    self.has_println,
+                    self.limits.samples,
+                );
+            }
+            slot.line = Some(Span {
+                start,
+                end: self.arena.len(),
+            });
+        }
+
+        self.user_section.clear();
+        let shown = |function: bool| {
+            self.sorted
+                .iter()
+                .map(|&at| &self.defs[at])
+                .filter(move |slot| slot.informative && slot.function == function)
+                .filter_map(|slot| slot.line)
+        };
+        if shown(true).chain(shown(false)).next().is_some() {
+            self.user_section.push_str("\n\n");
+            self.user_section.push_str(USER_HEADER);
+            // Functions first, then values, each group in name order.
+            for line in shown(true).chain(shown(false)) {
+                self.user_section
+                    .push_str(&self.arena[line.start..line.end]);
+            }
+        }
+        self.sorted_valid = true;
+    }
+
+    /// Makes `call_lines` start with the lines of the calls in slots `from..to`,
+    /// printing those not printed yet; returns the length of those lines.
+    fn fill_calls(&mut self, turns: &[Turn], from: usize, to: usize) -> usize {
+        let cached_to = self.call_lines_from + self.call_lines.len();
+        if from < self.call_lines_from || from > cached_to {
+            // An earlier call, or a window past the cached one: print it afresh. No
+            // span points into the arena any more.
+            self.call_lines.clear();
+            self.call_arena.clear();
+        } else {
+            // The window slid forward: drop the lines of the calls that left it.
+            self.call_lines.drain(..from - self.call_lines_from);
+            // Their text is never shown again (calls come in order): once it is most of
+            // the arena, cut it off, so that a long session keeps about a window of
+            // text rather than every call it made.
+            let cut = self.call_lines.front().map_or(0, |first| first.start);
+            if cut > CALL_ARENA_SLACK && cut > self.call_arena.len() / 2 {
+                self.call_arena.drain(..cut);
+                for line in &mut self.call_lines {
+                    line.start -= cut;
+                    line.end -= cut;
+                }
+            }
+        }
+        self.call_lines_from = from;
+        let have = from + self.call_lines.len();
+        if have < to {
+            for (turn, index) in slots(&self.calls_end, have, to) {
+                let call = &turns[turn].tool_calls[index];
+                let arena = &mut self.call_arena;
+                let start = arena.len();
+                // Args always sit in parentheses, whatever their shape (`ping(nil)`).
+                arena.push_str("\n;   ");
+                arena.push_str(&call.name);
+                arena.push('(');
+                write_clojure(arena, &call.args, PrintOptions::TOOL_ARGS);
+                arena.push(')');
+                self.call_lines.push_back(Span {
+                    start,
+                    end: arena.len(),
+                });
+            }
+        }
+        self.call_lines
+            .range(..to - from)
+            .map(|line| line.len())
+            .sum()
+    }
+}
+
+/// The `(turn, index within the turn)` of slots `from..to`, given per-turn running
+/// totals `ends` (see [`RenderCache::calls_end`]); `to` must not exceed the last total.
+fn slots(ends: &[usize], from: usize, to: usize) -> impl Iterator<Item = (usize, usize)> {
+    // The first turn whose running total passes `from` holds slot `from`.
+    let mut turn = ends.partition_point(|&end| end <= from);
+    (from..to).map(move |slot| {
+        while ends[turn] <= slot {
+            turn += 1;
+        }
+        let first = turn.checked_sub(1).map_or(0, |before| ends[before]);
+        (turn, slot - first)
+    })
+}
+
+/// A definition's name by its length and its first and last 8 bytes: different keys
+/// mean different names, and for names of at most 16 bytes equal keys mean equal names,
+/// so folding rarely reads the names themselves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct NameKey {
+    len: usize,
+    head: u64,
+    tail: u64,
+}
+
+impl NameKey {
+    fn of(name: &str) -> Self {
+        let bytes = name.as_bytes();
+        let word = |part: &[u8]| part.iter().fold(0u64, |w, &b| (w << 8) | u64::from(b));
+        Self {
+            len: bytes.len(),
+            head: word(&bytes[..bytes.len().min(8)]),
+            tail: word(&bytes[bytes.len().saturating_sub(8)..]),
+        }
+    }
+
+    /// Whether the key holds every byte of the name.
+    fn is_whole(self) -> bool {
+        self.len <= 16
+    }
+}
+
+/// Bytes of call lines no longer shown that the call arena may keep before it is
+/// compacted.
+const CALL_ARENA_SLACK: usize = 1 << 12;
+
+const USER_HEADER: &str = ";; === user/ (your prelude) ===";
+const CALLS_HEADER: &str = ";; Tool calls made:";
+const NO_CALLS: &str = ";; No tool calls made";
+const OUTPUT_HEADER: &str = ";; Output:";
+/// The error section around the program and the message.
+const ERROR_PARTS: [&str; 3] = [
+    "---\nYour previous attempt:\n```clojure\n",
+    "\n```\n\nError: ",
+    "\n---",
+];

@@ -1,0 +1,195 @@
+//! The fast path (`render`, `render_session`, both through `RenderCache`) gives the
+//! reference renderer's bytes (`render_with_stats`, i.e. `suc::to_messages`, the code
+//! the golden cases check) on generated sessions, with and without a println tool, an
+//! empty mission, small limits, and a session state reused in every order.
+
+use proptest::prelude::*;
+use recap_core::invariants::calls;
+use recap_core::{
+    DefKind, Definition, Message, RenderRequest, Session, SessionState, Strategy as _,
+    StrategySpec, ToolSpec, Value,
+};
+use recap_ptc_runner::PtcRunner;
+
+fn strategies() -> impl Strategy<Value = PtcRunner> {
+    (1u32..=4, 1u32..=4, 1u32..=3, 5u32..=80).prop_map(|(p, t, s, w)| {
+        PtcRunner::from_spec(
+            &StrategySpec::parse(&format!(
+                "ptc-runner:println_limit={p},tool_call_limit={t},sample_limit={s},sample_printable_limit={w}"
+            ))
+            .unwrap(),
+        )
+        .unwrap()
+    })
+}
+
+/// Generated sessions, varied where the renderer branches: a println tool (Output
+/// section, no `user/` samples), an empty mission, definitions that are not shown
+/// (nil, `[]`, `{}`), unrecorded, or redefined from value to function.
+fn sessions() -> impl Strategy<Value = Session> {
+    (
+        recap_gen::arb_session(),
+        any::<bool>(),
+        any::<bool>(),
+        any::<bool>(),
+    )
+        .prop_map(|(mut s, println, empty_mission, odd_defs)| {
+            if println {
+                s.tools.insert(
+                    "println".to_string(),
+                    ToolSpec {
+                        signature: Some("(msg :string) -> :nil".to_string()),
+                        description: None,
+                    },
+                );
+            }
+            if empty_mission {
+                s.mission.clear();
+            }
+            if odd_defs {
+                let odd = [
+                    (DefKind::Def, Some(Value::Nil)),
+                    (DefKind::Def, Some(Value::List(vec![]))),
+                    (DefKind::Def, Some(Value::Map(vec![]))),
+                    (DefKind::Def, None),
+                    (DefKind::Defn, None),
+                    (DefKind::Def, Some(Value::Int(3))),
+                ];
+                for (i, turn) in s.turns.iter_mut().enumerate() {
+                    let (kind, value) = odd[i % odd.len()].clone();
+                    turn.definitions.push(Definition {
+                        name: format!("odd-{}", i % 3),
+                        kind,
+                        docstring: (i % 2 == 0).then(|| "doc".to_string()),
+                        value,
+                    });
+                }
+            }
+            s
+        })
+}
+
+fn reference(strategy: &PtcRunner, s: &Session, k: usize) -> Vec<Message> {
+    strategy
+        .render_with_stats(&RenderRequest::for_call(s, k).unwrap())
+        .0
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 128, .. ProptestConfig::default() })]
+
+    #[test]
+    fn render_equals_the_reference(s in sessions(), strategy in strategies()) {
+        for k in calls(&s) {
+            let fast = strategy.render(&RenderRequest::for_call(&s, k).unwrap()).unwrap();
+            prop_assert_eq!(fast, reference(&strategy, &s, k), "call {}", k);
+        }
+    }
+
+    #[test]
+    fn render_session_equals_the_reference_in_any_order(
+        s in sessions(),
+        other in sessions(),
+        strategy in strategies(),
+        picks in prop::collection::vec((any::<bool>(), 0usize..1000), 1..30),
+    ) {
+        let mut state = SessionState::new();
+        // In order first, then picked calls of either session through the same state.
+        for k in calls(&s) {
+            let got = strategy.render_session(&s, k, &mut state).unwrap();
+            prop_assert_eq!(got, reference(&strategy, &s, k), "in order, call {}", k);
+        }
+        for (use_other, p) in picks {
+            let session = if use_other { &other } else { &s };
+            let all = calls(session);
+            let k = all.start + p * all.len() / 1000;
+            let got = strategy.render_session(session, k, &mut state).unwrap();
+            prop_assert_eq!(got, reference(&strategy, session, k), "picked call {}", k);
+        }
+    }
+}
+
+/// A state filled with one strategy's options gives another instance's own prompt.
+#[test]
+fn a_state_reused_with_other_options_starts_over() {
+    let s = recap_gen::builder::SessionBuilder::new("m")
+        .max_turns(5)
+        .turn(recap_gen::builder::TurnBuilder::ok("(tool/a {:x 1})").call(
+            "a",
+            recap_gen::builder::value(serde_json::json!({"x": "a long string value"})),
+            None,
+        ))
+        .build();
+    let wide = PtcRunner::default();
+    let narrow = PtcRunner::from_spec(
+        &StrategySpec::parse("ptc-runner:tool_call_limit=1,sample_printable_limit=5").unwrap(),
+    )
+    .unwrap();
+    let mut state = SessionState::new();
+    for strategy in [&wide, &narrow, &wide] {
+        let got = strategy.render_session(&s, 1, &mut state).unwrap();
+        assert_eq!(got, reference(strategy, &s, 1), "{}", strategy.spec());
+    }
+}
+
+/// Long names that share their first and last 8 bytes are still different names, and
+/// a redefinition of one of them replaces only it.
+#[test]
+fn long_names_alike_at_both_ends_stay_apart() {
+    let def = |name: &str, v: i64| serde_json::json!({"name": name, "kind": "def", "value": v});
+    let s = Session::from_json(&serde_json::json!({
+        "id": "long-names",
+        "system_prompt": "",
+        "mission": "m",
+        "max_turns": 5,
+        "turns": [
+            {"number": 1, "success": true, "program": "(def …)",
+             "definitions": [def("abcdefgh-one-ijklmnop", 1), def("abcdefgh-two-ijklmnop", 2)]},
+            {"number": 2, "success": true, "program": "(def …)",
+             "definitions": [def("abcdefgh-two-ijklmnop", 3)]}
+        ]
+    }))
+    .unwrap();
+    let strategy = PtcRunner::default();
+    let mut state = SessionState::new();
+    for k in calls(&s) {
+        let got = strategy.render_session(&s, k, &mut state).unwrap();
+        assert_eq!(got, reference(&strategy, &s, k), "call {k}");
+    }
+    let last = strategy.render_session(&s, 2, &mut state).unwrap();
+    assert!(
+        last[1]
+            .content
+            .contains("abcdefgh-one-ijklmnop         ; = integer, sample: 1\n")
+    );
+    assert!(
+        last[1]
+            .content
+            .contains("abcdefgh-two-ijklmnop         ; = integer, sample: 3\n")
+    );
+}
+
+/// A long session rendered in order through one state: its call lines outgrow the
+/// arena's slack, so the lines no longer shown are cut off along the way.
+#[test]
+fn a_long_session_in_order_equals_the_reference() {
+    let s = recap_gen::generate_corpus(11, 1, 600..=600)
+        .pop()
+        .expect("one session");
+    let strategy = PtcRunner::from_spec(
+        &StrategySpec::parse("ptc-runner:tool_call_limit=40,println_limit=3").unwrap(),
+    )
+    .unwrap();
+    let mut state = SessionState::new();
+    for k in calls(&s) {
+        let got = strategy.render_session(&s, k, &mut state).unwrap();
+        let expected = if k % 25 == 0 || k + 1 == s.turns.len() {
+            reference(&strategy, &s, k)
+        } else {
+            strategy
+                .render(&RenderRequest::for_call(&s, k).unwrap())
+                .unwrap()
+        };
+        assert_eq!(got, expected, "call {k}");
+    }
+}
