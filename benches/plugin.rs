@@ -14,6 +14,15 @@
 //!   (`RECAP_PLUGIN_TIMEOUT=none`): calls run on the caller's thread instead of a
 //!   helper thread, which shows what the two thread hand-offs per call cost.
 //!
+//! - `plugin-run/<strategy>/{builtin,plugin}`: what a researcher pays for a plugin in
+//!   `recap run`: the harness engine (one job, o200k_base, every check on, as the
+//!   command runs) over the same bench-data sessions, asked for the strategy as a
+//!   built-in and then as the wrapped plugin (both runs also replay the implicit
+//!   `full-history` baseline, a built-in, as `recap run --strategy X` does). The two
+//!   reports must count the same tokens. `plugin-no-time-limit`: the same with the
+//!   per-call time limit off (`recap run --plugin-timeout none`), which shows what the
+//!   limit's thread hand-off costs in a real run.
+//!
 //! The wrappers are the plugin-host's parity fixtures
 //! (`crates/recap-plugin-host/tests/fixtures/wrapped`), built with a nested `cargo
 //! build --message-format=json` through the host tests' helper — in release mode when
@@ -24,13 +33,19 @@ mod common;
 #[path = "../crates/recap-plugin-host/tests/support/mod.rs"]
 mod support;
 
-use common::{bench_data_sessions, measuring, render_calls, render_sessions, request};
+use common::{
+    bench_data_sessions, measuring, render_calls, render_sessions, request, write_corpus,
+};
 use criterion::{Criterion, SamplingMode, Throughput, criterion_group, criterion_main};
-use recap_core::Registry;
 use recap_core::invariants::calls;
+use recap_core::{Registry, Strategy};
+use recap_harness::{
+    Backend, Encoding, Hooks, Report, RunConfig, StrategyEntry, Tokenizer, run_corpora,
+};
 use std::collections::BTreeMap;
 use std::hint::black_box;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// The wrapped built-ins by target name (`wrap_full_history`, …).
 fn wrapped_libraries() -> BTreeMap<String, PathBuf> {
@@ -53,8 +68,42 @@ fn wrapped_libraries() -> BTreeMap<String, PathBuf> {
     support::build_cdylibs(&args)
 }
 
+/// `recap run --strategy <strategy> --jobs 1` as the engine runs it.
+fn run_config(strategy: Arc<dyn Strategy>) -> RunConfig {
+    let baseline = recap_builtins::registry()
+        .build("full-history")
+        .expect("full-history builds");
+    let tokenizer = Tokenizer::get(Encoding::O200kBase, Backend::default());
+    let mut cfg = RunConfig::new(
+        vec![StrategyEntry::new(strategy)],
+        baseline,
+        vec![tokenizer],
+    )
+    .expect("valid run config");
+    cfg.jobs = 1;
+    cfg
+}
+
+fn run(cfg: &RunConfig, corpus: &Path) -> Report {
+    run_corpora(cfg, &[corpus.to_path_buf()], Hooks::default())
+        .unwrap_or_else(|e| panic!("recap run engine on {}: {e}", corpus.display()))
+}
+
+/// Prompt tokens per run, in report order: what both sides of `plugin-run` must agree on.
+fn token_totals(report: &Report) -> Vec<(String, u64)> {
+    report
+        .runs
+        .iter()
+        .map(|r| (r.strategy.clone(), r.prompt_tokens_total))
+        .collect()
+}
+
 fn plugin(c: &mut Criterion) {
     let sessions = bench_data_sessions();
+    let tmp = tempfile::tempdir().expect("temporary directory");
+    let corpus = tmp.path().join("bench-data.jsonl");
+    write_corpus(&corpus, &sessions);
+    let corpus_bytes = std::fs::metadata(&corpus).map_or(0, |m| m.len());
     let libs = wrapped_libraries();
     let direct = recap_builtins::registry();
     // What `recap` uses unless told otherwise (the environment may override it).
@@ -102,6 +151,30 @@ fn plugin(c: &mut Criterion) {
         recap_plugin_host::set_call_time_limit(None);
         group.bench_function("abi-no-time-limit", |b| {
             b.iter(|| render_sessions(black_box(got.as_ref()), black_box(&sessions)))
+        });
+        group.finish();
+
+        recap_plugin_host::set_call_time_limit(Some(default_limit));
+        let builtin_run = run_config(Arc::clone(&want));
+        let plugin_run = run_config(Arc::clone(&got));
+        assert_eq!(
+            token_totals(&run(&plugin_run, &corpus)),
+            token_totals(&run(&builtin_run, &corpus)),
+            "{name}: recap run must count the same tokens with the plugin"
+        );
+        let mut group = c.benchmark_group(format!("plugin-run/{name}"));
+        group.throughput(Throughput::Bytes(corpus_bytes));
+        group.sample_size(10);
+        group.sampling_mode(SamplingMode::Flat);
+        group.bench_function("builtin", |b| {
+            b.iter(|| run(black_box(&builtin_run), &corpus))
+        });
+        group.bench_function("plugin", |b| {
+            b.iter(|| run(black_box(&plugin_run), &corpus))
+        });
+        recap_plugin_host::set_call_time_limit(None);
+        group.bench_function("plugin-no-time-limit", |b| {
+            b.iter(|| run(black_box(&plugin_run), &corpus))
         });
         group.finish();
     }
