@@ -9,6 +9,7 @@ pub mod message;
 pub mod printer;
 pub mod registry;
 pub mod session;
+pub mod session_identity;
 pub mod strategy;
 pub mod strict_json;
 pub mod value;
@@ -18,6 +19,7 @@ pub use message::{Message, Role};
 pub use printer::{PrintOptions, to_clojure, type_of, write_clojure, write_decimal, write_type_of};
 pub use registry::{OptionInfo, Registry, SpecError, StrategyInfo, StrategySpec};
 pub use session::{DefKind, Definition, FieldError, Session, ToolCall, ToolSpec, Turn, TurnError};
+pub use session_identity::SessionIdentity;
 pub use strategy::{
     Invariant, RenderError, RenderRequest, RequestError, SessionState, Strategy, turns_line,
 };

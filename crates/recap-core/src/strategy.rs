@@ -84,6 +84,14 @@ pub struct RenderError {
     pub message: String,
 }
 
+/// A call the session cannot have (past its turns or its budget): the caller asked for
+/// something the contract rules out, which a strategy reports as `bad_request`.
+impl From<RequestError> for RenderError {
+    fn from(e: RequestError) -> Self {
+        RenderError::new("bad_request", e.to_string())
+    }
+}
+
 impl RenderError {
     pub fn new(kind: impl Into<String>, message: impl Into<String>) -> Self {
         Self {
@@ -176,8 +184,7 @@ pub trait Strategy: Send + Sync {
         state: &mut SessionState,
     ) -> Result<Vec<Message>, RenderError> {
         let _ = state;
-        let request = RenderRequest::for_call(session, k)
-            .map_err(|e| RenderError::new("bad_request", e.to_string()))?;
+        let request = RenderRequest::for_call(session, k)?;
         self.render(&request)
     }
 }

@@ -125,8 +125,7 @@ impl Strategy for PluginStrategy {
         k: usize,
         state: &mut SessionState,
     ) -> Result<Vec<Message>, RenderError> {
-        RenderRequest::for_call(session, k)
-            .map_err(|e| RenderError::new("bad_request", e.to_string()))?;
+        RenderRequest::for_call(session, k)?;
         let reusable = state
             .get_mut::<HostSession>()
             .is_some_and(|s| s.belongs_to(self.instance, session));

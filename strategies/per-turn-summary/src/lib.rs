@@ -8,13 +8,12 @@
 //! each successful turn's summary for the session and a call only copies them.
 
 use recap_core::{
-    Invariant, Message, RenderError, RenderRequest, Session, SessionState, SpecError, Strategy,
-    StrategyInfo, StrategySpec, Turn,
+    Invariant, Message, RenderError, RenderRequest, Session, SessionIdentity, SessionState,
+    SpecError, Strategy, StrategyInfo, StrategySpec, Turn,
 };
 use recap_full_history::{push_turns_line, turns_left_after};
 use recap_single_user_coalesced::{
-    SessionKey, SummaryOptions, canonical_spec, reject_unknown, request_for, summary_len_hint,
-    write_summary,
+    SummaryOptions, canonical_spec, reject_unknown, summary_len_hint, write_summary,
 };
 use std::sync::Arc;
 
@@ -56,7 +55,7 @@ impl Strategy for PerTurnSummary {
         k: usize,
         state: &mut SessionState,
     ) -> Result<Vec<Message>, RenderError> {
-        let request = request_for(session, k)?;
+        let request = RenderRequest::for_call(session, k)?;
         if request.max_turns == 1 {
             return Ok(recap_full_history::render(&request));
         }
@@ -120,7 +119,7 @@ fn messages(
 /// The session's successful-turn summaries so far, by turn index (`None` for a failed
 /// turn, whose message is its raw response).
 struct SummaryCache {
-    key: SessionKey,
+    key: SessionIdentity,
     options: SummaryOptions,
     summaries: Vec<Option<String>>,
 }
@@ -140,7 +139,7 @@ impl SummaryCache {
         });
         if !reusable {
             return state.set(Self {
-                key: SessionKey::of(session),
+                key: SessionIdentity::of(session),
                 options,
                 summaries: Vec::new(),
             });

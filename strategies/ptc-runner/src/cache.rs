@@ -17,52 +17,29 @@
 use crate::namespace::{self, DataOptions, MemoryEntry};
 use crate::suc::{FINAL_WORK_TURN, Limits};
 use recap_core::{
-    Message, PrintOptions, RenderRequest, Session, SessionState, Turn, write_clojure,
+    Message, PrintOptions, RenderRequest, Session, SessionIdentity, SessionState, Turn,
+    write_clojure,
 };
 use std::collections::VecDeque;
 use std::fmt::Write as _;
 
-/// Which session and options a cache was filled for. A session that only gains turns
-/// keeps its turn vector's address unless the vector reallocates (the cache then starts
-/// over, which is merely slower); a different live session, even with the same id, has
-/// its turns (and mission, system prompt) at other addresses. The options are part of
-/// the key because the printed lines depend on them.
+/// Which session and options a cache was filled for: the printed lines depend on both.
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct SessionKey {
-    id: String,
-    max_turns: u32,
-    turns_addr: usize,
-    mission_addr: usize,
-    system_addr: usize,
-    tools: usize,
-    data: usize,
+    session: SessionIdentity,
     limits: Limits,
 }
 
 impl SessionKey {
     fn of(session: &Session, limits: Limits) -> Self {
         Self {
-            id: session.id.clone(),
-            max_turns: session.max_turns,
-            turns_addr: session.turns.as_ptr().addr(),
-            mission_addr: session.mission.as_ptr().addr(),
-            system_addr: session.system_prompt.as_ptr().addr(),
-            tools: session.tools.len(),
-            data: session.data.len(),
+            session: SessionIdentity::of(session),
             limits,
         }
     }
 
-    /// Compares the cheap fields first; the id last.
     fn matches(&self, session: &Session, limits: Limits) -> bool {
-        self.turns_addr == session.turns.as_ptr().addr()
-            && self.mission_addr == session.mission.as_ptr().addr()
-            && self.system_addr == session.system_prompt.as_ptr().addr()
-            && self.max_turns == session.max_turns
-            && self.tools == session.tools.len()
-            && self.data == session.data.len()
-            && self.limits == limits
-            && self.id == session.id
+        self.limits == limits && self.session.matches(session)
     }
 }
 

@@ -197,8 +197,7 @@ impl Strategy for PtcRunner {
         k: usize,
         state: &mut SessionState,
     ) -> Result<Vec<Message>, RenderError> {
-        let request = RenderRequest::for_call(session, k)
-            .map_err(|e| RenderError::new("bad_request", e.to_string()))?;
+        let request = RenderRequest::for_call(session, k)?;
         Ok(RenderCache::for_session(state, session, self.limits).render(&request))
     }
 

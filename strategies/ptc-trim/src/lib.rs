@@ -16,8 +16,8 @@ pub mod config;
 pub mod trim;
 
 use recap_core::{
-    Invariant, Message, OptionInfo, RenderError, RenderRequest, Role, Session, SessionState,
-    SpecError, Strategy, StrategyInfo, StrategySpec,
+    Invariant, Message, OptionInfo, RenderError, RenderRequest, Role, Session, SessionIdentity,
+    SessionState, SpecError, Strategy, StrategyInfo, StrategySpec,
 };
 use std::borrow::Cow;
 use std::sync::Arc;
@@ -164,8 +164,7 @@ impl Strategy for PtcTrim {
         k: usize,
         state: &mut SessionState,
     ) -> Result<Vec<Message>, RenderError> {
-        let request = RenderRequest::for_call(session, k)
-            .map_err(|e| RenderError::new("bad_request", e.to_string()))?;
+        let request = RenderRequest::for_call(session, k)?;
         if self.config.trigger_tokens.is_none() || request.max_turns <= 1 {
             // Nothing is counted: `render` already costs what it keeps.
             return self.render(&request);
@@ -273,44 +272,10 @@ fn render_kept(request: &RenderRequest<'_>, plan: &trim::Plan) -> Vec<Message> {
 /// needs the whole transcript's total, and summing it anew each call would cost the
 /// whole history per call. Each message is estimated once and kept as running totals.
 struct TokenCache {
-    key: SessionKey,
+    key: SessionIdentity,
     /// `totals[j]`: the estimates of transcript messages `0..j` summed; starts `[0,
     /// mission]` and grows by two entries (reply, feedback) per counted turn.
     totals: Vec<u64>,
-}
-
-/// Which session a cache was filled from. Sessions may only gain turns between calls, so
-/// the turns' address identifies the session while it lives (a reallocation merely
-/// starts the cache over); id, `max_turns` (in every generated feedback) and the
-/// mission's address guard against another session, even one with the same id, or one
-/// whose empty turn vector shares the dangling address of every empty vector.
-#[derive(Debug, Clone, PartialEq, Eq)]
-struct SessionKey {
-    id: String,
-    max_turns: u32,
-    turns_addr: usize,
-    mission_addr: usize,
-    mission_len: usize,
-}
-
-impl SessionKey {
-    fn of(session: &Session) -> Self {
-        Self {
-            id: session.id.clone(),
-            max_turns: session.max_turns,
-            turns_addr: session.turns.as_ptr().addr(),
-            mission_addr: session.mission.as_ptr().addr(),
-            mission_len: session.mission.len(),
-        }
-    }
-
-    fn matches(&self, session: &Session) -> bool {
-        self.turns_addr == session.turns.as_ptr().addr()
-            && self.mission_addr == session.mission.as_ptr().addr()
-            && self.mission_len == session.mission.len()
-            && self.max_turns == session.max_turns
-            && self.id == session.id
-    }
 }
 
 impl TokenCache {
@@ -321,7 +286,7 @@ impl TokenCache {
             .is_some_and(|c| c.key.matches(session) && c.counted() <= session.turns.len());
         if !reusable {
             return state.set(Self {
-                key: SessionKey::of(session),
+                key: SessionIdentity::of(session),
                 totals: vec![0, trim::estimate_tokens(&session.mission)],
             });
         }

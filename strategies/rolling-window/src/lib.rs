@@ -8,8 +8,7 @@ use recap_core::{
     Strategy, StrategyInfo, StrategySpec,
 };
 use recap_single_user_coalesced::{
-    SummaryCache, SummaryOptions, canonical_spec, context_len_hint, reject_unknown, request_for,
-    write_context,
+    SummaryCache, SummaryOptions, canonical_spec, context_len_hint, reject_unknown, write_context,
 };
 use std::sync::Arc;
 
@@ -76,7 +75,7 @@ impl Strategy for RollingWindow {
         k: usize,
         state: &mut SessionState,
     ) -> Result<Vec<Message>, RenderError> {
-        let request = request_for(session, k)?;
+        let request = RenderRequest::for_call(session, k)?;
         let window = self.window as usize;
         if k <= window || request.max_turns == 1 {
             return Ok(recap_full_history::render(&request));

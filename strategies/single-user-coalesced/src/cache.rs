@@ -4,7 +4,7 @@
 //! printed once per session into one arena and copied on every later call; the folded
 //! memory is extended turn by turn. A call then costs about a copy of its prompt.
 //!
-//! The cache remembers which session filled it ([`SessionKey`]) and starts over when
+//! The cache remembers which session filled it ([`SessionIdentity`]) and starts over when
 //! asked about another one, so a shared or reused state never yields a wrong prompt.
 
 use crate::options::SummaryOptions;
@@ -13,36 +13,7 @@ use crate::pieces::{
 };
 use crate::same::identical;
 use crate::summary::{print_cut, shown_print_len};
-use recap_core::{Definition, Session, SessionState, ToolCall, Turn};
-
-/// Which session a per-session cache was filled from: its id, its `max_turns`, and the
-/// address of its turns. A session that only gains turns keeps the address unless its
-/// turn vector reallocates (the cache then starts over, which is merely slower); a
-/// different session, even with the same id, has other turns at another address.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SessionKey {
-    id: String,
-    max_turns: u32,
-    turns_addr: usize,
-}
-
-impl SessionKey {
-    pub fn of(session: &Session) -> Self {
-        Self {
-            id: session.id.clone(),
-            max_turns: session.max_turns,
-            turns_addr: session.turns.as_ptr().addr(),
-        }
-    }
-
-    /// Whether `session` is the one this key was made from (cached data for its first
-    /// turns is still valid, given the contract that sessions only gain turns).
-    pub fn matches(&self, session: &Session) -> bool {
-        self.turns_addr == session.turns.as_ptr().addr()
-            && self.max_turns == session.max_turns
-            && self.id == session.id
-    }
-}
+use recap_core::{Definition, Session, SessionIdentity, SessionState, ToolCall, Turn};
 
 /// A piece of text in the arena.
 #[derive(Debug, Clone, Copy)]
@@ -93,7 +64,7 @@ struct PrintSlot {
 /// texts, filled lazily (a sample is printed only once a call shows it).
 #[derive(Debug)]
 pub struct SummaryCache {
-    key: SessionKey,
+    key: SessionIdentity,
     /// Every cached text, back to back.
     arena: String,
     /// How many turns of the session are indexed below.
@@ -120,7 +91,7 @@ pub struct SummaryCache {
 }
 
 impl SummaryCache {
-    fn new(key: SessionKey) -> Self {
+    fn new(key: SessionIdentity) -> Self {
         Self {
             key,
             arena: String::new(),
@@ -148,7 +119,7 @@ impl SummaryCache {
             cache.key.matches(session) && cache.indexed <= session.turns.len()
         });
         if !reusable {
-            return state.set(Self::new(SessionKey::of(session)));
+            return state.set(Self::new(SessionIdentity::of(session)));
         }
         state
             .get_mut::<Self>()

@@ -12,7 +12,7 @@ mod pieces;
 mod same;
 mod summary;
 
-pub use cache::{SessionKey, SummaryCache};
+pub use cache::SummaryCache;
 
 pub use options::{
     DEFAULT_PRINTLN_LIMIT, DEFAULT_TOOL_CALL_LIMIT, SummaryOptions, canonical_spec, reject_unknown,
@@ -70,7 +70,7 @@ impl Strategy for SingleUserCoalesced {
         k: usize,
         state: &mut SessionState,
     ) -> Result<Vec<Message>, RenderError> {
-        let request = request_for(session, k)?;
+        let request = RenderRequest::for_call(session, k)?;
         if request.turns.is_empty() || request.max_turns == 1 {
             return Ok(recap_full_history::render(&request));
         }
@@ -93,12 +93,6 @@ impl Strategy for SingleUserCoalesced {
         ]);
         all
     }
-}
-
-/// The request for call `k` of `session`, failing exactly as the default
-/// `Strategy::render_session` does.
-pub fn request_for(session: &Session, k: usize) -> Result<RenderRequest<'_>, RenderError> {
-    RenderRequest::for_call(session, k).map_err(|e| RenderError::new("bad_request", e.to_string()))
 }
 
 /// The single-user-coalesced prompt for a request; never fails.
