@@ -73,6 +73,16 @@ END {
         printf "\n"
     }
     print ""
+    print "## recap run with the strategy as a plugin vs as a built-in (end to end; no target)"
+    for (i = 0; i < n; i++) if (ids[i] ~ /^plugin-run\/.*\/builtin$/) {
+        s = ids[i]; sub(/^plugin-run\//, "", s); sub(/\/builtin$/, "", s)
+        pl = "plugin-run/" s "/plugin"; nl = "plugin-run/" s "/plugin-no-time-limit"
+        if (!(pl in t)) continue
+        printf "  %-24s built-in %8.2f ms  plugin %6.2fx", s, t[ids[i]] / 1e6, t[pl] / t[ids[i]]
+        if (nl in t) printf "  no-time-limit %6.2fx", t[nl] / t[ids[i]]
+        printf "\n"
+    }
+    print ""
     print "## tokenizers (same prompts)"
     for (i = 0; i < n; i++) if (ids[i] ~ /^tokenize\//) {
         printf "  %-48s %8.2f ms %8.1f MB/s\n", ids[i], t[ids[i]] / 1e6, b[ids[i]] * 1e3 / t[ids[i]]
