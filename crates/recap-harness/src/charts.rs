@@ -6,8 +6,14 @@
 //!    the Pareto front (no other point has fewer tokens and at least as much retention)
 //!    filled and joined.
 
+use crate::chart_labels;
 use crate::report::{Report, Run};
 use plotters::prelude::*;
+
+/// The retention chart's markers and their names, in pixels.
+const MARKER_RADIUS: i32 = 6;
+const LABEL_FONT_PX: i32 = 13;
+const LEGEND_FRONT: &str = "Pareto front (filled: no point has fewer tokens and more retention)";
 
 /// Tableau 10, then ten darker distinct colours: sweeps easily exceed ten series.
 const PALETTE: [RGBColor; 20] = [
@@ -223,13 +229,32 @@ pub fn retention_vs_tokens(runs: &[&Run], tokenizer: &str) -> Result<String, Cha
                 RGBColor(90, 90, 90).stroke_width(1),
             ))
             .map_err(|x| e(x.to_string()))?
-            .label("Pareto front (filled: no point has fewer tokens and more retention)")
+            .label(LEGEND_FRONT)
             .legend(|(x, y)| {
                 PathElement::new(
                     vec![(x, y), (x + 20, y)],
                     RGBColor(90, 90, 90).stroke_width(2),
                 )
             });
+        // Names go where they cover neither each other nor a marker (close points are
+        // common: similar strategies, neighbouring sweep settings).
+        let (xs, ys) = chart.plotting_area().get_pixel_range();
+        let area = chart_labels::Rect {
+            x: xs.start,
+            y: ys.start,
+            w: xs.end - xs.start,
+            h: ys.end - ys.start,
+        };
+        let names: Vec<String> = pts.iter().map(|&(i, _, _)| label(runs[i])).collect();
+        let pixels: Vec<(i32, i32)> = pts
+            .iter()
+            .map(|&(_, x, y)| chart.backend_coord(&(x, y)))
+            .collect();
+        let sizes: Vec<(i32, i32)> = names
+            .iter()
+            .map(|n| chart_labels::text_size(n, LABEL_FONT_PX))
+            .collect();
+        let offsets = chart_labels::place(&pixels, &sizes, MARKER_RADIUS, area);
         for (n, &(i, x, y)) in pts.iter().enumerate() {
             let c = color(i);
             let on_front = front.contains(&n);
@@ -238,22 +263,30 @@ pub fn retention_vs_tokens(runs: &[&Run], tokenizer: &str) -> Result<String, Cha
             } else {
                 c.stroke_width(2)
             };
-            // The label sits right of and below its point: fronts rise to the right, so
-            // this keeps labels off the front line and the marker visible.
             let point = EmptyElement::at((x, y))
-                + Circle::new((0, 0), 6, style)
+                + Circle::new((0, 0), MARKER_RADIUS, style)
                 + Text::new(
-                    label(runs[i]),
-                    (10, 0),
-                    ("sans-serif", 13).into_font().color(&c),
+                    names[n].clone(),
+                    offsets[n],
+                    ("sans-serif", LABEL_FONT_PX).into_font().color(&c),
                 );
             chart
                 .draw_series(std::iter::once(point))
                 .map_err(|x| e(x.to_string()))?;
         }
+        let legend_text = LEGEND_FRONT;
+        let (text_w, text_h) = chart_labels::text_size(legend_text, 14);
+        let obstacles = chart_labels::obstacles(&pixels, &sizes, &offsets, MARKER_RADIUS);
+        // The legend box: its line sample, padding, the text.
+        let corner = chart_labels::legend_corner(&obstacles, area, (text_w + 50, text_h + 20), 10);
         chart
             .configure_series_labels()
-            .position(SeriesLabelPosition::LowerRight)
+            .position(match corner {
+                chart_labels::Corner::LowerRight => SeriesLabelPosition::LowerRight,
+                chart_labels::Corner::UpperLeft => SeriesLabelPosition::UpperLeft,
+                chart_labels::Corner::LowerLeft => SeriesLabelPosition::LowerLeft,
+                chart_labels::Corner::UpperRight => SeriesLabelPosition::UpperRight,
+            })
             .background_style(WHITE.mix(0.85))
             .border_style(BLACK)
             .label_font(("sans-serif", 14))

@@ -7,6 +7,7 @@
 //! JSON (docs/report-schema.md), plus SVG charts.
 
 mod aggregate;
+pub mod chart_labels;
 pub mod charts;
 pub mod counting;
 pub mod engine;
