@@ -1,6 +1,5 @@
 //! `recap conformance`: failures with expected vs actual, the summary line, exit codes.
 
-use std::path::PathBuf;
 use std::process::Command;
 
 fn recap(args: &[&str]) -> (i32, String, String) {
@@ -87,18 +86,10 @@ fn unreadable_or_malformed_files_are_errors_naming_the_file() {
 /// The shared golden file through the CLI: no printer or type_of case may fail.
 #[test]
 fn shared_golden_file_has_no_printer_failures() {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../shared/conformance/ptc_runner_cases.json");
-    if !path.exists() {
-        let ci = std::env::var("CI").is_ok_and(|v| v == "true");
-        assert!(
-            !ci,
-            "golden cases missing under CI=true: {}",
-            path.display()
-        );
-        eprintln!("SKIPPED: golden cases not found at {}", path.display());
+    let Some(path) = recap_gen::shared::path("conformance/ptc_runner_cases.json", "golden cases")
+    else {
         return;
-    }
+    };
     let (code, stdout, stderr) = recap(&["conformance", path.to_str().expect("utf-8 path")]);
     assert!(code == 0 || code == 1, "{stderr}");
     for line in stdout.lines().filter(|l| l.starts_with("FAIL ")) {

@@ -81,15 +81,7 @@ pub const SMOKE_SESSIONS: usize = 4;
 /// `None` (with a visible message) when the directory is missing. Under `CI=true` a
 /// missing corpus is an error, as for the tests.
 pub fn shared_corpus(kind: recap_import::Kind, dir: &str) -> Option<Vec<Session>> {
-    let path = workspace_root().join("../shared/corpora").join(dir);
-    if !path.is_dir() {
-        let msg = format!("{} is missing: skipping its benchmarks", path.display());
-        if std::env::var("CI").is_ok_and(|v| v == "true") {
-            panic!("{msg} (CI=true requires it)");
-        }
-        eprintln!("SKIP: {msg}");
-        return None;
-    }
+    let path = recap_gen::shared::path(&format!("corpora/{dir}"), "real-corpus benchmarks")?;
     let import = recap_import::import(kind, std::slice::from_ref(&path))
         .unwrap_or_else(|e| panic!("importing {}: {e}", path.display()));
     assert!(

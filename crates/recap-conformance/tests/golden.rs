@@ -3,23 +3,11 @@
 //! tests skip with a message.
 
 use recap_conformance::{Outcome, Report, load, run};
-use std::path::PathBuf;
 
 const PRINTER_KINDS: [&str; 2] = ["format.to_clojure", "type_of"];
 
 fn shared_report() -> Option<Report> {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../../shared/conformance/ptc_runner_cases.json");
-    if !path.exists() {
-        let ci = std::env::var("CI").is_ok_and(|v| v == "true");
-        assert!(
-            !ci,
-            "golden cases missing under CI=true: {}",
-            path.display()
-        );
-        eprintln!("SKIPPED: golden cases not found at {}", path.display());
-        return None;
-    }
+    let path = recap_gen::shared::path("conformance/ptc_runner_cases.json", "golden cases")?;
     let cases = load(&path).unwrap_or_else(|e| panic!("{e}"));
     Some(run(&cases))
 }

@@ -4,7 +4,9 @@
 //! - [`values`] and [`sessions`]: proptest strategies ([`arb_session`] for property
 //!   tests, [`session_in`] for a chosen number of turns);
 //! - [`generate_corpus`]: a deterministic, seeded corpus built on the same strategies;
-//! - [`builder`]: builders for hand-written sessions.
+//! - [`builder`]: builders for hand-written sessions;
+//! - [`shared`]: the shared golden cases and corpora beside the workspace, skipped with a
+//!   visible notice when missing (failing under `CI=true`).
 //!
 //! Every generated session validates: it survives `Session::to_json` →
 //! `Session::from_json` unchanged.
@@ -12,6 +14,7 @@
 pub mod builder;
 pub mod handwritten;
 pub mod sessions;
+pub mod shared;
 pub mod values;
 
 pub use sessions::{arb_session, session_in, session_with};

@@ -159,16 +159,7 @@ fn fast_backend_matches_reference_on_every_bench_data_prompt() {
 }
 
 fn shared_corpora() -> Option<PathBuf> {
-    let dir = workspace().join("../shared/corpora");
-    if dir.is_dir() {
-        return Some(dir);
-    }
-    let msg = format!("{} is missing", dir.display());
-    if std::env::var("CI").is_ok_and(|v| v == "true") {
-        panic!("{msg} (CI=true requires it)");
-    }
-    eprintln!("SKIP: {msg}: shared-corpus tokenizer identity not checked");
-    None
+    recap_gen::shared::path("corpora", "shared-corpus tokenizer identity")
 }
 
 #[test]

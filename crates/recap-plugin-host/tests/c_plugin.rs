@@ -10,9 +10,9 @@ use std::process::Command;
 fn compile_c_sample() -> Option<PathBuf> {
     let cc = std::env::var("CC").unwrap_or_else(|_| "cc".to_string());
     if Command::new(&cc).arg("--version").output().is_err() {
-        eprintln!(
-            "SKIPPED: no C compiler ({cc}) on this machine; the C plugin sample was not tested"
-        );
+        recap_gen::shared::skipped(&format!(
+            "no C compiler ({cc}) on this machine; the C plugin sample was not tested"
+        ));
         return None;
     }
     let abi = Path::new(env!("CARGO_MANIFEST_DIR")).join("../recap-abi");

@@ -4,35 +4,16 @@
 
 use recap_ptc_runner::conformance::evaluate;
 use serde_json::Value as Json;
-use std::path::PathBuf;
-
-fn cases_path() -> PathBuf {
-    // strategies/ptc-runner → workspace root → ../shared
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../../shared/conformance/ptc_runner_cases.json")
-}
 
 fn load() -> Option<Vec<Json>> {
-    let path = cases_path();
-    match std::fs::read_to_string(&path) {
-        Ok(text) => {
-            let json: Json = serde_json::from_str(&text)
-                .unwrap_or_else(|e| panic!("{}: not valid JSON: {e}", path.display()));
-            match json {
-                Json::Array(cases) => Some(cases),
-                _ => panic!("{}: expected a JSON array of cases", path.display()),
-            }
-        }
-        Err(e) => {
-            if std::env::var("CI").as_deref() == Ok("true") {
-                panic!("{}: cannot read the golden cases: {e}", path.display());
-            }
-            eprintln!(
-                "SKIPPED: golden cases not found at {} ({e}); set CI=true to make this fail",
-                path.display()
-            );
-            None
-        }
+    let path = recap_gen::shared::path("conformance/ptc_runner_cases.json", "golden cases")?;
+    let text = std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("{}: cannot read the golden cases: {e}", path.display()));
+    let json: Json = serde_json::from_str(&text)
+        .unwrap_or_else(|e| panic!("{}: not valid JSON: {e}", path.display()));
+    match json {
+        Json::Array(cases) => Some(cases),
+        _ => panic!("{}: expected a JSON array of cases", path.display()),
     }
 }
 

@@ -16,20 +16,7 @@ pub fn fixture(rel: &str) -> PathBuf {
 /// `../shared/<rel>` relative to the workspace root, or `None` (with a visible message)
 /// when it is missing; under CI=true a missing corpus fails the test instead.
 pub fn shared(rel: &str) -> Option<PathBuf> {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../../shared")
-        .join(rel);
-    if path.exists() {
-        return Some(path);
-    }
-    if std::env::var("CI").as_deref() == Ok("true") {
-        panic!("{} is missing (required when CI=true)", path.display());
-    }
-    eprintln!(
-        "SKIPPED: {} is missing (set CI=true to make this a failure)",
-        path.display()
-    );
-    None
+    recap_gen::shared::path(rel, "real-corpus import test")
 }
 
 pub fn import(kind: Kind, paths: &[PathBuf]) -> Import {
