@@ -266,3 +266,52 @@ fn inspect_shows_trace_beside_prompt_with_token_counts() {
     );
     assert!(text(&bad_turn.stderr).contains("--turn must be between 1 and"));
 }
+
+/// Unescaped `|` in a Markdown table line: the cell borders.
+fn cell_borders(line: &str) -> usize {
+    let mut borders = 0;
+    let mut escaped = false;
+    for c in line.chars() {
+        match c {
+            '\\' if !escaped => escaped = true,
+            '|' if !escaped => borders += 1,
+            _ => escaped = false,
+        }
+    }
+    borders
+}
+
+#[test]
+fn markdown_report_is_a_well_formed_table_with_literal_names() {
+    let out = recap(
+        &root(),
+        &[
+            "run",
+            &handwritten(),
+            "--strategy",
+            "single-user-coalesced",
+            "--strategy",
+            "rolling-window:window=2",
+            "--format",
+            "markdown",
+        ],
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let md = text(&out.stdout);
+    let table: Vec<&str> = md.lines().filter(|l| l.starts_with('|')).collect();
+    assert!(table[0].starts_with("| strategy | tokenizer |"), "{md}");
+    // Header, alignment row, the implicit baseline and the two strategies asked for.
+    assert_eq!(table.len(), 5, "{md}");
+    let columns = cell_borders(table[0]);
+    for line in &table {
+        assert_eq!(cell_borders(line), columns, "ragged row: {line}");
+    }
+    // The baseline's star and the note about it are literal, not emphasis or a list.
+    assert!(table[2].starts_with("| full-history\\* |"), "{md}");
+    assert!(
+        md.lines()
+            .any(|l| l.starts_with("- \\* full-history: the savings baseline")),
+        "{md}"
+    );
+    assert!(table[4].starts_with("| rolling-window:window=2 |"), "{md}");
+}

@@ -2,8 +2,23 @@
 
 use super::{Report, notes, summary_rows};
 
+/// Text as a literal in a Markdown table cell or list item: a `|` would end the cell,
+/// a line break the row, and `*`, `_`, `` ` `` or `\` could start emphasis or code
+/// (`full-history*` marks the implicit baseline; a note starting with `* ` would
+/// become a nested list).
 fn cell(s: &str) -> String {
-    s.replace('|', "\\|").replace('\n', " ")
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '|' | '*' | '_' | '`' | '\\' => {
+                out.push('\\');
+                out.push(c);
+            }
+            '\n' | '\r' => out.push(' '),
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 pub fn to_markdown(report: &Report) -> String {
@@ -40,4 +55,26 @@ pub fn to_markdown(report: &Report) -> String {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::cell;
+
+    #[test]
+    fn cells_are_literal_markdown() {
+        assert_eq!(cell("full-history*"), "full-history\\*");
+        assert_eq!(
+            cell("* full-history: the baseline"),
+            "\\* full-history: the baseline"
+        );
+        assert_eq!(cell("a|b"), "a\\|b");
+        assert_eq!(
+            cell("rolling-window:println_limit=2"),
+            "rolling-window:println\\_limit=2"
+        );
+        assert_eq!(cell("`x` \\ y"), "\\`x\\` \\\\ y");
+        assert_eq!(cell("two\nlines\r\n"), "two lines  ");
+        assert_eq!(cell("naïve ✓"), "naïve ✓");
+    }
 }
