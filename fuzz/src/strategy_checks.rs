@@ -2,8 +2,8 @@
 //! (`tests/reliability_fuzz_regressions.rs` compiles this file through `#[path]`). It
 //! may use only `recap-core` and `recap-builtins`.
 
-use recap_core::invariants::check_session;
-use recap_core::{Registry, Session, Strategy};
+use recap_core::invariants::{calls, check_session};
+use recap_core::{Registry, RenderRequest, Session, SessionState, Strategy};
 use std::sync::{Arc, OnceLock};
 
 /// Option settings tried besides each built-in's defaults: the smallest limits and
@@ -44,7 +44,10 @@ pub fn strategies() -> &'static [(String, Arc<dyn Strategy>)] {
 
 /// A valid session renders through every built-in, at every call, without an error,
 /// a panic, or a broken declared invariant (SPEC section 7; the checker also renders
-/// each call twice for determinism).
+/// each call twice for determinism), and the incremental path gives the same prompts:
+/// one `SessionState` replayed over the calls in order, as `recap run` renders, equals
+/// the stateless `render` of each call (the `Strategy` contract; strategies keep
+/// per-session caches there).
 pub fn session_renders(session: &Session) {
     if let Err(e) = Session::from_json(&session.to_json()) {
         panic!("the fuzz input builder made an invalid session: {e}");
@@ -56,6 +59,17 @@ pub fn session_renders(session: &Session) {
                 "{spec} breaks its declared invariants on a valid session: {violations:#?}"
             ),
             Err(e) => panic!("{spec} failed to render a valid session: {e}"),
+        }
+        let mut state = SessionState::new();
+        for k in calls(session) {
+            let request = RenderRequest::for_call(session, k)
+                .unwrap_or_else(|e| panic!("call {k} of a valid session: {e}"));
+            let incremental = strategy.render_session(session, k, &mut state);
+            assert_eq!(
+                incremental,
+                strategy.render(&request),
+                "{spec}: render_session differs from render at call {k}"
+            );
         }
     }
 }
