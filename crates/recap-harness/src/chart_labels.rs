@@ -34,6 +34,16 @@ impl Rect {
     }
 }
 
+/// The box of a round marker of `radius` centred on `(x, y)`.
+fn marker((x, y): (i32, i32), radius: i32) -> Rect {
+    Rect {
+        x: x - radius,
+        y: y - radius,
+        w: 2 * radius,
+        h: 2 * radius,
+    }
+}
+
 /// The label's size at a font of `font_px` pixels: sans-serif characters average a
 /// little over half the font size in width. Counted in characters, not bytes.
 pub fn text_size(text: &str, font_px: i32) -> (i32, i32) {
@@ -51,15 +61,7 @@ pub fn place(
     radius: i32,
     area: Rect,
 ) -> Vec<(i32, i32)> {
-    let markers: Vec<Rect> = points
-        .iter()
-        .map(|&(x, y)| Rect {
-            x: x - radius,
-            y: y - radius,
-            w: 2 * radius,
-            h: 2 * radius,
-        })
-        .collect();
+    let markers: Vec<Rect> = points.iter().map(|&p| marker(p, radius)).collect();
     let mut placed: Vec<Rect> = Vec::with_capacity(points.len());
     let mut offsets = Vec::with_capacity(points.len());
     for (&(px, py), &(w, h)) in points.iter().zip(sizes) {
@@ -151,12 +153,7 @@ pub fn obstacles(
 ) -> Vec<Rect> {
     let mut out = Vec::with_capacity(points.len() * 2);
     for ((&(x, y), &(w, h)), &(dx, dy)) in points.iter().zip(sizes).zip(offsets) {
-        out.push(Rect {
-            x: x - radius,
-            y: y - radius,
-            w: 2 * radius,
-            h: 2 * radius,
-        });
+        out.push(marker((x, y), radius));
         out.push(Rect {
             x: x + dx,
             y: y + dy,

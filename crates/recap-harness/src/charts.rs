@@ -274,8 +274,7 @@ pub fn retention_vs_tokens(runs: &[&Run], tokenizer: &str) -> Result<String, Cha
                 .draw_series(std::iter::once(point))
                 .map_err(|x| e(x.to_string()))?;
         }
-        let legend_text = LEGEND_FRONT;
-        let (text_w, text_h) = chart_labels::text_size(legend_text, 14);
+        let (text_w, text_h) = chart_labels::text_size(LEGEND_FRONT, 14);
         let obstacles = chart_labels::obstacles(&pixels, &sizes, &offsets, MARKER_RADIUS);
         // The legend box: its line sample, padding, the text.
         let corner = chart_labels::legend_corner(&obstacles, area, (text_w + 50, text_h + 20), 10);
