@@ -319,13 +319,13 @@ impl RenderCache {
             &mut self.defs_end,
             &mut self.prints_end,
         ] {
-            ends.reserve_exact(new.len());
+            ends.reserve(new.len());
         }
         let (defs, calls): (usize, usize) =
             new.iter().filter(|t| t.success).fold((0, 0), |(d, c), t| {
                 (d + t.definitions.len(), c + t.tool_calls.len())
             });
-        self.defs.reserve_exact(defs);
+        self.defs.reserve(defs);
         // Room for the lines these turns may add (a call's line is a few dozen bytes, a
         // definition's about a hundred), so the arenas rarely grow by copying. Only the
         // last `tool_call_limit` calls are printed by a single render.

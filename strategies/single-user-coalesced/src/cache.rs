@@ -180,11 +180,11 @@ impl SummaryCache {
             &mut self.defs_end,
             &mut self.prints_end,
         ] {
-            ends.reserve_exact(new.len());
+            ends.reserve(new.len());
         }
-        self.calls.reserve_exact(calls);
-        self.defs.reserve_exact(defs);
-        self.prints.reserve_exact(prints);
+        self.calls.reserve(calls);
+        self.defs.reserve(defs);
+        self.prints.reserve(prints);
         // Room for the texts (an argument list is a few dozen bytes, a definition line
         // and its sample about a hundred), so the arena rarely grows by copying.
         self.arena.reserve(calls * 40 + defs * 128);
