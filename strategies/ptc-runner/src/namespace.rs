@@ -1,7 +1,7 @@
 //! The namespace sections of the original (`Namespace.Tool`, `.Data`, `.User` and the
 //! coordinator): `;; === tools ===`, `;; === data/ ===`, `;; === user/ (your prelude) ===`.
 
-use crate::signature::{KeyStyle, Signature, Type};
+use crate::signature::{KeyStyle, Signature, Type, push_lisp_key};
 use recap_core::{
     PrintOptions, ToolSpec, Value, to_clojure, type_of, write_clojure, write_type_of,
 };
@@ -142,15 +142,6 @@ pub(crate) fn write_tools(out: &mut String, tools: &BTreeMap<String, ToolSpec>) 
         }
         None => out.push_str("\n;; Call with named args: (tool/name {:key value})"),
     }
-}
-
-/// Appends [`crate::signature::to_lisp_key`]`(name)`: every `_` but a leading one
-/// becomes `-`.
-fn push_lisp_key(out: &mut String, name: &str) {
-    out.extend(
-        name.char_indices()
-            .map(|(i, c)| if c == '_' && i > 0 { '-' } else { c }),
-    );
 }
 
 /// Appends `t` without its colons, field names in lisp style (`[{user-id int}]`),
@@ -377,19 +368,4 @@ fn pad(name: &str) -> String {
     out.push_str(name);
     out.extend(std::iter::repeat_n(' ', NAME_WIDTH.saturating_sub(len)));
     out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::signature::to_lisp_key;
-
-    #[test]
-    fn lisp_keys_are_pushed_as_to_lisp_key_returns_them() {
-        for name in ["", "_", "__x", "_a_b", "a_b_", "plain", "é_x_", "q1_total"] {
-            let mut out = String::from(">");
-            push_lisp_key(&mut out, name);
-            assert_eq!(out, format!(">{}", to_lisp_key(name)), "{name:?}");
-        }
-    }
 }

@@ -86,10 +86,17 @@ impl Signature {
 
 /// `q1_total` → `q1-total`; a leading `_` (hidden names) stays.
 pub fn to_lisp_key(name: &str) -> String {
-    match name.strip_prefix('_') {
-        Some(rest) => format!("_{}", rest.replace('_', "-")),
-        None => name.replace('_', "-"),
-    }
+    let mut out = String::with_capacity(name.len());
+    push_lisp_key(&mut out, name);
+    out
+}
+
+/// Appends [`to_lisp_key`]`(name)` to `out`: every `_` but a leading one becomes `-`.
+pub(crate) fn push_lisp_key(out: &mut String, name: &str) {
+    out.extend(
+        name.char_indices()
+            .map(|(i, c)| if c == '_' && i > 0 { '-' } else { c }),
+    );
 }
 
 impl Type {
@@ -357,6 +364,25 @@ mod tests {
         let t = Signature::parse("{first_name :string}").unwrap().output;
         assert_eq!(t.render(KeyStyle::Lisp), "{first-name :string}");
         assert_eq!(t.example(KeyStyle::Lisp), "{:first-name \"result\"}");
+    }
+
+    #[test]
+    fn lisp_keys_are_appended_keeping_what_is_there() {
+        for (name, lisp) in [
+            ("", ""),
+            ("_", "_"),
+            ("__x", "_-x"),
+            ("_a_b", "_a-b"),
+            ("a_b_", "a-b-"),
+            ("plain", "plain"),
+            ("é_x_", "é-x-"),
+            ("q1_total", "q1-total"),
+        ] {
+            let mut out = String::from(">");
+            push_lisp_key(&mut out, name);
+            assert_eq!(out, format!(">{lisp}"), "{name:?}");
+            assert_eq!(to_lisp_key(name), lisp, "{name:?}");
+        }
     }
 
     #[test]
