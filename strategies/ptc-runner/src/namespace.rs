@@ -363,9 +363,7 @@ fn pad_from(out: &mut String, start: usize) {
 
 /// Pads with spaces to [`NAME_WIDTH`] chars; never cuts.
 fn pad(name: &str) -> String {
-    let len = name.chars().count();
-    let mut out = String::with_capacity(name.len() + NAME_WIDTH.saturating_sub(len));
-    out.push_str(name);
-    out.extend(std::iter::repeat_n(' ', NAME_WIDTH.saturating_sub(len)));
+    let mut out = name.to_string();
+    pad_from(&mut out, 0);
     out
 }
