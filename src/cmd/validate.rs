@@ -1,6 +1,6 @@
 use anyhow::Result;
 use recap_core::CorpusReader;
-use std::io::{BufReader, Write};
+use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -16,9 +16,10 @@ pub fn run(args: Args) -> Result<ExitCode> {
     let mut out = stdout.lock();
     let (mut ok, mut rejected) = (0usize, 0usize);
     for path in &args.corpora {
-        // Opened as `recap run` opens it, so both name an unreadable file alike.
-        let reader = match recap_harness::open_corpus(path) {
-            Ok(file) => CorpusReader::new(path, BufReader::with_capacity(1 << 16, file)),
+        // Opened as `recap run` opens it (`corpus::open_file`), so both name an
+        // unreadable file alike.
+        let reader = match CorpusReader::open(path) {
+            Ok(reader) => reader,
             Err(e) => {
                 writeln!(out, "{e}")?;
                 rejected += 1;

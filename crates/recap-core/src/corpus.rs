@@ -51,16 +51,30 @@ pub struct CorpusReader<R> {
     failed: bool,
 }
 
+/// Opens a corpus file, or says why it cannot be read as one: a rejection at line 0,
+/// field `file`, which `recap validate` and `recap run` both report.
+pub fn open_file(path: &Path) -> Result<File, RejectedSession> {
+    let unreadable = |message: String| RejectedSession {
+        file: path.to_path_buf(),
+        line: 0,
+        session_id: None,
+        field: "file".into(),
+        message,
+    };
+    let file = File::open(path).map_err(|e| unreadable(format!("cannot open: {e}")))?;
+    // Opening a directory succeeds on Unix; reading it would fail with a vaguer error.
+    if file.metadata().is_ok_and(|m| m.is_dir()) {
+        return Err(unreadable(
+            "is a directory, expected a JSON Lines file".into(),
+        ));
+    }
+    Ok(file)
+}
+
 impl CorpusReader<BufReader<File>> {
-    /// Opens a corpus file; the error names the file.
+    /// Opens a corpus file ([`open_file`]); the error names the file.
     pub fn open(path: &Path) -> Result<Self, RejectedSession> {
-        let file = File::open(path).map_err(|e| RejectedSession {
-            file: path.to_path_buf(),
-            line: 0,
-            session_id: None,
-            field: "file".into(),
-            message: format!("cannot open: {e}"),
-        })?;
+        let file = open_file(path)?;
         Ok(Self::new(path, BufReader::with_capacity(1 << 16, file)))
     }
 }

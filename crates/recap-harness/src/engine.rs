@@ -602,7 +602,7 @@ pub fn run_corpora(
     let bytes = Arc::new(AtomicU64::new(0));
     let mut sources = Vec::with_capacity(corpora.len());
     for path in corpora {
-        sources.push(match open_corpus(path) {
+        sources.push(match recap_core::corpus::open_file(path) {
             Ok(file) => CorpusSource::Readable(CorpusReader::new(
                 path,
                 io::BufReader::with_capacity(
@@ -622,26 +622,6 @@ pub fn run_corpora(
         .flat_map(|(i, r)| r.map(move |e| (i, e)));
     let names = corpora.iter().map(|p| corpus_name(p)).collect();
     run_entries(cfg, names, entries, hooks, Some(&bytes))
-}
-
-/// Opens a corpus file, or says why it cannot be read as one (line 0, field `file`).
-/// `recap run` and `recap validate` both report unreadable files through this.
-pub fn open_corpus(path: &Path) -> Result<std::fs::File, RejectedSession> {
-    let unreadable = |message: String| RejectedSession {
-        file: path.to_path_buf(),
-        line: 0,
-        session_id: None,
-        field: "file".into(),
-        message,
-    };
-    let file = std::fs::File::open(path).map_err(|e| unreadable(format!("cannot open: {e}")))?;
-    // Opening a directory succeeds on Unix; reading it would fail with a vaguer error.
-    if file.metadata().is_ok_and(|m| m.is_dir()) {
-        return Err(unreadable(
-            "is a directory, expected a JSON Lines file".into(),
-        ));
-    }
-    Ok(file)
 }
 
 /// One corpus of a run: its sessions, or the single rejection saying why it could not

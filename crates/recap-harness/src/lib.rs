@@ -21,8 +21,8 @@ pub mod sweep;
 pub mod tokenizer;
 
 pub use engine::{
-    Checker, HarnessError, Hooks, PromptDump, RunConfig, StrategyEntry, open_corpus,
-    process_session, run_corpora, run_entries, run_sessions,
+    Checker, HarnessError, Hooks, PromptDump, RunConfig, StrategyEntry, process_session,
+    run_corpora, run_entries, run_sessions,
 };
 pub use report::Report;
 pub use tokenizer::{Backend, Encoding, Tokenizer};
