@@ -376,6 +376,21 @@ mod tests {
     use crate::session::{Turn, TurnError};
     use std::collections::BTreeMap;
 
+    /// The context of a call checked on its own: no previous call, no second render.
+    fn single_render<'a>(
+        session: &'a Session,
+        k: usize,
+        messages: &'a [Message],
+    ) -> CheckContext<'a> {
+        CheckContext {
+            session,
+            k,
+            messages,
+            previous: None,
+            second_render: None,
+        }
+    }
+
     fn session(turns: Vec<Turn>) -> Session {
         Session {
             id: "s".into(),
@@ -490,13 +505,7 @@ mod tests {
         }];
         let check_user = |content: &str| {
             let msgs = vec![Message::system("sys"), Message::user(content)];
-            let ctx = CheckContext {
-                session: &s,
-                k: 1,
-                messages: &msgs,
-                previous: None,
-                second_render: None,
-            };
+            let ctx = single_render(&s, 1, &msgs);
             check(&limits, &ctx)
         };
         // Two prints can make three lines ("two\nlines" + "three").
@@ -527,13 +536,7 @@ mod tests {
         t.feedback = Some("Recorded.".into());
         let s = session(vec![t]);
         let zero = vec![Message::system("sys"), Message::user("Do it")];
-        let ctx = CheckContext {
-            session: &s,
-            k: 0,
-            messages: &zero,
-            previous: None,
-            second_render: None,
-        };
+        let ctx = single_render(&s, 0, &zero);
         assert_eq!(check(&[Invariant::TurnsLine], &ctx), vec![]);
         let one = vec![
             Message::system("sys"),
@@ -541,13 +544,7 @@ mod tests {
             Message::assistant("x"),
             Message::user("Recorded."),
         ];
-        let ctx = CheckContext {
-            session: &s,
-            k: 1,
-            messages: &one,
-            previous: None,
-            second_render: None,
-        };
+        let ctx = single_render(&s, 1, &one);
         assert_eq!(check(&[Invariant::TurnsLine], &ctx), vec![]);
     }
 
@@ -615,13 +612,7 @@ mod tests {
         let rule = [Invariant::FailedTurnsVerbatim];
         let check_with = |contents: &[&str]| {
             let msgs: Vec<Message> = contents.iter().map(|c| Message::user(*c)).collect();
-            let ctx = CheckContext {
-                session: &s,
-                k: 1,
-                messages: &msgs,
-                previous: None,
-                second_render: None,
-            };
+            let ctx = single_render(&s, 1, &msgs);
             ids(&check(&rule, &ctx))
         };
         let reply = "```clojure\n(step 1)\n```";
@@ -650,13 +641,7 @@ mod tests {
             Message::system("sys"),
             Message::user("Do it\n\nTurns left: 1"),
         ];
-        let ctx = CheckContext {
-            session: &s,
-            k: 1,
-            messages: &msgs,
-            previous: None,
-            second_render: None,
-        };
+        let ctx = single_render(&s, 1, &msgs);
         let v = check(&[Invariant::TurnsLine], &ctx);
         assert!(v[0].detail.contains("FINAL TURN"), "{v:?}");
     }
