@@ -215,6 +215,26 @@ impl SessionState {
             .expect("just stored a value of this type")
     }
 
+    /// The stored `T` when `reusable` accepts it; otherwise `fresh()` is stored in place
+    /// of whatever was there (nothing, another type, a `T` of another session) and
+    /// returned. How a strategy keeps a per-session cache: reuse can only save work.
+    pub fn reuse_or_set<T: std::any::Any + Send>(
+        &mut self,
+        reusable: impl FnOnce(&T) -> bool,
+        fresh: impl FnOnce() -> T,
+    ) -> &mut T {
+        let keep = self
+            .slot
+            .as_ref()
+            .and_then(|b| b.downcast_ref::<T>())
+            .is_some_and(reusable);
+        if !keep {
+            self.slot = Some(Box::new(fresh()));
+        }
+        self.get_mut::<T>()
+            .expect("the state holds a T: kept or just stored")
+    }
+
     /// Drops the stored value.
     pub fn clear(&mut self) {
         self.slot = None;
@@ -226,5 +246,27 @@ impl std::fmt::Debug for SessionState {
         f.debug_struct("SessionState")
             .field("occupied", &self.slot.is_some())
             .finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::SessionState;
+
+    #[test]
+    fn reuse_or_set_keeps_what_fits_and_replaces_the_rest() {
+        let mut state = SessionState::new();
+        // Empty: the fresh value.
+        *state.reuse_or_set(|_: &u32| true, || 1u32) += 10;
+        // Accepted: the stored value, with what was done to it.
+        assert_eq!(*state.reuse_or_set(|n: &u32| *n == 11, || 0u32), 11);
+        // Refused: replaced.
+        assert_eq!(*state.reuse_or_set(|n: &u32| *n == 99, || 2u32), 2);
+        // Another type: replaced, whatever the test would say.
+        assert_eq!(
+            state.reuse_or_set(|_: &String| true, || "s".to_string()),
+            "s"
+        );
+        assert_eq!(state.get_mut::<u32>(), None);
     }
 }

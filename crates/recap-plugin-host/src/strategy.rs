@@ -126,15 +126,10 @@ impl Strategy for PluginStrategy {
         state: &mut SessionState,
     ) -> Result<Vec<Message>, RenderError> {
         RenderRequest::for_call(session, k)?;
-        let reusable = state
-            .get_mut::<HostSession>()
-            .is_some_and(|s| s.belongs_to(self.instance, session));
-        if !reusable {
-            state.set(HostSession::new(self.instance, session));
-        }
-        let host = state
-            .get_mut::<HostSession>()
-            .expect("a HostSession was just stored");
+        let host = state.reuse_or_set(
+            |s: &HostSession| s.belongs_to(self.instance, session),
+            || HostSession::new(self.instance, session),
+        );
         let result = host.render(&self.plugin.fns, &self.options, session, k);
         if result.is_err() {
             // A failed call may leave either side half-updated: start over next time.

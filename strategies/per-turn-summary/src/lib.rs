@@ -132,21 +132,18 @@ impl SummaryCache {
         session: &Session,
         options: SummaryOptions,
     ) -> &'s mut Self {
-        let reusable = state.get_mut::<Self>().is_some_and(|cache| {
-            cache.options == options
-                && cache.key.matches(session)
-                && cache.summaries.len() <= session.turns.len()
-        });
-        if !reusable {
-            return state.set(Self {
+        state.reuse_or_set(
+            |cache: &Self| {
+                cache.options == options
+                    && cache.key.matches(session)
+                    && cache.summaries.len() <= session.turns.len()
+            },
+            || Self {
                 key: SessionIdentity::of(session),
                 options,
                 summaries: Vec::new(),
-            });
-        }
-        state
-            .get_mut::<Self>()
-            .expect("the state was just seen holding a per-turn-summary cache")
+            },
+        )
     }
 }
 

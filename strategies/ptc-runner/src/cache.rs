@@ -150,21 +150,20 @@ impl RenderCache {
         session: &Session,
         limits: Limits,
     ) -> &'s mut Self {
-        let reusable = state.get_mut::<Self>().is_some_and(|cache| {
-            cache
-                .key
-                .as_ref()
-                .is_some_and(|key| key.matches(session, limits))
-                && cache.indexed <= session.turns.len()
-        });
-        if !reusable {
-            let mut cache = Self::new(limits);
-            cache.key = Some(SessionKey::of(session, limits));
-            return state.set(cache);
-        }
-        state
-            .get_mut::<Self>()
-            .expect("the state was just seen holding a RenderCache")
+        state.reuse_or_set(
+            |cache: &Self| {
+                cache
+                    .key
+                    .as_ref()
+                    .is_some_and(|key| key.matches(session, limits))
+                    && cache.indexed <= session.turns.len()
+            },
+            || {
+                let mut cache = Self::new(limits);
+                cache.key = Some(SessionKey::of(session, limits));
+                cache
+            },
+        )
     }
 
     /// `[SYSTEM, USER]` for `request`, equal to the reference renderer's messages.

@@ -281,18 +281,13 @@ struct TokenCache {
 impl TokenCache {
     /// The cache in `state` for `session`, started over when `state` holds anything else.
     fn for_session<'s>(state: &'s mut SessionState, session: &Session) -> &'s mut Self {
-        let reusable = state
-            .get_mut::<Self>()
-            .is_some_and(|c| c.key.matches(session) && c.counted() <= session.turns.len());
-        if !reusable {
-            return state.set(Self {
+        state.reuse_or_set(
+            |c: &Self| c.key.matches(session) && c.counted() <= session.turns.len(),
+            || Self {
                 key: SessionIdentity::of(session),
                 totals: vec![0, trim::estimate_tokens(&session.mission)],
-            });
-        }
-        state
-            .get_mut::<Self>()
-            .expect("the state was just seen holding a TokenCache")
+            },
+        )
     }
 
     fn counted(&self) -> usize {

@@ -115,15 +115,10 @@ impl SummaryCache {
     /// The cache kept in `state` for `session`; a new one when `state` is empty, holds
     /// something else, or was filled from another session.
     pub fn for_session<'s>(state: &'s mut SessionState, session: &Session) -> &'s mut Self {
-        let reusable = state.get_mut::<Self>().is_some_and(|cache| {
-            cache.key.matches(session) && cache.indexed <= session.turns.len()
-        });
-        if !reusable {
-            return state.set(Self::new(SessionIdentity::of(session)));
-        }
-        state
-            .get_mut::<Self>()
-            .expect("the state was just seen holding a SummaryCache")
+        state.reuse_or_set(
+            |cache: &Self| cache.key.matches(session) && cache.indexed <= session.turns.len(),
+            || Self::new(SessionIdentity::of(session)),
+        )
     }
 
     /// A size for the string the context over the first `turns` turns of `session` is
