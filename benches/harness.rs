@@ -22,14 +22,14 @@
 
 mod common;
 
-use common::{bench_data_files, measuring, read_corpus, shared_corpus, write_corpus};
+use common::{
+    bench_data_files, engine, engine_config, measuring, read_corpus, shared_corpus, write_corpus,
+};
 use criterion::measurement::Measurement;
 use criterion::{Criterion, SamplingMode, Throughput};
 use recap_core::{CorpusReader, Strategy};
 use recap_harness::counting::prompt_tokens;
-use recap_harness::{
-    Backend, Encoding, Hooks, Report, RunConfig, StrategyEntry, Tokenizer, run_corpora,
-};
+use recap_harness::{Backend, Encoding, Tokenizer};
 use recap_import::Kind;
 use std::hint::black_box;
 use std::path::{Path, PathBuf};
@@ -46,27 +46,6 @@ fn strategies() -> Vec<Arc<dyn Strategy>> {
                 .unwrap_or_else(|e| panic!("built-in {}: {e}", info.name))
         })
         .collect()
-}
-
-fn engine_config(strategies: &[Arc<dyn Strategy>]) -> RunConfig {
-    let baseline = recap_builtins::registry()
-        .build("full-history")
-        .expect("full-history builds");
-    let entries = strategies
-        .iter()
-        .map(|s| StrategyEntry::new(Arc::clone(s)))
-        .collect();
-    let tokenizer = Tokenizer::get(Encoding::O200kBase, Backend::default());
-    let mut cfg = RunConfig::new(entries, baseline, vec![tokenizer]).expect("valid run config");
-    cfg.jobs = 1;
-    cfg
-}
-
-fn engine(cfg: &RunConfig, corpus: &Path) -> Report {
-    // The report itself is the result (`recap run` then prints a small table from it);
-    // serialising it is not part of the comparison.
-    run_corpora(cfg, &[corpus.to_path_buf()], Hooks::default())
-        .unwrap_or_else(|e| panic!("recap run engine on {}: {e}", corpus.display()))
 }
 
 fn naive(strategies: &[Arc<dyn Strategy>], tok: &Tokenizer, corpus: &Path) -> u64 {

@@ -34,17 +34,16 @@ mod common;
 mod support;
 
 use common::{
-    bench_data_sessions, measuring, render_calls, render_sessions, request, write_corpus,
+    bench_data_sessions, engine, engine_config, measuring, render_calls, render_sessions, request,
+    write_corpus,
 };
 use criterion::{Criterion, SamplingMode, Throughput, criterion_group, criterion_main};
+use recap_core::Registry;
 use recap_core::invariants::calls;
-use recap_core::{Registry, Strategy};
-use recap_harness::{
-    Backend, Encoding, Hooks, Report, RunConfig, StrategyEntry, Tokenizer, run_corpora,
-};
+use recap_harness::Report;
 use std::collections::BTreeMap;
 use std::hint::black_box;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 
 /// The wrapped built-ins by target name (`wrap_full_history`, …).
@@ -66,27 +65,6 @@ fn wrapped_libraries() -> BTreeMap<String, PathBuf> {
         args.join(" ")
     );
     support::build_cdylibs(&args)
-}
-
-/// `recap run --strategy <strategy> --jobs 1` as the engine runs it.
-fn run_config(strategy: Arc<dyn Strategy>) -> RunConfig {
-    let baseline = recap_builtins::registry()
-        .build("full-history")
-        .expect("full-history builds");
-    let tokenizer = Tokenizer::get(Encoding::O200kBase, Backend::default());
-    let mut cfg = RunConfig::new(
-        vec![StrategyEntry::new(strategy)],
-        baseline,
-        vec![tokenizer],
-    )
-    .expect("valid run config");
-    cfg.jobs = 1;
-    cfg
-}
-
-fn run(cfg: &RunConfig, corpus: &Path) -> Report {
-    run_corpora(cfg, &[corpus.to_path_buf()], Hooks::default())
-        .unwrap_or_else(|e| panic!("recap run engine on {}: {e}", corpus.display()))
 }
 
 /// Prompt tokens per run, in report order: what both sides of `plugin-run` must agree on.
@@ -155,11 +133,11 @@ fn plugin(c: &mut Criterion) {
         group.finish();
 
         recap_plugin_host::set_call_time_limit(Some(default_limit));
-        let builtin_run = run_config(Arc::clone(&want));
-        let plugin_run = run_config(Arc::clone(&got));
+        let builtin_run = engine_config(&[Arc::clone(&want)]);
+        let plugin_run = engine_config(&[Arc::clone(&got)]);
         assert_eq!(
-            token_totals(&run(&plugin_run, &corpus)),
-            token_totals(&run(&builtin_run, &corpus)),
+            token_totals(&engine(&plugin_run, &corpus)),
+            token_totals(&engine(&builtin_run, &corpus)),
             "{name}: recap run must count the same tokens with the plugin"
         );
         let mut group = c.benchmark_group(format!("plugin-run/{name}"));
@@ -167,14 +145,14 @@ fn plugin(c: &mut Criterion) {
         group.sample_size(10);
         group.sampling_mode(SamplingMode::Flat);
         group.bench_function("builtin", |b| {
-            b.iter(|| run(black_box(&builtin_run), &corpus))
+            b.iter(|| engine(black_box(&builtin_run), &corpus))
         });
         group.bench_function("plugin", |b| {
-            b.iter(|| run(black_box(&plugin_run), &corpus))
+            b.iter(|| engine(black_box(&plugin_run), &corpus))
         });
         recap_plugin_host::set_call_time_limit(None);
         group.bench_function("plugin-no-time-limit", |b| {
-            b.iter(|| run(black_box(&plugin_run), &corpus))
+            b.iter(|| engine(black_box(&plugin_run), &corpus))
         });
         group.finish();
     }

@@ -9,7 +9,11 @@ pub mod cpu;
 
 use recap_core::invariants::calls;
 use recap_core::{CorpusReader, Message, RenderRequest, Session, SessionState, Strategy};
+use recap_harness::{
+    Backend, Encoding, Hooks, Report, RunConfig, StrategyEntry, Tokenizer, run_corpora,
+};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// recap's workspace root (the root package is the `recap` binary).
 pub fn workspace_root() -> PathBuf {
@@ -174,4 +178,28 @@ pub fn every_prompt(strategy: &dyn Strategy, sessions: &[Session]) -> Vec<Vec<Me
         }
     }
     prompts
+}
+
+/// `recap run`'s engine configured as the command runs it by default (o200k_base, the
+/// fast backend, every check) for `strategies`, with one job; the full-history baseline
+/// is added when not among them.
+pub fn engine_config(strategies: &[Arc<dyn Strategy>]) -> RunConfig {
+    let baseline = recap_builtins::registry()
+        .build("full-history")
+        .expect("full-history builds");
+    let entries = strategies
+        .iter()
+        .map(|s| StrategyEntry::new(Arc::clone(s)))
+        .collect();
+    let tokenizer = Tokenizer::get(Encoding::O200kBase, Backend::default());
+    let mut cfg = RunConfig::new(entries, baseline, vec![tokenizer]).expect("valid run config");
+    cfg.jobs = 1;
+    cfg
+}
+
+/// The engine over one corpus file, from the file to the finished report (serialising
+/// the report is not part of what the benches compare).
+pub fn engine(cfg: &RunConfig, corpus: &Path) -> Report {
+    run_corpora(cfg, &[corpus.to_path_buf()], Hooks::default())
+        .unwrap_or_else(|e| panic!("recap run engine on {}: {e}", corpus.display()))
 }
