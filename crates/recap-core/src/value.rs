@@ -154,6 +154,55 @@ impl Value {
         }
     }
 
+    /// Exact structural identity: the same variants with the same contents in the same
+    /// order, floats compared by their bits (`0.0` and `-0.0` differ, a NaN equals the
+    /// same NaN). Identical values print identically, so a strategy may reuse the text
+    /// printed for one when it meets the other (derived `==` may not: `0.0 == -0.0`).
+    ///
+    /// Iterative, like printing and dropping: any depth compares without recursion; a
+    /// collection of leaves compares without allocating.
+    pub fn is_identical(&self, other: &Value) -> bool {
+        let mut pending: Vec<(&Value, &Value)> = Vec::new();
+        let (mut a, mut b) = (self, other);
+        loop {
+            match (a, b) {
+                (Value::List(x), Value::List(y))
+                | (Value::Set(x), Value::Set(y))
+                | (Value::Tuple(x), Value::Tuple(y)) => {
+                    if x.len() != y.len() {
+                        return false;
+                    }
+                    for (p, q) in x.iter().zip(y) {
+                        if !leaf_identical(p, q, &mut pending) {
+                            return false;
+                        }
+                    }
+                }
+                (Value::Map(x), Value::Map(y)) => {
+                    if x.len() != y.len() {
+                        return false;
+                    }
+                    for ((k, v), (k2, v2)) in x.iter().zip(y) {
+                        if !leaf_identical(k, k2, &mut pending)
+                            || !leaf_identical(v, v2, &mut pending)
+                        {
+                            return false;
+                        }
+                    }
+                }
+                _ => {
+                    if !leaf_identical(a, b, &mut pending) {
+                        return false;
+                    }
+                }
+            }
+            match pending.pop() {
+                Some((p, q)) => (a, b) = (p, q),
+                None => return true,
+            }
+        }
+    }
+
     /// Looks up a map entry by keyword or string key.
     pub fn get(&self, key: &str) -> Option<&Value> {
         match self {
@@ -163,6 +212,31 @@ impl Value {
             }),
             _ => None,
         }
+    }
+}
+
+/// Compares two values that are not both collections of one kind; a pair of
+/// collections is left on `pending` for [`Value::is_identical`]'s loop.
+#[inline]
+fn leaf_identical<'v>(
+    a: &'v Value,
+    b: &'v Value,
+    pending: &mut Vec<(&'v Value, &'v Value)>,
+) -> bool {
+    match (a, b) {
+        (Value::Str(x), Value::Str(y)) | (Value::Keyword(x), Value::Keyword(y)) => x == y,
+        (Value::Int(x), Value::Int(y)) => x == y,
+        (Value::Float(x), Value::Float(y)) => x.to_bits() == y.to_bits(),
+        (Value::List(_), Value::List(_))
+        | (Value::Set(_), Value::Set(_))
+        | (Value::Tuple(_), Value::Tuple(_))
+        | (Value::Map(_), Value::Map(_)) => {
+            pending.push((a, b));
+            true
+        }
+        // The other variants hold no floats and no values, and different variants
+        // differ: derived equality is exact and shallow here.
+        _ => a == b,
     }
 }
 
@@ -532,6 +606,46 @@ fn number_of(v: &Value) -> f64 {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    fn nested_lists(depth: usize, leaf: Value) -> Value {
+        (0..depth).fold(leaf, |inner, _| Value::List(vec![inner]))
+    }
+
+    #[test]
+    fn identical_compares_floats_by_bits_and_keeps_order() {
+        let kw = |s: &str| Value::Keyword(s.into());
+        let map = |a: f64| Value::Map(vec![(kw("a"), Value::Float(a)), (kw("b"), Value::Nil)]);
+        assert!(map(1.5).is_identical(&map(1.5)));
+        assert!(map(f64::NAN).is_identical(&map(f64::NAN)));
+        assert!(
+            !map(0.0).is_identical(&map(-0.0)),
+            "0.0 and -0.0 print differently"
+        );
+        assert_eq!(map(0.0), map(-0.0), "while derived == calls them equal");
+        let swapped = Value::Map(vec![(kw("b"), Value::Nil), (kw("a"), Value::Float(1.5))]);
+        assert!(!map(1.5).is_identical(&swapped));
+        assert!(!Value::Int(1).is_identical(&Value::Float(1.0)));
+        assert!(!Value::List(vec![]).is_identical(&Value::Tuple(vec![])));
+        assert!(!Value::List(vec![Value::Nil]).is_identical(&Value::List(vec![])));
+        let set = |items: Vec<i64>| Value::Set(items.into_iter().map(Value::Int).collect());
+        assert!(set(vec![1, 2]).is_identical(&set(vec![1, 2])));
+        assert!(!set(vec![1, 2]).is_identical(&set(vec![2, 1])));
+    }
+
+    #[test]
+    fn identical_walks_any_depth_without_recursion() {
+        // Built twice: the derived `Clone` recurses.
+        let a = nested_lists(200_000, Value::Str("x".into()));
+        assert!(a.is_identical(&nested_lists(200_000, Value::Str("x".into()))));
+        assert!(!a.is_identical(&nested_lists(200_000, Value::Str("y".into()))));
+        assert!(!a.is_identical(&nested_lists(199_999, Value::Str("x".into()))));
+        let in_map = |v: Value| Value::Map(vec![(Value::Keyword("k".into()), v)]);
+        let deep_map = || in_map(nested_lists(100_000, in_map(Value::Float(-0.0))));
+        assert!(deep_map().is_identical(&deep_map()));
+        assert!(
+            !deep_map().is_identical(&in_map(nested_lists(100_000, in_map(Value::Float(0.0)))))
+        );
+    }
 
     #[test]
     fn decodes_every_tag() {

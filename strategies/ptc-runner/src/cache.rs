@@ -18,10 +18,9 @@ use crate::namespace::{self, DataOptions, MemoryEntry};
 use crate::suc::{FINAL_WORK_TURN, Limits};
 use recap_core::{
     Message, PrintOptions, RenderRequest, Session, SessionIdentity, SessionState, Turn,
-    write_clojure,
+    write_clojure, write_decimal,
 };
 use std::collections::VecDeque;
-use std::fmt::Write as _;
 
 /// Which session and options a cache was filled for: the printed lines depend on both.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -61,8 +60,6 @@ impl Span {
 struct DefSlot {
     turn: usize,
     index: usize,
-    /// Its name's length and first and last bytes (see [`NameKey`]).
-    name: NameKey,
     /// Functions are listed before values.
     function: bool,
     /// Whether it shows at all (nil, `[]` and `{}` values do not).
@@ -82,7 +79,8 @@ pub struct RenderCache {
     /// The cached texts (namespaces, definition lines), back to back.
     arena: String,
     /// The printed call lines, back to back in the order printed: in session order
-    /// when calls are rendered in order, so that a window of them is one slice.
+    /// when calls are rendered in order, so that a window of them is mostly one slice.
+    /// A repeated call's line is its predecessor's text (spans never decrease).
     call_arena: String,
     /// The tools section, then the data section after a blank line when there is data
     /// (both depend only on the session).
@@ -105,17 +103,15 @@ pub struct RenderCache {
     call_lines: VecDeque<Span>,
     call_lines_from: usize,
     /// The live definitions after folding the first `folded` definition slots, one
-    /// slot per name (its latest definition), in no particular order.
+    /// slot per name (its latest definition), in name order (the order `user/` lists
+    /// them in): a new name is inserted in place, a redefinition replaces its entry.
     live: Vec<usize>,
     folded: usize,
-    /// `live` sorted by name (the order `user/` lists them in), rebuilt when `live`
-    /// changes.
-    sorted: Vec<usize>,
-    /// The `user/` section (a blank line first) of the live definitions in `sorted`,
-    /// empty when none is informative.
+    /// The `user/` section (a blank line first) of the definitions in `live`, empty
+    /// when none is informative.
     user_section: String,
-    /// Whether `sorted` and `user_section` show the live set.
-    sorted_valid: bool,
+    /// Whether `user_section` shows `live`.
+    section_valid: bool,
 }
 
 impl RenderCache {
@@ -137,9 +133,8 @@ impl RenderCache {
             call_lines_from: 0,
             live: Vec::new(),
             folded: 0,
-            sorted: Vec::new(),
             user_section: String::new(),
-            sorted_valid: true,
+            section_valid: true,
         }
     }
 
@@ -161,6 +156,44 @@ impl RenderCache {
             || {
                 let mut cache = Self::new(limits);
                 cache.key = Some(SessionKey::of(session, limits));
+                // The session's calls will index all its turns: size the indexes once
+                // rather than growing them call by call.
+                let turns = session.turns.len();
+                for ends in [
+                    &mut cache.calls_end,
+                    &mut cache.defs_end,
+                    &mut cache.prints_end,
+                ] {
+                    ends.reserve_exact(turns);
+                }
+                let defs: usize = session
+                    .turns
+                    .iter()
+                    .filter(|t| t.success)
+                    .map(|t| t.definitions.len())
+                    .sum();
+                cache.defs.reserve_exact(defs);
+                cache.live.reserve(defs.min(64));
+                cache.user_section.reserve(defs.min(64) * 96);
+                cache
+                    .call_lines
+                    .reserve(limits.tool_call_limit.min(256) + 8);
+                // The tools section takes about its specs' text plus its layout, and
+                // the first window of calls a few dozen bytes a line.
+                let tools: usize = session
+                    .tools
+                    .iter()
+                    .map(|(name, spec)| {
+                        2 * name.len()
+                            + spec.signature.as_ref().map_or(0, String::len)
+                            + spec.description.as_ref().map_or(0, String::len)
+                            + 32
+                    })
+                    .sum();
+                cache.arena.reserve(tools + 1024);
+                cache
+                    .call_arena
+                    .reserve(2 * limits.tool_call_limit.min(64) * 48);
                 cache
             },
         )
@@ -221,7 +254,7 @@ impl RenderCache {
             + error.map_or(0, |(program, message)| {
                 ERROR_PARTS.iter().map(|p| p.len()).sum::<usize>() + program.len() + message.len()
             })
-            + FINAL_WORK_TURN.len()
+            + FINAL_WORK_TURN.len().max(TURNS_LEFT.len() + 20)
             + 2;
         let mut out = String::with_capacity(capacity);
 
@@ -275,8 +308,8 @@ impl RenderCache {
         if turns_left == 0 {
             out.push_str(FINAL_WORK_TURN);
         } else {
-            // Writing to a String cannot fail.
-            let _ = write!(out, "Turns left: {turns_left}");
+            out.push_str(TURNS_LEFT);
+            write_decimal(&mut out, turns_left as u64);
         }
         vec![Message::system(request.system_prompt), Message::user(out)]
     }
@@ -347,7 +380,6 @@ impl RenderCache {
                         .map(|(index, def)| DefSlot {
                             turn,
                             index,
-                            name: NameKey::of(&def.name),
                             function: def.is_function(),
                             informative: namespace::informative(def.value.as_ref()),
                             line: None,
@@ -372,7 +404,7 @@ impl RenderCache {
             // An earlier call than the last one: fold again from the start.
             self.live.clear();
             self.folded = 0;
-            self.sorted_valid = false;
+            self.section_valid = false;
         }
         let defs = &self.defs;
         let name = |slot: usize| {
@@ -380,30 +412,20 @@ impl RenderCache {
             turns[slot.turn].definitions[slot.index].name.as_str()
         };
         for slot in self.folded..target {
-            // A redefinition replaces the entry (the latest value wins). The live set
-            // is small (a few dozen names), so a scan of name keys beats a search that
-            // compares names; most names are decided by their keys alone.
-            let key = defs[slot].name;
-            match self
-                .live
-                .iter()
-                .position(|&l| defs[l].name == key && (key.is_whole() || name(l) == name(slot)))
-            {
-                Some(pos) => self.live[pos] = slot,
-                None => self.live.push(slot),
+            // A redefinition replaces the entry (the latest value wins); names are
+            // unique among the live definitions.
+            match self.live.binary_search_by(|&l| name(l).cmp(name(slot))) {
+                Ok(pos) => self.live[pos] = slot,
+                Err(pos) => self.live.insert(pos, slot),
             }
-            self.sorted_valid = false;
+            self.section_valid = false;
         }
         self.folded = target;
-        if self.sorted_valid {
+        if self.section_valid {
             return;
         }
-        self.sorted.clear();
-        self.sorted.extend_from_slice(&self.live);
-        // Names are unique among the live definitions.
-        self.sorted.sort_unstable_by(|&a, &b| name(a).cmp(name(b)));
 
-        for &at in &self.sorted {
+        for &at in &self.live {
             let slot = &mut self.defs[at];
             if !slot.informative || slot.line.is_some() {
                 continue;
@@ -435,7 +457,7 @@ impl RenderCache {
 
         self.user_section.clear();
         let shown = |function: bool| {
-            self.sorted
+            self.live
                 .iter()
                 .map(|&at| &self.defs[at])
                 .filter(move |slot| slot.informative && slot.function == function)
@@ -450,7 +472,7 @@ impl RenderCache {
                     .push_str(&self.arena[line.start..line.end]);
             }
         }
-        self.sorted_valid = true;
+        self.section_valid = true;
     }
 
     /// Makes `call_lines` start with the lines of the calls in slots `from..to`,
@@ -480,20 +502,38 @@ impl RenderCache {
         self.call_lines_from = from;
         let have = from + self.call_lines.len();
         if have < to {
+            // The call before the first one to print, when its line is at hand.
+            let mut previous = self
+                .call_lines
+                .back()
+                .and_then(|&line| Some((slots(&self.calls_end, have - 1, have).next()?, line)));
             for (turn, index) in slots(&self.calls_end, have, to) {
                 let call = &turns[turn].tool_calls[index];
-                let arena = &mut self.call_arena;
-                let start = arena.len();
-                // Args always sit in parentheses, whatever their shape (`ping(nil)`).
-                arena.push_str("\n;   ");
-                arena.push_str(&call.name);
-                arena.push('(');
-                write_clojure(arena, &call.args, PrintOptions::TOOL_ARGS);
-                arena.push(')');
-                self.call_lines.push_back(Span {
-                    start,
-                    end: arena.len(),
+                // Agents repeat calls (polling, retries): a call identical to the one
+                // before it shares that call's line instead of printing it again.
+                let repeated = previous.filter(|&((t, i), _)| {
+                    let before = &turns[t].tool_calls[i];
+                    before.name == call.name && before.args.is_identical(&call.args)
                 });
+                let line = match repeated {
+                    Some((_, line)) => line,
+                    None => {
+                        let arena = &mut self.call_arena;
+                        let start = arena.len();
+                        // Args always sit in parentheses, whatever their shape (`ping(nil)`).
+                        arena.push_str("\n;   ");
+                        arena.push_str(&call.name);
+                        arena.push('(');
+                        write_clojure(arena, &call.args, PrintOptions::TOOL_ARGS);
+                        arena.push(')');
+                        Span {
+                            start,
+                            end: arena.len(),
+                        }
+                    }
+                };
+                self.call_lines.push_back(line);
+                previous = Some(((turn, index), line));
             }
         }
         self.call_lines
@@ -517,33 +557,6 @@ fn slots(ends: &[usize], from: usize, to: usize) -> impl Iterator<Item = (usize,
     })
 }
 
-/// A definition's name by its length and its first and last 8 bytes: different keys
-/// mean different names, and for names of at most 16 bytes equal keys mean equal names,
-/// so folding rarely reads the names themselves.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct NameKey {
-    len: usize,
-    head: u64,
-    tail: u64,
-}
-
-impl NameKey {
-    fn of(name: &str) -> Self {
-        let bytes = name.as_bytes();
-        let word = |part: &[u8]| part.iter().fold(0u64, |w, &b| (w << 8) | u64::from(b));
-        Self {
-            len: bytes.len(),
-            head: word(&bytes[..bytes.len().min(8)]),
-            tail: word(&bytes[bytes.len().saturating_sub(8)..]),
-        }
-    }
-
-    /// Whether the key holds every byte of the name.
-    fn is_whole(self) -> bool {
-        self.len <= 16
-    }
-}
-
 /// Bytes of call lines no longer shown that the call arena may keep before it is
 /// compacted.
 const CALL_ARENA_SLACK: usize = 1 << 12;
@@ -552,6 +565,7 @@ const USER_HEADER: &str = ";; === user/ (your prelude) ===";
 const CALLS_HEADER: &str = ";; Tool calls made:";
 const NO_CALLS: &str = ";; No tool calls made";
 const OUTPUT_HEADER: &str = ";; Output:";
+const TURNS_LEFT: &str = "Turns left: ";
 /// The error section around the program and the message.
 const ERROR_PARTS: [&str; 3] = [
     "---\nYour previous attempt:\n```clojure\n",

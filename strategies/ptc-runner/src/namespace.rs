@@ -357,8 +357,10 @@ pub(crate) fn write_value_line(
 /// Pads what was appended to `out` since `start` with spaces to [`NAME_WIDTH`] chars;
 /// never cuts.
 fn pad_from(out: &mut String, start: usize) {
+    const SPACES: &str = "                              ";
+    const _: () = assert!(SPACES.len() == NAME_WIDTH);
     let len = out[start..].chars().count();
-    out.extend(std::iter::repeat_n(' ', NAME_WIDTH.saturating_sub(len)));
+    out.push_str(&SPACES[..NAME_WIDTH.saturating_sub(len)]);
 }
 
 /// Pads with spaces to [`NAME_WIDTH`] chars; never cuts.

@@ -193,3 +193,50 @@ fn a_long_session_in_order_equals_the_reference() {
         assert_eq!(got, expected, "call {k}");
     }
 }
+
+/// A call identical to the one before it shares its printed line; one that is only
+/// equal by `==` (`0.0` and `-0.0`) prints its own, across turns and in any order.
+#[test]
+fn repeated_calls_share_a_line_only_when_identical() {
+    let call = |x: serde_json::Value| serde_json::json!({"name": "probe", "args": {"x": x}});
+    let zero: serde_json::Value = serde_json::from_str("0.0").unwrap();
+    let minus_zero: serde_json::Value = serde_json::from_str("-0.0").unwrap();
+    let s = Session::from_json(&serde_json::json!({
+        "id": "repeats",
+        "system_prompt": "",
+        "mission": "m",
+        "max_turns": 6,
+        "turns": [
+            {"number": 1, "success": true, "program": "(probe)",
+             "tool_calls": [call(zero.clone()), call(zero.clone()), call(minus_zero.clone())]},
+            {"number": 2, "success": true, "program": "(probe)",
+             "tool_calls": [call(minus_zero.clone()), call(zero.clone())]},
+            {"number": 3, "success": true, "program": "(probe)",
+             "tool_calls": [call(zero.clone())]}
+        ]
+    }))
+    .unwrap();
+    let strategy = PtcRunner::default();
+    let mut state = SessionState::new();
+    for k in calls(&s).chain([1, 3, 2]) {
+        let got = strategy.render_session(&s, k, &mut state).unwrap();
+        assert_eq!(got, reference(&strategy, &s, k), "call {k}");
+    }
+    let last = strategy.render_session(&s, 3, &mut state).unwrap();
+    let lines: Vec<&str> = last[1]
+        .content
+        .lines()
+        .filter(|l| l.starts_with(";   probe"))
+        .collect();
+    assert_eq!(
+        lines,
+        [
+            ";   probe({:x 0.0})",
+            ";   probe({:x 0.0})",
+            ";   probe({:x -0.0})",
+            ";   probe({:x -0.0})",
+            ";   probe({:x 0.0})",
+            ";   probe({:x 0.0})",
+        ]
+    );
+}

@@ -11,7 +11,6 @@ use crate::options::SummaryOptions;
 use crate::pieces::{
     DefKind, Pieces, same_call, write_call_head, write_call_tail, write_def_line, write_sample,
 };
-use crate::same::identical;
 use crate::summary::{print_cut, shown_print_len};
 use recap_core::{Definition, Session, SessionIdentity, SessionState, ToolCall, Turn};
 
@@ -315,7 +314,7 @@ impl<'t> Pieces<'t> for SummaryCache {
         }
         let (call, previous) = (self.call(turns, at), self.call(turns, at - 1));
         // An identical call (the usual repeat: polling) also prints identically.
-        let identical = call.name == previous.name && identical(&call.args, &previous.args);
+        let identical = call.name == previous.name && call.args.is_identical(&previous.args);
         let repeats = identical || same_call(call, previous);
         self.calls[at].repeats = Some(repeats);
         self.calls[at].identical = identical;

@@ -32,30 +32,6 @@ pub fn same_value(a: &Value, b: &Value) -> bool {
     }
 }
 
-/// Exact structural identity: the same variants with the same contents in the same
-/// order, floats compared by their bits (so `0.0` and `-0.0` differ). Identical values
-/// print identically, and are [`same_value`].
-pub fn identical(a: &Value, b: &Value) -> bool {
-    match (a, b) {
-        (Value::Str(x), Value::Str(y)) | (Value::Keyword(x), Value::Keyword(y)) => x == y,
-        (Value::Int(x), Value::Int(y)) => x == y,
-        (Value::Float(x), Value::Float(y)) => x.to_bits() == y.to_bits(),
-        (Value::List(x), Value::List(y))
-        | (Value::Set(x), Value::Set(y))
-        | (Value::Tuple(x), Value::Tuple(y)) => {
-            x.len() == y.len() && x.iter().zip(y).all(|(p, q)| identical(p, q))
-        }
-        (Value::Map(x), Value::Map(y)) => {
-            x.len() == y.len()
-                && x.iter()
-                    .zip(y)
-                    .all(|((k, v), (k2, v2))| identical(k, k2) && identical(v, v2))
-        }
-        // The rest hold no floats: derived equality is exact.
-        _ => a == b,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -74,7 +50,7 @@ mod tests {
     }
 
     #[test]
-    fn identical_values_are_the_same_value_and_print_alike() {
+    fn identical_values_are_the_same_value() {
         let a = Value::Map(vec![
             (
                 kw("a"),
@@ -82,18 +58,17 @@ mod tests {
             ),
             (kw("b"), Value::Float(f64::NAN)),
         ]);
-        assert!(identical(&a, &a.clone()));
+        assert!(a.is_identical(&a.clone()));
         assert!(same_value(&a, &a.clone()));
         // Same value, different text: not identical.
         let (zero, minus_zero) = (Value::Float(0.0), Value::Float(-0.0));
         assert!(same_value(&zero, &minus_zero));
-        assert!(!identical(&zero, &minus_zero));
+        assert!(!zero.is_identical(&minus_zero));
         let b = Value::Map(vec![
             (kw("b"), Value::Float(f64::NAN)),
             (kw("a"), Value::Nil),
         ]);
-        assert!(!identical(&a, &b));
-        assert!(!identical(&Value::Int(1), &Value::Float(1.0)));
+        assert!(!a.is_identical(&b));
     }
 
     #[test]
