@@ -217,7 +217,7 @@ impl Value {
 
 /// Compares two values that are not both collections of one kind; a pair of
 /// collections is left on `pending` for [`Value::is_identical`]'s loop.
-#[inline]
+#[inline(always)]
 fn leaf_identical<'v>(
     a: &'v Value,
     b: &'v Value,
@@ -227,6 +227,8 @@ fn leaf_identical<'v>(
         (Value::Str(x), Value::Str(y)) | (Value::Keyword(x), Value::Keyword(y)) => x == y,
         (Value::Int(x), Value::Int(y)) => x == y,
         (Value::Float(x), Value::Float(y)) => x.to_bits() == y.to_bits(),
+        (Value::Nil, Value::Nil) => true,
+        (Value::Bool(x), Value::Bool(y)) => x == y,
         (Value::List(_), Value::List(_))
         | (Value::Set(_), Value::Set(_))
         | (Value::Tuple(_), Value::Tuple(_))
