@@ -105,7 +105,9 @@ pub struct RenderCache {
     /// The live definitions after folding the first `folded` definition slots, one
     /// slot per name (its latest definition), in name order (the order `user/` lists
     /// them in): a new name is inserted in place, a redefinition replaces its entry.
-    live: Vec<usize>,
+    /// Each with its name's [`NamePrefix`], so that the search reads this vector and
+    /// rarely the names themselves (scattered over the session: cache misses).
+    live: Vec<(NamePrefix, usize)>,
     folded: usize,
     /// The `user/` section (a blank line first) of the definitions in `live`, empty
     /// when none is informative.
@@ -414,9 +416,13 @@ impl RenderCache {
         for slot in self.folded..target {
             // A redefinition replaces the entry (the latest value wins); names are
             // unique among the live definitions.
-            match self.live.binary_search_by(|&l| name(l).cmp(name(slot))) {
-                Ok(pos) => self.live[pos] = slot,
-                Err(pos) => self.live.insert(pos, slot),
+            let prefix = NamePrefix::of(name(slot));
+            match self
+                .live
+                .binary_search_by(|&(p, l)| p.cmp(&prefix).then_with(|| name(l).cmp(name(slot))))
+            {
+                Ok(pos) => self.live[pos].1 = slot,
+                Err(pos) => self.live.insert(pos, (prefix, slot)),
             }
             self.section_valid = false;
         }
@@ -425,7 +431,7 @@ impl RenderCache {
             return;
         }
 
-        for &at in &self.live {
+        for &(_, at) in &self.live {
             let slot = &mut self.defs[at];
             if !slot.informative || slot.line.is_some() {
                 continue;
@@ -459,7 +465,7 @@ impl RenderCache {
         let shown = |function: bool| {
             self.live
                 .iter()
-                .map(|&at| &self.defs[at])
+                .map(|&(_, at)| &self.defs[at])
                 .filter(move |slot| slot.informative && slot.function == function)
                 .filter_map(|slot| slot.line)
         };
@@ -557,6 +563,20 @@ fn slots(ends: &[usize], from: usize, to: usize) -> impl Iterator<Item = (usize,
     })
 }
 
+/// A name's first 8 bytes, zero-padded, as a big-endian number: different prefixes
+/// order their names (`a < b` when `prefix(a) < prefix(b)`), equal ones say nothing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+struct NamePrefix(u64);
+
+impl NamePrefix {
+    fn of(name: &str) -> Self {
+        let mut bytes = [0u8; 8];
+        let head = &name.as_bytes()[..name.len().min(8)];
+        bytes[..head.len()].copy_from_slice(head);
+        Self(u64::from_be_bytes(bytes))
+    }
+}
+
 /// Bytes of call lines no longer shown that the call arena may keep before it is
 /// compacted.
 const CALL_ARENA_SLACK: usize = 1 << 12;
@@ -572,3 +592,24 @@ const ERROR_PARTS: [&str; 3] = [
     "\n```\n\nError: ",
     "\n---",
 ];
+
+#[cfg(test)]
+mod tests {
+    use super::NamePrefix;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// The search in `fill_live` relies on it: prefixes never contradict the order
+        /// of the names, and names that share their first 8 bytes share a prefix.
+        #[test]
+        fn prefixes_order_names_like_the_names(a in "[a-c\\x00é-]{0,12}", b in "[a-c\\x00é-]{0,12}") {
+            let (pa, pb) = (NamePrefix::of(&a), NamePrefix::of(&b));
+            if pa != pb {
+                prop_assert_eq!(pa.cmp(&pb), a.cmp(&b));
+            }
+            if a.as_bytes().iter().take(8).eq(b.as_bytes().iter().take(8)) {
+                prop_assert_eq!(pa, pb);
+            }
+        }
+    }
+}
