@@ -13,6 +13,10 @@
 //! - `abi-no-time-limit`: as `abi` with the per-call time limit off
 //!   (`RECAP_PLUGIN_TIMEOUT=none`): calls run on the caller's thread instead of a
 //!   helper thread, which shows what the two thread hand-offs per call cost.
+//! - `session-copy-floor`: no plugin at all: a deep copy of every bench-data session,
+//!   then dropping it. Any ABI in which the plugin works on its own copy of the session
+//!   (JSON, a binary format, a subprocess, Wasm) pays at least this on top of `direct`,
+//!   with no encoding and no parsing; measured beside `direct` so that the two compare.
 //!
 //! - `plugin-run/<strategy>/{builtin,plugin}`: what a researcher pays for a plugin in
 //!   `recap run`: the harness engine (one job, o200k_base, every check on, as the
@@ -129,6 +133,9 @@ fn plugin(c: &mut Criterion) {
         recap_plugin_host::set_call_time_limit(None);
         group.bench_function("abi-no-time-limit", |b| {
             b.iter(|| render_sessions(black_box(got.as_ref()), black_box(&sessions)))
+        });
+        group.bench_function("session-copy-floor", |b| {
+            b.iter(|| drop(black_box(black_box(&sessions).to_vec())))
         });
         group.finish();
 

@@ -70,6 +70,13 @@ END {
         printf "  %-24s direct %8.2f ms  abi %6.2fx %s", s, t[ids[i]] / 1e6, r, pass(r <= 1.5)
         if (nl in t) printf "  no-time-limit %6.2fx", t[nl] / t[ids[i]]
         if (fr in t) printf "  full-request %7.2fx", t[fr] / t[ids[i]]
+        fl = "plugin/" s "/session-copy-floor"
+        if (fl in t) {
+            # Copying the sessions alone, added to direct: the least a plugin holding its
+            # own copy of the session can cost.
+            r = 1 + t[fl] / t[ids[i]]
+            printf "  copy floor %6.2fx%s", r, (r > 1.5 ? " (target out of reach for a copying ABI)" : "")
+        }
         printf "\n"
     }
     print ""

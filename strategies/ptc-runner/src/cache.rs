@@ -20,6 +20,7 @@ use recap_core::{
     Message, PrintOptions, RenderRequest, Session, SessionIdentity, SessionState, Turn,
     write_clojure, write_decimal,
 };
+use std::cmp::Ordering;
 use std::collections::VecDeque;
 
 /// Which session and options a cache was filled for: the printed lines depend on both.
@@ -60,6 +61,8 @@ impl Span {
 struct DefSlot {
     turn: usize,
     index: usize,
+    /// Its name's sort key, read once when indexed.
+    name: NamePrefix,
     /// Functions are listed before values.
     function: bool,
     /// Whether it shows at all (nil, `[]` and `{}` values do not).
@@ -106,7 +109,7 @@ pub struct RenderCache {
     /// slot per name (its latest definition), in name order (the order `user/` lists
     /// them in): a new name is inserted in place, a redefinition replaces its entry.
     /// Each with its name's [`NamePrefix`], so that the search reads this vector and
-    /// rarely the names themselves (scattered over the session: cache misses).
+    /// only names longer than 16 bytes (scattered over the session: cache misses).
     live: Vec<(NamePrefix, usize)>,
     folded: usize,
     /// The `user/` section (a blank line first) of the definitions in `live`, empty
@@ -382,6 +385,7 @@ impl RenderCache {
                         .map(|(index, def)| DefSlot {
                             turn,
                             index,
+                            name: NamePrefix::of(&def.name),
                             function: def.is_function(),
                             informative: namespace::informative(def.value.as_ref()),
                             line: None,
@@ -413,16 +417,24 @@ impl RenderCache {
             let slot = &defs[slot];
             turns[slot.turn].definitions[slot.index].name.as_str()
         };
-        for slot in self.folded..target {
-            // A redefinition replaces the entry (the latest value wins); names are
-            // unique among the live definitions.
-            let prefix = NamePrefix::of(name(slot));
-            match self
-                .live
-                .binary_search_by(|&(p, l)| p.cmp(&prefix).then_with(|| name(l).cmp(name(slot))))
-            {
-                Ok(pos) => self.live[pos].1 = slot,
-                Err(pos) => self.live.insert(pos, (prefix, slot)),
+        for (slot, def) in defs.iter().enumerate().take(target).skip(self.folded) {
+            // A redefinition replaces the entry (the latest value wins; names are
+            // unique among the live definitions). Most definitions redefine a live
+            // name: a scan for an equal key (the live set is a few dozen short entries
+            // side by side) finds it without a search; a new name is inserted at its
+            // place in name order.
+            let key = def.name;
+            let same = |&(p, l): &(NamePrefix, usize)| {
+                p == key && (key.len <= NamePrefix::WHOLE || name(l) == name(slot))
+            };
+            match self.live.iter().position(same) {
+                Some(pos) => self.live[pos].1 = slot,
+                None => {
+                    let pos = self.live.partition_point(|&(p, l)| {
+                        p.order(key, || name(l).cmp(name(slot))).is_lt()
+                    });
+                    self.live.insert(pos, (key, slot));
+                }
             }
             self.section_valid = false;
         }
@@ -563,17 +575,40 @@ fn slots(ends: &[usize], from: usize, to: usize) -> impl Iterator<Item = (usize,
     })
 }
 
-/// A name's first 8 bytes, zero-padded, as a big-endian number: different prefixes
-/// order their names (`a < b` when `prefix(a) < prefix(b)`), equal ones say nothing.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-struct NamePrefix(u64);
+/// A name's sort key: its first 16 bytes, zero-padded, as a big-endian number, and its
+/// length. Keys order names exactly when both are at most 16 bytes long (equal padded
+/// bytes then mean equal names, or one a prefix of the other, the shorter first); for
+/// longer names, equal heads leave the order to the names themselves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct NamePrefix {
+    head: u128,
+    len: usize,
+}
 
 impl NamePrefix {
+    const WHOLE: usize = 16;
+
     fn of(name: &str) -> Self {
-        let mut bytes = [0u8; 8];
-        let head = &name.as_bytes()[..name.len().min(8)];
+        let mut bytes = [0u8; Self::WHOLE];
+        let head = &name.as_bytes()[..name.len().min(Self::WHOLE)];
         bytes[..head.len()].copy_from_slice(head);
-        Self(u64::from_be_bytes(bytes))
+        Self {
+            head: u128::from_be_bytes(bytes),
+            len: name.len(),
+        }
+    }
+
+    /// The order of the names behind `self` and `other`; `names` compares them when
+    /// the keys cannot tell.
+    #[inline(always)]
+    fn order(self, other: Self, names: impl FnOnce() -> Ordering) -> Ordering {
+        self.head.cmp(&other.head).then_with(|| {
+            if self.len <= Self::WHOLE && other.len <= Self::WHOLE {
+                self.len.cmp(&other.len)
+            } else {
+                names()
+            }
+        })
     }
 }
 
@@ -597,19 +632,18 @@ const ERROR_PARTS: [&str; 3] = [
 mod tests {
     use super::NamePrefix;
     use proptest::prelude::*;
+    use std::cmp::Ordering;
 
     proptest! {
-        /// The search in `fill_live` relies on it: prefixes never contradict the order
-        /// of the names, and names that share their first 8 bytes share a prefix.
+        /// The search in `fill_live` relies on it: keys order names exactly as the
+        /// names compare, reading the names only when both keys cannot tell.
         #[test]
-        fn prefixes_order_names_like_the_names(a in "[a-c\\x00é-]{0,12}", b in "[a-c\\x00é-]{0,12}") {
-            let (pa, pb) = (NamePrefix::of(&a), NamePrefix::of(&b));
-            if pa != pb {
-                prop_assert_eq!(pa.cmp(&pb), a.cmp(&b));
-            }
-            if a.as_bytes().iter().take(8).eq(b.as_bytes().iter().take(8)) {
-                prop_assert_eq!(pa, pb);
-            }
+        fn keys_order_names_like_the_names(a in "[ab\\x00é-]{0,20}", b in "[ab\\x00é-]{0,20}") {
+            let (ka, kb) = (NamePrefix::of(&a), NamePrefix::of(&b));
+            prop_assert_eq!(ka.order(kb, || a.cmp(&b)), a.cmp(&b));
+            let mut read = false;
+            let _ = ka.order(kb, || { read = true; Ordering::Equal });
+            prop_assert!(!read || a.len() > 16 || b.len() > 16);
         }
     }
 }
