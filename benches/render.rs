@@ -13,6 +13,11 @@
 //!   (o200k_base, `fast` backend, one count per message as the harness does). The target
 //!   is render < 5% of tokenize.
 //!
+//! - `render-floor/read-shown-data`: no strategy: every tool call, definition and print
+//!   of the bench-data sessions read once, values walked whole — roughly the least a
+//!   renderer that shows them pays (ptc-runner shows windows of exactly these), to
+//!   compare with `render-vs-tokenize/ptc-runner/tokenize-fast`.
+//!
 //! Token counting is never inside a render measurement: it is 100–3,000× slower.
 
 mod common;
@@ -22,7 +27,7 @@ use common::{
     render_sessions, request,
 };
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
-use recap_core::Strategy;
+use recap_core::{Strategy, Value};
 use recap_harness::{Backend, Encoding, Tokenizer};
 use std::hint::black_box;
 use std::sync::Arc;
@@ -106,5 +111,61 @@ fn render_vs_tokenize(c: &mut Criterion) {
     }
 }
 
-criterion_group!(benches, bench_data, by_turns, render_vs_tokenize);
+/// Adds up lengths, numbers and first bytes of every leaf of `value`, so that each
+/// leaf's data is read (iteratively, like the printer, with one stack for all values).
+fn read_whole<'v>(value: &'v Value, pending: &mut Vec<&'v Value>, acc: &mut u64) {
+    pending.push(value);
+    while let Some(v) = pending.pop() {
+        match v {
+            Value::Str(s) | Value::Keyword(s) => {
+                *acc += s.len() as u64 + u64::from(s.as_bytes().first().copied().unwrap_or(0));
+            }
+            Value::Int(i) => *acc = acc.wrapping_add(i.unsigned_abs()),
+            Value::List(items) | Value::Set(items) | Value::Tuple(items) => {
+                pending.extend(items.iter());
+            }
+            Value::Map(entries) => pending.extend(entries.iter().flat_map(|(k, v)| [k, v])),
+            _ => *acc += 1,
+        }
+    }
+}
+
+fn read_floor(c: &mut Criterion) {
+    let sessions = bench_data_sessions();
+    let mut group = c.benchmark_group("render-floor");
+    group.bench_function("read-shown-data", |b| {
+        b.iter(|| {
+            let (mut acc, mut pending) = (0u64, Vec::new());
+            for turn in black_box(&sessions).iter().flat_map(|s| &s.turns) {
+                if !turn.success {
+                    acc += turn.program.len() as u64;
+                    continue;
+                }
+                for call in &turn.tool_calls {
+                    acc += call.name.len() as u64;
+                    read_whole(&call.args, &mut pending, &mut acc);
+                }
+                for def in &turn.definitions {
+                    acc += def.name.len() as u64;
+                    if let Some(value) = &def.value {
+                        read_whole(value, &mut pending, &mut acc);
+                    }
+                }
+                for print in &turn.prints {
+                    acc += print.len() as u64;
+                }
+            }
+            acc
+        })
+    });
+    group.finish();
+}
+
+criterion_group!(
+    benches,
+    bench_data,
+    by_turns,
+    render_vs_tokenize,
+    read_floor
+);
 criterion_main!(benches);

@@ -51,6 +51,9 @@ END {
         r = t[ids[i]] / t[tok] * 100
         printf "  %-24s render %9.3f ms  tokenize %9.3f ms  %6.2f%%  %s\n", s, t[ids[i]] / 1e6, t[tok] / 1e6, r, pass(r < 5)
     }
+    fl = "render-floor/read-shown-data"; pt = "render-vs-tokenize/ptc-runner/tokenize-fast"
+    if ((fl in t) && (pt in t))
+        printf "  (reading the calls, definitions and prints once, no rendering: %.3f ms = %.2f%% of ptc-runner'"'"'s tokenize)\n", t[fl] / 1e6, t[fl] / t[pt] * 100
     print ""
     print "## harness end to end vs naive loop (target: naive / engine >= 5)"
     for (i = 0; i < n; i++) if (ids[i] ~ /^harness\/.*\/engine$/) {
