@@ -158,50 +158,53 @@ impl RenderCache {
                     .is_some_and(|key| key.matches(session, limits))
                     && cache.indexed <= session.turns.len()
             },
-            || {
-                let mut cache = Self::new(limits);
-                cache.key = Some(SessionKey::of(session, limits));
-                // The session's calls will index all its turns: size the indexes once
-                // rather than growing them call by call.
-                let turns = session.turns.len();
-                for ends in [
-                    &mut cache.calls_end,
-                    &mut cache.defs_end,
-                    &mut cache.prints_end,
-                ] {
-                    ends.reserve_exact(turns);
-                }
-                let defs: usize = session
-                    .turns
-                    .iter()
-                    .filter(|t| t.success)
-                    .map(|t| t.definitions.len())
-                    .sum();
-                cache.defs.reserve_exact(defs);
-                cache.live.reserve(defs.min(64));
-                cache.user_section.reserve(defs.min(64) * 96);
-                cache
-                    .call_lines
-                    .reserve(limits.tool_call_limit.min(256) + 8);
-                // The tools section takes about its specs' text plus its layout, and
-                // the first window of calls a few dozen bytes a line.
-                let tools: usize = session
-                    .tools
-                    .iter()
-                    .map(|(name, spec)| {
-                        2 * name.len()
-                            + spec.signature.as_ref().map_or(0, String::len)
-                            + spec.description.as_ref().map_or(0, String::len)
-                            + 32
-                    })
-                    .sum();
-                cache.arena.reserve(tools + 1024);
-                cache
-                    .call_arena
-                    .reserve(2 * limits.tool_call_limit.min(64) * 48);
-                cache
-            },
+            || Self::sized_for(session, limits),
         )
+    }
+
+    /// A fresh cache for `session`, sized once for what its calls will keep (the
+    /// indexes of all its turns, a window of call lines, its tools section) rather than
+    /// grown call by call.
+    fn sized_for(session: &Session, limits: Limits) -> Self {
+        let mut cache = Self::new(limits);
+        cache.key = Some(SessionKey::of(session, limits));
+        let turns = session.turns.len();
+        for ends in [
+            &mut cache.calls_end,
+            &mut cache.defs_end,
+            &mut cache.prints_end,
+        ] {
+            ends.reserve_exact(turns);
+        }
+        let defs: usize = session
+            .turns
+            .iter()
+            .filter(|t| t.success)
+            .map(|t| t.definitions.len())
+            .sum();
+        cache.defs.reserve_exact(defs);
+        cache.live.reserve(defs.min(64));
+        cache.user_section.reserve(defs.min(64) * 96);
+        cache
+            .call_lines
+            .reserve(limits.tool_call_limit.min(256) + 8);
+        // The tools section takes about its specs' text plus its layout, and the first
+        // window of calls a few dozen bytes a line.
+        let tools: usize = session
+            .tools
+            .iter()
+            .map(|(name, spec)| {
+                2 * name.len()
+                    + spec.signature.as_ref().map_or(0, String::len)
+                    + spec.description.as_ref().map_or(0, String::len)
+                    + 32
+            })
+            .sum();
+        cache.arena.reserve(tools + 1024);
+        cache
+            .call_arena
+            .reserve(2 * limits.tool_call_limit.min(64) * 48);
+        cache
     }
 
     /// `[SYSTEM, USER]` for `request`, equal to the reference renderer's messages.
