@@ -34,8 +34,7 @@
 
 mod common;
 
-#[path = "../crates/recap-plugin-host/tests/support/mod.rs"]
-mod support;
+use recap_testkit::plugins as support;
 
 use common::{
     bench_data_sessions, engine, engine_config, measuring, render_calls, render_sessions, request,

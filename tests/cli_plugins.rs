@@ -1,23 +1,11 @@
 //! `recap plugins check`, and `--plugin` / `--plugin-dir` on `recap render`.
 
-#[path = "../crates/recap-plugin-host/tests/support/mod.rs"]
-mod support;
+use recap_testkit::cli::Run;
+use recap_testkit::recap;
+use recap_testkit::plugins as support;
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use support::{fixture, sample};
-
-fn recap(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_recap"))
-        .args(args)
-        .output()
-        .expect("run recap");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
 
 fn text(p: &Path) -> &str {
     p.to_str().expect("UTF-8 path")
@@ -29,12 +17,12 @@ fn handwritten() -> PathBuf {
 
 #[test]
 fn check_reports_name_version_abi_and_self_test() {
-    let masking = sample("recap_observation_masking");
+    let masking = sample("recap_ptc_output_masking");
     let aggressive = sample("recap_aggressive");
-    let (code, stdout, stderr) = recap(&["plugins", "check", text(&masking), text(&aggressive)]);
+    let Run { code, stdout, stderr } = recap!(&["plugins", "check", text(&masking), text(&aggressive)]);
     assert_eq!(code, 0, "{stdout}{stderr}");
     assert!(
-        stdout.contains("ok    observation-masking 0.1.0 (ABI 1.0)"),
+        stdout.contains("ok    ptc-output-masking 0.1.0 (ABI 1.0)"),
         "{stdout}"
     );
     assert!(
@@ -55,7 +43,7 @@ fn check_exits_1_and_says_what_is_wrong_with_each_failing_library() {
     let junk = dir.path().join("libjunk.so");
     std::fs::write(&junk, "not a library").unwrap();
     let good = sample("recap_aggressive");
-    let (code, stdout, _) = recap(&[
+    let Run { code, stdout, .. } = recap!(&[
         "plugins",
         "check",
         text(&good),
@@ -84,7 +72,7 @@ fn check_exits_1_and_says_what_is_wrong_with_each_failing_library() {
 
 #[test]
 fn check_needs_something_to_check() {
-    let (code, _, stderr) = recap(&["plugins", "check"]);
+    let Run { code, stderr, .. } = recap!(&["plugins", "check"]);
     assert_eq!(code, 2);
     assert!(stderr.contains("nothing to check"), "{stderr}");
 }
@@ -99,7 +87,7 @@ fn render_uses_plugin_strategies_by_name() {
             "--session",
             "error-recovery",
             "--strategy",
-            "observation-masking:window=1",
+            "ptc-output-masking:window=1",
             "--format",
             "json",
         ];
@@ -108,18 +96,18 @@ fn render_uses_plugin_strategies_by_name() {
     };
     let run = |extra: &[&str]| {
         let a = args(extra);
-        recap(&a.iter().map(String::as_str).collect::<Vec<_>>())
+        recap!(&a.iter().map(String::as_str).collect::<Vec<_>>())
     };
 
-    let (code, _, stderr) = run(&[]);
+    let Run { code, stderr, .. } = run(&[]);
     assert_eq!(code, 2);
     assert!(
-        stderr.contains("unknown strategy \"observation-masking\""),
+        stderr.contains("unknown strategy \"ptc-output-masking\""),
         "{stderr}"
     );
 
-    let masking = sample("recap_observation_masking");
-    let (code, stdout, stderr) = run(&["--plugin", text(&masking)]);
+    let masking = sample("recap_ptc_output_masking");
+    let Run { code, stdout, stderr } = run(&["--plugin", text(&masking)]);
     assert_eq!(code, 0, "{stderr}");
     let messages: Vec<serde_json::Value> = serde_json::from_str(&stdout).unwrap();
     assert!(messages.len() >= 4, "{stdout}");
@@ -132,7 +120,7 @@ fn render_uses_plugin_strategies_by_name() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::copy(&masking, dir.path().join("libmasking.so")).unwrap();
     std::fs::write(dir.path().join("notes.txt"), "ignored").unwrap();
-    let (code, from_dir, stderr) = run(&["--plugin-dir", text(dir.path())]);
+    let Run { code, stdout: from_dir, stderr } = run(&["--plugin-dir", text(dir.path())]);
     assert_eq!(code, 0, "{stderr}");
     assert_eq!(from_dir, stdout);
 }
@@ -140,7 +128,7 @@ fn render_uses_plugin_strategies_by_name() {
 #[test]
 fn a_plugin_that_fails_to_load_stops_render_with_the_reason() {
     let corpus = handwritten();
-    let (code, _, stderr) = recap(&[
+    let Run { code, stderr, .. } = recap!(&[
         "render",
         text(&corpus),
         "--session",
@@ -162,7 +150,7 @@ fn a_plugin_that_fails_to_load_stops_render_with_the_reason() {
         "{stderr}"
     );
 
-    let (code, _, stderr) = recap(&[
+    let Run { code, stderr, .. } = recap!(&[
         "render",
         text(&corpus),
         "--session",

@@ -1,20 +1,9 @@
 //! `recap render` and `recap strategies`.
 
+use recap_testkit::cli::Run;
+use recap_testkit::recap;
 use recap_core::{CorpusReader, Message, RenderRequest, Session};
 use std::path::{Path, PathBuf};
-use std::process::Command;
-
-fn recap(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_recap"))
-        .args(args)
-        .output()
-        .expect("run recap");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
 
 fn handwritten() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("bench-data/handwritten.jsonl")
@@ -31,7 +20,7 @@ fn session(id: &str) -> Session {
 #[test]
 fn json_output_is_the_exact_render() {
     let corpus = handwritten();
-    let (code, stdout, stderr) = recap(&[
+    let Run { code, stdout, stderr } = recap!(&[
         "render",
         corpus.to_str().unwrap(),
         "--session",
@@ -58,7 +47,7 @@ fn json_output_is_the_exact_render() {
 #[test]
 fn text_output_has_role_headers() {
     let corpus = handwritten();
-    let (code, stdout, stderr) = recap(&[
+    let Run { code, stdout, stderr } = recap!(&[
         "render",
         corpus.to_str().unwrap(),
         "--session",
@@ -86,7 +75,7 @@ fn turns_default_to_all_and_clamp_with_a_note() {
     let corpus = handwritten();
     let c = corpus.to_str().unwrap();
     // explore-products: 4 turns of 6, so the call after all of them exists.
-    let (code, stdout, stderr) = recap(&[
+    let Run { code, stdout, stderr } = recap!(&[
         "render",
         c,
         "--session",
@@ -100,7 +89,7 @@ fn turns_default_to_all_and_clamp_with_a_note() {
     assert!(stderr.is_empty(), "{stderr}");
     assert!(stdout.contains("Turns left: 2"), "{stdout}");
     // long-30-turns used its whole budget: the last call is after 29 turns.
-    let (code, stdout, stderr) = recap(&[
+    let Run { code, stdout, stderr } = recap!(&[
         "render",
         c,
         "--session",
@@ -121,7 +110,7 @@ fn turns_default_to_all_and_clamp_with_a_note() {
 #[test]
 fn bad_turns_is_a_clear_error() {
     let corpus = handwritten();
-    let (code, _, stderr) = recap(&[
+    let Run { code, stderr, .. } = recap!(&[
         "render",
         corpus.to_str().unwrap(),
         "--session",
@@ -136,7 +125,7 @@ fn bad_turns_is_a_clear_error() {
         stderr.contains("--turns 5") && stderr.contains("0..=4"),
         "{stderr}"
     );
-    let (code, _, stderr) = recap(&[
+    let Run { code, stderr, .. } = recap!(&[
         "render",
         corpus.to_str().unwrap(),
         "--session",
@@ -156,7 +145,7 @@ fn bad_turns_is_a_clear_error() {
 #[test]
 fn unknown_session_lists_available_ids() {
     let corpus = handwritten();
-    let (code, _, stderr) = recap(&[
+    let Run { code, stderr, .. } = recap!(&[
         "render",
         corpus.to_str().unwrap(),
         "--session",
@@ -187,7 +176,7 @@ fn invalid_session_and_bad_specs_and_missing_files_are_clear_errors() {
     )
     .unwrap();
     let p = path.to_str().unwrap();
-    let (code, _, stderr) = recap(&[
+    let Run { code, stderr, .. } = recap!(&[
         "render",
         p,
         "--session",
@@ -202,7 +191,7 @@ fn invalid_session_and_bad_specs_and_missing_files_are_clear_errors() {
         "{stderr}"
     );
 
-    let (code, _, stderr) = recap(&[
+    let Run { code, stderr, .. } = recap!(&[
         "render",
         p,
         "--session",
@@ -215,7 +204,7 @@ fn invalid_session_and_bad_specs_and_missing_files_are_clear_errors() {
         stderr.contains("window") && stderr.contains("integer ≥ 1"),
         "{stderr}"
     );
-    let (code, _, stderr) = recap(&["render", p, "--session", "ok", "--strategy", "no-such"]);
+    let Run { code, stderr, .. } = recap!(&["render", p, "--session", "ok", "--strategy", "no-such"]);
     assert_eq!(code, 2);
     assert!(
         stderr.contains("unknown strategy \"no-such\"") && stderr.contains("full-history"),
@@ -223,7 +212,7 @@ fn invalid_session_and_bad_specs_and_missing_files_are_clear_errors() {
     );
 
     let missing = dir.path().join("missing.jsonl");
-    let (code, _, stderr) = recap(&[
+    let Run { code, stderr, .. } = recap!(&[
         "render",
         missing.to_str().unwrap(),
         "--session",
@@ -240,7 +229,7 @@ fn invalid_session_and_bad_specs_and_missing_files_are_clear_errors() {
 
 #[test]
 fn strategies_lists_every_builtin_with_options_and_defaults() {
-    let (code, stdout, stderr) = recap(&["strategies"]);
+    let Run { code, stdout, stderr } = recap!(&["strategies"]);
     assert_eq!(code, 0, "{stderr}");
     for name in recap_builtins::SPEC_BUILTINS {
         assert!(

@@ -1,18 +1,7 @@
 //! `recap validate`: one line per rejected session, a count, exit 1 on rejections.
 
-use std::process::Command;
-
-fn recap(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_recap"))
-        .args(args)
-        .output()
-        .expect("run recap");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
+use recap_testkit::cli::Run;
+use recap_testkit::recap;
 
 #[test]
 fn reports_each_rejected_session_and_counts() {
@@ -31,7 +20,7 @@ fn reports_each_rejected_session_and_counts() {
     )
     .expect("write corpus");
     let p = path.to_str().expect("utf-8 path");
-    let (code, stdout, _) = recap(&["validate", p]);
+    let Run { code, stdout, .. } = recap!(&["validate", p]);
     assert_eq!(code, 1);
     let lines: Vec<&str> = stdout.lines().collect();
     assert_eq!(
@@ -52,14 +41,14 @@ fn all_valid_exits_zero() {
     let dir = tempfile::tempdir().expect("tempdir");
     let path = dir.path().join("c.jsonl");
     std::fs::write(&path, "{\"id\":\"a\",\"mission\":\"m\"}\n").expect("write corpus");
-    let (code, stdout, _) = recap(&["validate", path.to_str().expect("utf-8")]);
+    let Run { code, stdout, .. } = recap!(&["validate", path.to_str().expect("utf-8")]);
     assert_eq!(code, 0);
     assert_eq!(stdout, "1 sessions ok, 0 rejected\n");
 }
 
 #[test]
 fn missing_file_is_named() {
-    let (code, stdout, _) = recap(&["validate", "/nonexistent/corpus.jsonl"]);
+    let Run { code, stdout, .. } = recap!(&["validate", "/nonexistent/corpus.jsonl"]);
     assert_eq!(code, 1);
     assert!(
         stdout.starts_with("/nonexistent/corpus.jsonl:0: file: cannot open"),

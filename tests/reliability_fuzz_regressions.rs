@@ -1,15 +1,9 @@
 //! Every crash the fuzzers found, replayed in the normal test suite through the same
-//! checks the fuzz targets run (`fuzz/src/checks.rs`, compiled in here), plus the
-//! committed fuzz seeds. Add a crash input as a file under
+//! checks the fuzz targets run (`recap_testkit::checks` and its siblings, which the fuzz
+//! crate calls too), plus the committed fuzz seeds. Add a crash input as a file under
 //! `tests/fuzz-regressions/<target>/` and it is replayed from then on.
 
-#[path = "../fuzz/src/checks.rs"]
-mod checks;
-#[path = "../fuzz/src/plugin_checks.rs"]
-mod plugin_checks;
-#[path = "../fuzz/src/strategy_checks.rs"]
-mod strategy_checks;
-
+use recap_testkit::{checks, plugin_checks, strategy_checks};
 use recap_core::printer::{PrintOptions, to_clojure};
 use recap_core::value::{SpecialFloat, Value, key_order};
 use std::cmp::Ordering;

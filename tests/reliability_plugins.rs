@@ -8,8 +8,7 @@
 //! and self-test and misbehave from 3 completed turns on. They are built once per test
 //! binary by a nested `cargo build` (see the plugin host's `tests/support`).
 
-#[path = "../crates/recap-plugin-host/tests/support/mod.rs"]
-mod support;
+use recap_testkit::plugins as support;
 
 use serde_json::Value as Json;
 use std::collections::BTreeMap;

@@ -253,6 +253,7 @@ impl SessionPlan {
                         ToolSpec {
                             signature: sig.as_ref().map(|t| t.0.clone()),
                             description: desc.as_ref().map(|t| t.0.clone()),
+                            parameters: None,
                         },
                     )
                 })

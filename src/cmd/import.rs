@@ -3,8 +3,10 @@
 //! Prints a summary to stderr — sessions, turns, tool calls, and the problems (the first
 //! `--show-problems`, all of them with `--problems FILE`). The corpus is written to a
 //! temporary file beside the output and renamed into place, so a failed import never
-//! leaves a half-written corpus. Exit 0: imported, nothing skipped; 1: imported, but
-//! some input was skipped; 2: could not run.
+//! leaves a half-written corpus. An existing corpus is replaced only with `--force`, and
+//! never by an import that produced no session (the usual sign of the wrong importer).
+//! Exit 0: imported, nothing skipped; 1: imported, but some input was skipped; 2: could
+//! not run, or nothing to write.
 
 use anyhow::{Context, bail};
 use recap_import::{Import, Kind, Severity};
@@ -20,9 +22,13 @@ pub struct Args {
     /// Log files or directories (directories are walked in sorted order).
     #[arg(required = true)]
     pub paths: Vec<PathBuf>,
-    /// The corpus to write (JSON Lines, one session per line).
+    /// The corpus to write (JSON Lines, one session per line). An existing file is
+    /// refused unless --force is given.
     #[arg(short, long)]
     pub output: PathBuf,
+    /// Replace an existing --output file.
+    #[arg(long)]
+    pub force: bool,
     /// Also write every problem, one per line, to this file.
     #[arg(long, value_name = "FILE")]
     pub problems: Option<PathBuf>,
@@ -35,7 +41,29 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if args.problems.as_deref() == Some(args.output.as_path()) {
         bail!("--problems and --output name the same file");
     }
+    // Checked before the work: a corpus may be hours of recorded sessions.
+    if !args.force && std::fs::symlink_metadata(&args.output).is_ok() {
+        bail!(
+            "{} already exists; refusing to replace it — pass --force to overwrite it, or choose another -o",
+            args.output.display()
+        );
+    }
     let import = recap_import::import(args.kind, &args.paths)?;
+    if import.sessions.is_empty() {
+        print_summary(&args, &import);
+        bail!(
+            "the {} importer found no session in {} file{}, so nothing was written{}; is {} the right kind of log? (`recap import --help` lists the kinds)",
+            args.kind,
+            import.files,
+            if import.files == 1 { "" } else { "s" },
+            if args.output.exists() {
+                format!(" ({} is unchanged)", args.output.display())
+            } else {
+                String::new()
+            },
+            args.kind
+        );
+    }
     write_atomically(&args.output, |w| import.write_jsonl(w))
         .with_context(|| format!("writing {}", args.output.display()))?;
     if let Some(path) = &args.problems {
@@ -60,7 +88,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
 }
 
 fn print_summary(args: &Args, import: &Import) {
-    eprintln!(
+    crate::say!(
         "{}: {} sessions, {} turns ({} failed), {} tool calls from {} files -> {}",
         args.kind,
         import.sessions.len(),
@@ -71,7 +99,7 @@ fn print_summary(args: &Args, import: &Import) {
         args.output.display()
     );
     if import.problems.is_empty() {
-        eprintln!("no problems");
+        crate::say!("no problems");
         return;
     }
     let skipped = import
@@ -79,19 +107,19 @@ fn print_summary(args: &Args, import: &Import) {
         .iter()
         .filter(|p| p.severity == Severity::Skipped)
         .count();
-    eprintln!(
+    crate::say!(
         "{} problems ({skipped} skipped input, {} lossy mappings):",
         import.problems.len(),
         import.problems.len() - skipped
     );
     for p in import.problems.iter().take(args.show_problems) {
-        eprintln!("  {p}");
+        crate::say!("  {p}");
     }
     let rest = import.problems.len().saturating_sub(args.show_problems);
     if rest > 0 {
         match &args.problems {
-            Some(path) => eprintln!("  ... and {rest} more (all in {})", path.display()),
-            None => eprintln!("  ... and {rest} more (--problems FILE writes all of them)"),
+            Some(path) => crate::say!("  ... and {rest} more (all in {})", path.display()),
+            None => crate::say!("  ... and {rest} more (--problems FILE writes all of them)"),
         }
     }
 }

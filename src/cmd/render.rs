@@ -23,7 +23,7 @@ pub struct Args {
     session: String,
     /// Completed turns before the call (0 = the first call). Default: all recorded
     /// turns, clamped to max_turns - 1 when no call follows the last one.
-    #[arg(long, value_name = "K")]
+    #[arg(long, value_name = "K", allow_negative_numbers = true, value_parser = parse_turns)]
     turns: Option<usize>,
     /// Strategy spec: `name` or `name:key=value,...` (see `recap strategies`).
     #[arg(long, value_name = "SPEC")]
@@ -32,6 +32,20 @@ pub struct Args {
     format: Format,
     #[command(flatten)]
     plugins: super::plugins::PluginArgs,
+}
+
+/// `K` counts turns, so it is never negative; said in those words instead of clap's
+/// generic advice to write `-- -1`.
+fn parse_turns(text: &str) -> Result<usize, String> {
+    match text.trim().parse::<i128>() {
+        Ok(k) if k < 0 => Err(format!(
+            "{k} is negative; K counts the turns completed before the call (0 = the first call)"
+        )),
+        Ok(k) => usize::try_from(k).map_err(|_| format!("{k} is too large")),
+        Err(_) => Err(format!(
+            "{text:?} is not a number of turns (0 = the first call)"
+        )),
+    }
 }
 
 pub fn run(args: Args) -> Result<ExitCode> {
@@ -113,7 +127,7 @@ fn call_index(session: &Session, turns: Option<usize>) -> Result<usize> {
         ),
         None => {
             if recorded > last_call {
-                eprintln!(
+                crate::say!(
                     "note: session {:?} used all {} turns, so no call follows turn {recorded}; rendering the last call (--turns {last_call})",
                     session.id, session.max_turns
                 );

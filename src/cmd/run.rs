@@ -1,5 +1,5 @@
 //! `recap run`: replay corpora through strategies and report tokens, cache reuse,
-//! retention, invariants and speed (issue 5; metrics of SPEC section 9).
+//! retention, invariants and speed (the metrics of docs/format.md).
 
 use anyhow::{Context, Result, bail};
 use recap_core::Registry;
@@ -156,7 +156,7 @@ fn strategies(args: &Args, registry: &Registry) -> Result<Vec<StrategyEntry>> {
     out.retain(|e| {
         let fresh = seen.insert(e.strategy.spec());
         if !fresh {
-            eprintln!(
+            crate::say!(
                 "note: strategy {} is listed more than once; it runs once",
                 e.name
             );
@@ -229,16 +229,120 @@ fn progress_bar(total_bytes: u64) -> Option<indicatif::ProgressBar> {
     Some(bar)
 }
 
+/// Every corpus must open before anything runs: a misspelt path is a usage error, not
+/// a report of nothing.
+fn check_readable(corpora: &[PathBuf]) -> Result<()> {
+    let unreadable: Vec<String> = corpora
+        .iter()
+        .filter_map(|path| recap_core::corpus::open_file(path).err())
+        .map(|e| format!("  {}: {}", e.file.display(), e.message))
+        .collect();
+    if unreadable.is_empty() {
+        return Ok(());
+    }
+    bail!(
+        "{} of {} corpus file{} cannot be read, so nothing was run:\n{}",
+        unreadable.len(),
+        corpora.len(),
+        if corpora.len() == 1 { "" } else { "s" },
+        unreadable.join("\n")
+    )
+}
+
+/// Why a run that replayed no session at all has nothing to report.
+fn no_sessions(report: &Report) -> anyhow::Error {
+    if report.rejected.is_empty() {
+        let names: Vec<&str> = report
+            .settings
+            .corpora
+            .iter()
+            .map(|c| c.path.as_str())
+            .collect();
+        anyhow::anyhow!(
+            "no sessions to replay: {} {} empty or only blank lines (a corpus is JSON Lines, one session per line; docs/format.md)",
+            names.join(", "),
+            if names.len() == 1 { "is" } else { "are" }
+        )
+    } else {
+        anyhow::anyhow!(
+            "no sessions to replay: every one of the {} corpus lines was rejected (see above; `recap validate` lists each)",
+            report.rejected.len()
+        )
+    }
+}
+
+/// A JSON report larger than this gets a note on how to make it smaller.
+const LARGE_REPORT_BYTES: u64 = 64 << 20;
+
+fn large_report_bytes() -> u64 {
+    // Tests lower it to see the note without writing 64 MiB.
+    std::env::var("RECAP_LARGE_REPORT_BYTES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(LARGE_REPORT_BYTES)
+}
+
+fn note_large_report(what: &str, bytes: u64, report: &Report) {
+    if bytes < large_report_bytes() {
+        return;
+    }
+    let records: usize = report.runs.iter().map(|r| r.session_details.len()).sum();
+    if records == 0 {
+        return;
+    }
+    crate::say!(
+        "note: {what} is {:.1} MB, mostly its {records} per-session records (session_details); \
+         --no-session-details leaves them out",
+        bytes as f64 / 1e6
+    );
+}
+
+/// Counts the bytes written through it (the size of the report on stdout).
+struct Counting<W> {
+    inner: W,
+    bytes: u64,
+}
+
+impl<W: Write> Write for Counting<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let n = self.inner.write(buf)?;
+        self.bytes += n as u64;
+        Ok(n)
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush()
+    }
+}
+
+/// Prints the report on stdout; returns the bytes written. A reader that stops early
+/// (`| head`) ends the printing, not the run: its problems still reach stderr and the
+/// exit code.
+fn print_report(report: &Report, format: Format) -> Result<u64> {
+    // Buffered: stdout is line-buffered, and a JSON report has a line per field.
+    let mut out = Counting {
+        inner: BufWriter::new(std::io::stdout().lock()),
+        bytes: 0,
+    };
+    let written = match format {
+        Format::Json => report.write_json(&mut out),
+        other => out.write_all(render(report, other).as_bytes()),
+    }
+    .and_then(|()| out.flush());
+    match written {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(out.bytes),
+        Err(e) => Err(e).context("writing the report to stdout"),
+        Ok(()) => Ok(out.bytes),
+    }
+}
+
 pub fn run(args: Args) -> Result<ExitCode> {
-    let registry = args.plugins.registry()?;
     let corpora = if args.corpora.is_empty() {
         default_corpora()?
     } else {
         args.corpora.clone()
     };
-    // A corpus file that cannot be read is not checked here: the run reports it as a
-    // rejection (line 0, field `file`), runs the other files and exits 1, as `recap
-    // validate` does.
+    check_readable(&corpora)?;
+    let registry = args.plugins.registry()?;
     let baseline = registry
         .build("full-history")
         .context("the full-history baseline is not registered")?;
@@ -251,11 +355,22 @@ pub fn run(args: Args) -> Result<ExitCode> {
     cfg.dump_prompts = args.dump_prompts;
     cfg.session_details = !args.no_session_details;
 
-    // Checked before the run, so a long run never ends in "cannot write".
+    // Checked and locked before the run, so a long run never ends in "cannot write" or
+    // in a race with another run into the same directory.
     let out_dir = match &args.out {
         Some(dir) => Some(OutputDir::create(dir, args.force)?),
         None => None,
     };
+    if let Some(out) = &out_dir
+        && !out.cleaned_up().is_empty()
+    {
+        crate::say!(
+            "note: removed {} staging director{} left in {} by interrupted runs",
+            out.cleaned_up().len(),
+            if out.cleaned_up().len() == 1 { "y" } else { "ies" },
+            args.out.as_deref().unwrap_or(Path::new("")).display()
+        );
+    }
 
     let mut dump_files: BTreeMap<usize, BufWriter<File>> = BTreeMap::new();
     let mut taken = Vec::new();
@@ -311,10 +426,21 @@ pub fn run(args: Args) -> Result<ExitCode> {
         w.flush().context("writing prompt dumps")?;
     }
 
+    let rejections = super::problems::rejections(&report.rejected);
+    let replayed: u64 = report.settings.corpora.iter().map(|c| c.sessions).sum();
+    if replayed == 0 {
+        // Nothing to compare: no table of zeros, no report directory (dropping
+        // `out_dir` removes what it staged).
+        for line in &rejections {
+            crate::say!("{line}");
+        }
+        return Err(no_sessions(&report));
+    }
+
     if let Some(out) = out_dir {
         let files = recap_harness::write_report(&out, &report)?;
         let dir = out.commit()?;
-        eprintln!(
+        crate::say!(
             "report written to {}: {}{}",
             dir.display(),
             files.join(", "),
@@ -324,14 +450,21 @@ pub fn run(args: Args) -> Result<ExitCode> {
                 String::new()
             }
         );
+        let json = dir.join("report.json");
+        if let Ok(meta) = std::fs::metadata(&json) {
+            note_large_report(&json.display().to_string(), meta.len(), &report);
+        }
     }
-    // Buffered: stdout is line-buffered, and a JSON report has a line per field.
-    let mut stdout = BufWriter::new(std::io::stdout().lock());
-    match args.format {
-        Format::Json => report.write_json(&mut stdout)?,
-        other => stdout.write_all(render(&report, other).as_bytes())?,
+    let printed = print_report(&report, args.format)?;
+    if args.format == Format::Json {
+        note_large_report("the JSON report on stdout", printed, &report);
     }
-    stdout.flush()?;
+    for line in rejections
+        .iter()
+        .chain(&super::problems::strategy_problems(&report))
+    {
+        crate::say!("{line}");
+    }
     Ok(if report.has_problems() || !report.rejected.is_empty() {
         ExitCode::FAILURE
     } else {

@@ -1,4 +1,8 @@
-use anyhow::Result;
+//! `recap validate`: one line per rejected session on stdout, then `N sessions ok, M
+//! rejected`. Exit 1 on rejections; exit 2 when the files hold no session at all (an
+//! empty corpus is a mistake, not a pass).
+
+use anyhow::{Result, bail};
 use recap_core::CorpusReader;
 use std::io::Write;
 use std::path::PathBuf;
@@ -37,6 +41,17 @@ pub fn run(args: Args) -> Result<ExitCode> {
         }
     }
     writeln!(out, "{ok} sessions ok, {rejected} rejected")?;
+    if ok + rejected == 0 {
+        bail!(
+            "no sessions: {} {} empty or only blank lines (a corpus is JSON Lines, one session per line; docs/format.md)",
+            args.corpora
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", "),
+            if args.corpora.len() == 1 { "is" } else { "are" }
+        );
+    }
     Ok(if rejected > 0 {
         ExitCode::FAILURE
     } else {

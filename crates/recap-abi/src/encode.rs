@@ -5,6 +5,7 @@
 
 use crate::json::{put_i64, put_str, put_u64};
 use recap_core::session::fenced_program;
+use recap_core::value::encodes_as_object;
 use recap_core::{Closure, SpecialFloat, Turn, Value};
 use serde::Serialize;
 
@@ -231,14 +232,10 @@ fn put_closure(out: &mut Vec<u8>, c: &Closure) {
     out.extend_from_slice(b"}}");
 }
 
-/// A map is a plain object when every key is a keyword, the keys are unique, and it
-/// would not read back as a tag (`{:$kw 1}`); otherwise `{"$map": [[k, v], ...]}`.
+/// A plain object or `{"$map": [[k, v], ...]}`, by the corpus encoding's rule
+/// ([`encodes_as_object`]).
 fn put_map(out: &mut Vec<u8>, entries: &[(Value, Value)]) {
-    let all_keywords = entries.iter().all(|(k, _)| matches!(k, Value::Keyword(_)));
-    let tag_lookalike =
-        entries.len() == 1 && matches!(&entries[0].0, Value::Keyword(k) if k.starts_with('$'));
-    let plain = all_keywords && !tag_lookalike && unique_keywords(entries);
-    if plain {
+    if encodes_as_object(entries) {
         out.push(b'{');
         for (i, (k, v)) in entries.iter().enumerate() {
             if i > 0 {
@@ -268,35 +265,6 @@ fn put_map(out: &mut Vec<u8>, entries: &[(Value, Value)]) {
     }
 }
 
-fn unique_keywords(entries: &[(Value, Value)]) -> bool {
-    if entries.len() < 2 {
-        return true;
-    }
-    // Maps read from JSON hold their keys in order: strictly increasing keys are
-    // unique, found with one comparison per key.
-    if entries.windows(2).all(|w| match (&w[0].0, &w[1].0) {
-        (Value::Keyword(a), Value::Keyword(b)) => a < b,
-        _ => false,
-    }) {
-        return true;
-    }
-    if entries.len() <= 8 {
-        // Small maps (the usual case): compare pairwise, no allocation.
-        return entries
-            .iter()
-            .enumerate()
-            .all(|(i, (a, _))| entries[i + 1..].iter().all(|(b, _)| a != b));
-    }
-    let mut names: Vec<&str> = entries
-        .iter()
-        .filter_map(|(k, _)| match k {
-            Value::Keyword(s) => Some(s.as_str()),
-            _ => None,
-        })
-        .collect();
-    names.sort_unstable();
-    names.windows(2).all(|w| w[0] != w[1])
-}
 
 #[cfg(test)]
 mod tests {

@@ -454,10 +454,7 @@ fn fast_message(r: &mut json::Reader<'_>) -> json::Fast<Message> {
             _ => r.skip()?,
         }
     }
-    Ok(Message {
-        role: role.ok_or(GiveUp)?,
-        content: content.ok_or(GiveUp)?,
-    })
+    Ok(Message::new(role.ok_or(GiveUp)?, content.ok_or(GiveUp)?))
 }
 
 /// An option a strategy accepts, in `describe`.
@@ -575,6 +572,7 @@ mod tests {
             ToolSpec {
                 signature: Some("(search q)".into()),
                 description: None,
+                parameters: None,
             },
         );
         let mut data = BTreeMap::new();
@@ -605,10 +603,13 @@ mod tests {
             mission: "Find it".into(),
             system_prompt: "sys".into(),
             max_turns: 4,
+            budget_recorded: true,
+            form: recap_core::Form::Ptc,
             tools,
             data,
             meta: Map::new(),
             turns: vec![turn(1, true), turn(2, false)],
+            chat_turns: Vec::new(),
         }
     }
 

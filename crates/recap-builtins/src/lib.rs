@@ -1,31 +1,38 @@
 //! The registry of recap's built-in strategies: the one place that knows every strategy
 //! compiled into the binary. Plugins are added to the returned registry by the caller.
 
-use recap_core::{Registry, SpecError, Strategy, StrategyInfo, StrategySpec};
+use recap_core::{BuildContext, Registry, SpecError, Strategy, StrategyInfo, StrategySpec};
 use std::sync::Arc;
 
-type Build = fn(&StrategySpec) -> Result<Arc<dyn Strategy>, SpecError>;
+type Build = fn(&StrategySpec, &BuildContext) -> Result<Arc<dyn Strategy>, SpecError>;
 
 /// Every built-in strategy: its description and its factory.
 pub fn builtins() -> Vec<(StrategyInfo, Build)> {
+    // Factories that need nothing but the spec ignore the context.
     vec![
-        (
-            recap_full_history::info(),
-            recap_full_history::build as Build,
-        ),
-        (
-            recap_single_user_coalesced::info(),
-            recap_single_user_coalesced::build,
-        ),
-        (
-            recap_per_turn_summary::info(),
-            recap_per_turn_summary::build,
-        ),
-        (recap_rolling_window::info(), recap_rolling_window::build),
-        // Strategies from other crates of this workspace (ptc-runner, …) go here, one
-        // `(info(), build)` pair each.
-        (recap_ptc_runner::info(), recap_ptc_runner::build),
-        (recap_ptc_trim::info(), recap_ptc_trim::build),
+        (recap_full_history::info(), |s, _| {
+            recap_full_history::build(s)
+        }),
+        (recap_single_user_coalesced::info(), |s, _| {
+            recap_single_user_coalesced::build(s)
+        }),
+        (recap_per_turn_summary::info(), |s, _| {
+            recap_per_turn_summary::build(s)
+        }),
+        (recap_rolling_window::info(), |s, _| {
+            recap_rolling_window::build(s)
+        }),
+        (recap_ptc_runner::info(), |s, _| recap_ptc_runner::build(s)),
+        (recap_ptc_trim::info(), |s, _| recap_ptc_trim::build(s)),
+        // Chat form (SPEC 11.3).
+        (recap_observation_masking::info(), |s, _| {
+            recap_observation_masking::build(s)
+        }),
+        (recap_tool_result_clearing::info(), recap_tool_result_clearing::build),
+        (recap_token_budget_trim::info(), recap_token_budget_trim::build),
+        (recap_amortized_forgetting::info(), |s, _| {
+            recap_amortized_forgetting::build(s)
+        }),
     ]
 }
 
@@ -34,7 +41,7 @@ pub fn registry() -> Registry {
     let mut registry = Registry::new();
     for (info, build) in builtins() {
         let name = info.name.clone();
-        if let Err(e) = registry.register(info, build) {
+        if let Err(e) = registry.register_with_context(info, build) {
             // Names are compile-time constants of this workspace: a clash is a bug here,
             // not an input error.
             panic!("built-in strategy {name:?} cannot be registered: {e}");

@@ -95,7 +95,9 @@ fn ss_001_single_shot_is_not_compressed_by_any_builtin() {
         max_turns: 1,
         tools: &s.tools,
         data: &s.data,
+        form: recap_core::Form::Ptc,
         turns: &s.turns,
+        chat_turns: &[],
     };
     let full = recap_full_history::render(&request);
     for spec in recap_builtins::SPEC_BUILTINS {

@@ -1,5 +1,6 @@
 //! Reading a cases file: a JSON array of `{name, fn, input, expected, binding?, ..}`.
 
+use recap_core::json_type::json_type_name;
 use serde_json::Value as Json;
 use std::path::{Path, PathBuf};
 
@@ -65,7 +66,7 @@ pub fn parse_cases(text: &str, origin: &str) -> Result<Vec<Case>, LoadError> {
     let Json::Array(items) = json else {
         return Err(LoadError::NotArray {
             origin: origin.to_string(),
-            found: json_kind(&json),
+            found: json_type_name(&json),
         });
     };
     items
@@ -87,7 +88,7 @@ fn parse_case(index: usize, item: Json, origin: &str) -> Result<Case, LoadError>
         return Err(bad(
             None,
             "case",
-            format!("expected an object, found {}", json_kind(&item)),
+            format!("expected an object, found {}", json_type_name(&item)),
         ));
     };
     let name = match obj.remove("name") {
@@ -96,7 +97,7 @@ fn parse_case(index: usize, item: Json, origin: &str) -> Result<Case, LoadError>
             return Err(bad(
                 None,
                 "name",
-                format!("expected a string, found {}", json_kind(&other)),
+                format!("expected a string, found {}", json_type_name(&other)),
             ));
         }
         None => return Err(bad(None, "name", "required field is missing".into())),
@@ -108,7 +109,7 @@ fn parse_case(index: usize, item: Json, origin: &str) -> Result<Case, LoadError>
             return Err(bad(
                 named,
                 "fn",
-                format!("expected a string, found {}", json_kind(&other)),
+                format!("expected a string, found {}", json_type_name(&other)),
             ));
         }
         None => return Err(bad(named, "fn", "required field is missing".into())),
@@ -126,7 +127,7 @@ fn parse_case(index: usize, item: Json, origin: &str) -> Result<Case, LoadError>
             return Err(bad(
                 named,
                 "binding",
-                format!("expected true or false, found {}", json_kind(&other)),
+                format!("expected true or false, found {}", json_type_name(&other)),
             ));
         }
     };
@@ -138,17 +139,6 @@ fn parse_case(index: usize, item: Json, origin: &str) -> Result<Case, LoadError>
         expected,
         binding,
     })
-}
-
-pub(crate) fn json_kind(j: &Json) -> &'static str {
-    match j {
-        Json::Null => "null",
-        Json::Bool(_) => "a boolean",
-        Json::Number(_) => "a number",
-        Json::String(_) => "a string",
-        Json::Array(_) => "an array",
-        Json::Object(_) => "an object",
-    }
 }
 
 #[cfg(test)]

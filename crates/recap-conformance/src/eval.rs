@@ -1,17 +1,30 @@
-//! Evaluating one case's `input` for the function it names.
+//! Evaluating one case's `input` for the function it names: one table of every kind
+//! recap evaluates. The printer kinds (`format.to_clojure`, `type_of`) are here; the
+//! original's renderers are in [`crate::ptc_runner`] and [`crate::ptc_trim`].
 
-use crate::cases::json_kind;
+use crate::{ptc_runner, ptc_trim};
+use recap_core::json_type::json_type_name;
 use recap_core::{PrintOptions, Value, to_clojure, type_of};
 use serde_json::{Map, Value as Json, json};
 
 /// Evaluates `fn_name` on `input`: `None` when no evaluator knows the function,
 /// `Some(Err(reason))` when the input is unusable or evaluation failed.
 pub fn evaluate(fn_name: &str, input: &Json) -> Option<Result<Json, String>> {
-    match fn_name {
-        "format.to_clojure" => Some(format_to_clojure(input)),
-        "type_of" => Some(value_of(input).map(|v| Json::String(type_of(&v)))),
-        other => recap_ptc_runner::conformance::evaluate(other, input),
-    }
+    let result = match fn_name {
+        "format.to_clojure" => format_to_clojure(input),
+        "type_of" => value_of(input).map(|v| Json::String(type_of(&v))),
+        "exec.render_tool_calls" => ptc_runner::render_tool_calls(input),
+        "exec.render_output" => ptc_runner::render_output(input),
+        "ns.tool" => ptc_runner::ns_tool(input),
+        "ns.data" => ptc_runner::ns_data(input),
+        "ns.user" => ptc_runner::ns_user(input),
+        "ns.render" => ptc_runner::ns_render(input),
+        "suc.to_messages" => ptc_runner::suc_to_messages(input),
+        "compression.normalize" => ptc_runner::normalize(input),
+        "compaction.trim" => ptc_trim::trim(input),
+        _ => return None,
+    };
+    Some(result)
 }
 
 /// `{value, opts{limit?, printable_limit?, filter_hidden?}}` → `{text, truncated}`.
@@ -23,7 +36,7 @@ fn format_to_clojure(input: &Json) -> Result<Json, String> {
         Some(other) => {
             return Err(format!(
                 "input.opts: expected an object, found {}",
-                json_kind(other)
+                json_type_name(other)
             ));
         }
     };
@@ -35,7 +48,7 @@ fn value_of(input: &Json) -> Result<Value, String> {
     let Json::Object(obj) = input else {
         return Err(format!(
             "input: expected an object, found {}",
-            json_kind(input)
+            json_type_name(input)
         ));
     };
     let raw = obj
@@ -55,7 +68,7 @@ fn print_options(o: &Map<String, Json>) -> Result<PrintOptions, String> {
                 other => {
                     return Err(format!(
                         "input.opts.filter_hidden: expected true or false, found {}",
-                        json_kind(other)
+                        json_type_name(other)
                     ));
                 }
             },
@@ -80,7 +93,7 @@ fn limit_of(key: &str, v: &Json) -> Result<Option<usize>, String> {
             .ok_or_else(|| format!("input.opts.{key}: expected a non-negative integer, found {n}")),
         other => Err(format!(
             "input.opts.{key}: expected a non-negative integer or null, found {}",
-            json_kind(other)
+            json_type_name(other)
         )),
     }
 }
@@ -149,6 +162,12 @@ mod tests {
             let err = eval("format.to_clojure", input.clone()).unwrap_err();
             assert!(err.starts_with(want), "{input}: {err}");
         }
+    }
+
+    #[test]
+    fn unknown_kinds_are_not_evaluated() {
+        assert!(evaluate("no.such.kind", &json!({})).is_none());
+        assert!(evaluate("format.to_clojure ", &json!({})).is_none());
     }
 
     #[test]

@@ -2,16 +2,22 @@
 //! `../shared/conformance/ptc_runner_cases.json`, evaluates each one and compares the
 //! result with `expected` as JSON values.
 //!
-//! `format.to_clojure` and `type_of` are evaluated here against recap-core's printer;
-//! every other kind is handed to `recap_ptc_runner::conformance::evaluate`. A kind that
-//! nobody evaluates fails with "not implemented: <fn>", so nothing passes silently.
+//! Every kind is evaluated here, in one table ([`evaluate`]): `format.to_clojure` and
+//! `type_of` against recap-core's printer, the renderer kinds (`suc.*`, `ns.*`,
+//! `exec.*`, `compression.*`) against `recap-ptc-runner`'s reference renderers, and
+//! `compaction.trim` against `recap-ptc-trim`. A kind that nobody evaluates fails with
+//! "not implemented: <fn>", so nothing passes silently.
 //! Cases with `"binding": false`, and cases whose name ends in `_quirk` (SPEC section 2:
 //! those document behaviour recap deliberately does not copy), are skipped.
 //!
 //! Used by `recap conformance` and by this crate's tests.
 
 mod cases;
+mod elixir;
 mod eval;
+mod fields;
+mod ptc_runner;
+mod ptc_trim;
 mod report;
 
 pub use cases::{Case, LoadError, load, parse_cases};

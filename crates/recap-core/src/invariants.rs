@@ -17,7 +17,7 @@
 //!   producible by at most `println_limit` of the session's prints.
 
 use crate::message::{Message, Role};
-use crate::session::Session;
+use crate::session::{Form, Session};
 use crate::strategy::{
     FINAL_TURN_LINE, Invariant, RenderError, RenderRequest, Strategy, turns_line,
 };
@@ -44,9 +44,24 @@ pub struct CheckContext<'a> {
 }
 
 /// Returns the declared invariants this render breaks.
+///
+/// In a chat-form session (SPEC 11.4) role alternation is replaced by tool pairing, and
+/// the PTC-Lisp rules about failed programs, the turns line and summary limits do not
+/// apply; the universal ones (system first, mission verbatim, determinism) and
+/// append-only are checked as in the PTC form.
 pub fn check(declared: &[Invariant], ctx: &CheckContext<'_>) -> Vec<Violation> {
     let mut out = Vec::new();
+    let chat = ctx.session.form == Form::Chat;
     for inv in declared {
+        let inv = match inv {
+            Invariant::RoleAlternation if chat => &Invariant::ToolPairing,
+            Invariant::FailedTurnsVerbatim | Invariant::TurnsLine | Invariant::Limits { .. }
+                if chat =>
+            {
+                continue;
+            }
+            other => other,
+        };
         let detail = match inv {
             Invariant::SystemFirst => system_first(ctx),
             Invariant::MissionVerbatim => mission_verbatim(ctx),
@@ -60,6 +75,7 @@ pub fn check(declared: &[Invariant], ctx: &CheckContext<'_>) -> Vec<Violation> {
                 println_limit,
             } => limits(ctx, *tool_call_limit as usize, *println_limit as usize),
             Invariant::AppendOnly => append_only(ctx),
+            Invariant::ToolPairing => tool_pairing(ctx.messages),
         };
         if let Some(detail) = detail {
             out.push(Violation {
@@ -84,8 +100,7 @@ pub struct CallError {
 /// `k ≤ turns` and `k < max_turns`.
 pub fn calls(session: &Session) -> std::ops::Range<usize> {
     0..session
-        .turns
-        .len()
+        .turn_count()
         .min(session.max_turns.saturating_sub(1) as usize)
         + 1
 }
@@ -135,6 +150,56 @@ fn system_first(ctx: &CheckContext<'_>) -> Option<String> {
         Some(m) => Some(format!("the first message is {}, not system", m.role)),
         None => Some("no messages".to_string()),
     }
+}
+
+/// SPEC 11.4.2: a TOOL message answers a call of the nearest preceding ASSISTANT
+/// message (by id, once), and every call is answered before the next ASSISTANT message
+/// or the end of the prompt — the pairing provider APIs enforce.
+fn tool_pairing(messages: &[Message]) -> Option<String> {
+    // The calls of the current ASSISTANT message, and whether each has been answered.
+    let mut open: Option<(usize, &Message)> = None;
+    let mut answered: Vec<bool> = Vec::new();
+    let unanswered = |open: Option<(usize, &Message)>, answered: &[bool]| {
+        let (i, m) = open?;
+        let c = m.tool_calls.iter().zip(answered).find(|(_, a)| !**a)?.0;
+        Some(format!(
+            "message {i}: tool call {:?} ({}) is not answered before the next assistant message or the end",
+            c.id, c.name
+        ))
+    };
+    for (i, m) in messages.iter().enumerate() {
+        match m.role {
+            Role::Assistant => {
+                if let Some(v) = unanswered(open, &answered) {
+                    return Some(v);
+                }
+                answered.clear();
+                answered.resize(m.tool_calls.len(), false);
+                open = Some((i, m));
+            }
+            Role::Tool => {
+                let id = m.tool_call_id.as_deref().unwrap_or_default();
+                let Some((_, a)) = open else {
+                    return Some(format!(
+                        "message {i}: a tool result ({id:?}) with no assistant message before it"
+                    ));
+                };
+                match a.tool_calls.iter().position(|c| c.id == id) {
+                    Some(j) if !answered[j] => answered[j] = true,
+                    Some(_) => {
+                        return Some(format!("message {i}: tool call {id:?} is answered twice"));
+                    }
+                    None => {
+                        return Some(format!(
+                            "message {i}: tool result {id:?} answers no call of the nearest assistant message"
+                        ));
+                    }
+                }
+            }
+            Role::System | Role::User => {}
+        }
+    }
+    unanswered(open, &answered)
 }
 
 fn mission_verbatim(ctx: &CheckContext<'_>) -> Option<String> {
@@ -305,7 +370,7 @@ fn summary_starts<'m>(
         let text = match m.role {
             Role::Assistant => m.content.as_str(),
             Role::User => m.content.strip_prefix(mission)?.strip_prefix("\n\n")?,
-            Role::System => return None,
+            Role::System | Role::Tool => return None,
         };
         text.starts_with("; ").then_some((i, text))
     })
@@ -397,10 +462,13 @@ mod tests {
             mission: "Do it".into(),
             system_prompt: "sys".into(),
             max_turns: 5,
+            budget_recorded: true,
+            form: Form::Ptc,
             tools: BTreeMap::new(),
             data: BTreeMap::new(),
             meta: Default::default(),
             turns,
+            chat_turns: Vec::new(),
         }
     }
 

@@ -2,8 +2,11 @@
 //! contract and registry. Everything here is pure and deterministic; I/O is limited to
 //! reading corpora line by line.
 
+pub mod chat;
 pub mod corpus;
+mod fields;
 pub mod invariants;
+pub mod json_type;
 pub mod memory;
 pub mod message;
 pub mod printer;
@@ -12,13 +15,18 @@ pub mod session;
 pub mod session_identity;
 pub mod strategy;
 pub mod strict_json;
+pub mod tokens;
 pub mod value;
 
 pub use corpus::{CorpusReader, Entry, RejectedSession};
-pub use message::{Message, Role};
+pub use chat::{AssistantTurn, ChatToolCall, ChatTurn, Observation};
+pub use message::{Message, MessageToolCall, Role};
 pub use printer::{PrintOptions, to_clojure, type_of, write_clojure, write_decimal, write_type_of};
-pub use registry::{OptionInfo, Registry, SpecError, StrategyInfo, StrategySpec};
-pub use session::{DefKind, Definition, FieldError, Session, ToolCall, ToolSpec, Turn, TurnError};
+pub use registry::{BuildContext, OptionInfo, Registry, SpecError, StrategyInfo, StrategySpec};
+pub use tokens::{TokenCounter, prompt_tokens};
+pub use session::{
+    DefKind, Definition, FieldError, Form, Session, ToolCall, ToolSpec, Turn, TurnError,
+};
 pub use session_identity::SessionIdentity;
 pub use strategy::{
     Invariant, RenderError, RenderRequest, RequestError, SessionState, Strategy, turns_line,

@@ -6,16 +6,31 @@ use crate::session::{Definition, Turn};
 
 /// The live definitions before a call, in order of (latest) definition.
 pub fn fold<'a>(turns: &'a [Turn]) -> Vec<&'a Definition> {
-    let mut live: Vec<&'a Definition> = Vec::new();
+    let mut live = Vec::new();
+    fold_into(&mut live, turns);
+    live
+}
+
+/// [`fold`] into `live`, which is cleared first (a renderer that folds on every call
+/// keeps one buffer).
+pub fn fold_into<'a>(live: &mut Vec<&'a Definition>, turns: &'a [Turn]) {
+    live.clear();
     for turn in turns.iter().filter(|t| t.success) {
         for def in &turn.definitions {
-            if let Some(pos) = live.iter().position(|d| d.name == def.name) {
-                live.remove(pos);
-            }
-            live.push(def);
+            define(live, def, |d| d.name == def.name);
         }
     }
-    live
+}
+
+/// Applies one definition to the live list: the entry that `same_name` picks (a
+/// redefinition) is removed and `entry` goes to the end. The entries may be anything
+/// that stands for a definition (the session caches keep slot numbers), so that every
+/// incremental fold applies this one rule.
+pub fn define<E>(live: &mut Vec<E>, entry: E, same_name: impl FnMut(&E) -> bool) {
+    if let Some(pos) = live.iter().position(same_name) {
+        live.remove(pos);
+    }
+    live.push(entry);
 }
 
 #[cfg(test)]

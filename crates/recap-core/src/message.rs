@@ -1,6 +1,12 @@
-//! The messages a strategy renders.
+//! The messages a strategy renders (SPEC 5 and 11.2).
+//!
+//! PTC-Lisp sessions render SYSTEM, USER and ASSISTANT messages with text content only.
+//! Chat-form sessions add TOOL messages and tool calls on ASSISTANT messages, in the
+//! shape provider APIs expect, so a rendered prompt can be sent as it is
+//! ([`Message::to_openai_json`]).
 
 use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value as Json};
 use std::fmt;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -9,14 +15,19 @@ pub enum Role {
     System,
     User,
     Assistant,
+    /// A tool's result, answering one tool call by id (chat form only).
+    Tool,
 }
 
 impl Role {
+    pub const ALL: [Role; 4] = [Role::System, Role::User, Role::Assistant, Role::Tool];
+
     pub fn as_str(self) -> &'static str {
         match self {
             Role::System => "system",
             Role::User => "user",
             Role::Assistant => "assistant",
+            Role::Tool => "tool",
         }
     }
 }
@@ -27,29 +38,137 @@ impl fmt::Display for Role {
     }
 }
 
+/// A tool call carried by an ASSISTANT message: `arguments` is the JSON text the model
+/// wrote, kept as text (it may not even be valid JSON).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct MessageToolCall {
+    pub id: String,
+    pub name: String,
+    pub arguments: String,
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Message {
     pub role: Role,
     pub content: String,
+    /// ASSISTANT only: the calls this response made.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tool_calls: Vec<MessageToolCall>,
+    /// TOOL only: the id of the call this message answers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_call_id: Option<String>,
+    /// TOOL only: the tool's name, where the log recorded it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
 }
 
 impl Message {
-    pub fn system(content: impl Into<String>) -> Self {
+    /// A text message (no tool calls).
+    pub fn new(role: Role, content: impl Into<String>) -> Self {
         Self {
-            role: Role::System,
+            role,
             content: content.into(),
+            tool_calls: Vec::new(),
+            tool_call_id: None,
+            name: None,
         }
+    }
+    pub fn system(content: impl Into<String>) -> Self {
+        Self::new(Role::System, content)
     }
     pub fn user(content: impl Into<String>) -> Self {
-        Self {
-            role: Role::User,
-            content: content.into(),
-        }
+        Self::new(Role::User, content)
     }
     pub fn assistant(content: impl Into<String>) -> Self {
+        Self::new(Role::Assistant, content)
+    }
+    /// An ASSISTANT message that makes tool calls.
+    pub fn assistant_with_calls(
+        content: impl Into<String>,
+        tool_calls: Vec<MessageToolCall>,
+    ) -> Self {
         Self {
-            role: Role::Assistant,
-            content: content.into(),
+            tool_calls,
+            ..Self::new(Role::Assistant, content)
         }
+    }
+    /// A TOOL message answering the call `tool_call_id`.
+    pub fn tool(
+        tool_call_id: impl Into<String>,
+        name: Option<String>,
+        content: impl Into<String>,
+    ) -> Self {
+        Self {
+            tool_call_id: Some(tool_call_id.into()),
+            name,
+            ..Self::new(Role::Tool, content)
+        }
+    }
+
+    /// The message in the OpenAI chat-completions request shape: tool calls as
+    /// `{"id", "type": "function", "function": {"name", "arguments"}}`, and an ASSISTANT
+    /// message that only calls tools has `"content": null`, as the API writes it.
+    pub fn to_openai_json(&self) -> Json {
+        let mut o = Map::new();
+        o.insert("role".into(), Json::from(self.role.as_str()));
+        let content = if self.content.is_empty() && !self.tool_calls.is_empty() {
+            Json::Null
+        } else {
+            Json::from(self.content.as_str())
+        };
+        o.insert("content".into(), content);
+        if !self.tool_calls.is_empty() {
+            let calls = self
+                .tool_calls
+                .iter()
+                .map(|c| {
+                    let mut function = Map::new();
+                    function.insert("name".into(), Json::from(c.name.as_str()));
+                    function.insert("arguments".into(), Json::from(c.arguments.as_str()));
+                    let mut call = Map::new();
+                    call.insert("id".into(), Json::from(c.id.as_str()));
+                    call.insert("type".into(), Json::from("function"));
+                    call.insert("function".into(), Json::Object(function));
+                    Json::Object(call)
+                })
+                .collect();
+            o.insert("tool_calls".into(), Json::Array(calls));
+        }
+        if let Some(id) = &self.tool_call_id {
+            o.insert("tool_call_id".into(), Json::from(id.as_str()));
+        }
+        if let Some(name) = &self.name {
+            o.insert("name".into(), Json::from(name.as_str()));
+        }
+        Json::Object(o)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn openai_shape_of_a_tool_calling_exchange() {
+        let call = MessageToolCall {
+            id: "call_1".into(),
+            name: "get_user".into(),
+            arguments: r#"{"id": 7}"#.into(),
+        };
+        let a = Message::assistant_with_calls("", vec![call]);
+        assert_eq!(
+            a.to_openai_json().to_string(),
+            r#"{"content":null,"role":"assistant","tool_calls":[{"function":{"arguments":"{\"id\": 7}","name":"get_user"},"id":"call_1","type":"function"}]}"#
+        );
+        let t = Message::tool("call_1", Some("get_user".into()), "ok");
+        assert_eq!(
+            t.to_openai_json().to_string(),
+            r#"{"content":"ok","name":"get_user","role":"tool","tool_call_id":"call_1"}"#
+        );
+        // Plain text messages keep the two-key shape.
+        assert_eq!(
+            Message::user("hi").to_openai_json().to_string(),
+            r#"{"content":"hi","role":"user"}"#
+        );
     }
 }

@@ -2,6 +2,7 @@
 //! turns them into strategies, with clear errors for unknown names, keys and values.
 
 use crate::strategy::Strategy;
+use crate::tokens::TokenCounter;
 use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::Arc;
@@ -34,6 +35,11 @@ pub enum SpecError {
         value: String,
         expected: String,
     },
+    #[error(
+        "strategy {strategy:?} counts tokens against a budget and needs the run's tokenizer, \
+         but none was given to the registry"
+    )]
+    NeedsTokenizer { strategy: String },
     #[error("strategy {name:?} is registered twice ({first} and {second})")]
     Duplicate {
         name: String,
@@ -97,6 +103,74 @@ impl StrategySpec {
     }
 }
 
+impl StrategySpec {
+    fn bad_value(&self, key: &str, value: &str, expected: &str) -> SpecError {
+        SpecError::BadValue {
+            strategy: self.name.clone(),
+            key: key.to_string(),
+            value: value.to_string(),
+            expected: expected.to_string(),
+        }
+    }
+
+    /// Reads an integer option ≥ `min`, or the default when absent.
+    pub fn int_at_least(&self, key: &str, min: u64, default: u64) -> Result<u64, SpecError> {
+        match self.options.get(key) {
+            None => Ok(default),
+            Some(v) => match v.parse::<u64>() {
+                Ok(n) if n >= min => Ok(n),
+                _ => Err(self.bad_value(key, v, &format!("expected an integer ≥ {min}"))),
+            },
+        }
+    }
+
+    /// Reads a boolean option (`true` or `false`), or the default when absent.
+    pub fn flag(&self, key: &str, default: bool) -> Result<bool, SpecError> {
+        match self.options.get(key).map(String::as_str) {
+            None => Ok(default),
+            Some("true") => Ok(true),
+            Some("false") => Ok(false),
+            Some(v) => Err(self.bad_value(key, v, "expected true or false")),
+        }
+    }
+
+    /// Reads a `|`-separated list of names (`,` separates options), empty when absent.
+    /// Names are trimmed, empty ones refused, and the list returned sorted and without
+    /// repeats so that equal lists give one canonical spec.
+    pub fn name_list(&self, key: &str) -> Result<Vec<String>, SpecError> {
+        let Some(v) = self.options.get(key) else {
+            return Ok(Vec::new());
+        };
+        let mut names = Vec::new();
+        for part in v.split('|') {
+            let part = part.trim();
+            if part.is_empty() {
+                return Err(self.bad_value(key, v, "expected names separated by `|`"));
+            }
+            names.push(part.to_string());
+        }
+        names.sort();
+        names.dedup();
+        Ok(names)
+    }
+
+    /// Refuses option keys outside `known`.
+    pub fn only_options(&self, known: &[&str]) -> Result<(), SpecError> {
+        match self.options.keys().find(|k| !known.contains(&k.as_str())) {
+            None => Ok(()),
+            Some(key) => Err(SpecError::UnknownOption {
+                strategy: self.name.clone(),
+                key: key.clone(),
+                known: if known.is_empty() {
+                    "none".to_string()
+                } else {
+                    known.join(", ")
+                },
+            }),
+        }
+    }
+}
+
 impl fmt::Display for StrategySpec {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.name)?;
@@ -126,12 +200,41 @@ pub struct StrategyInfo {
     pub origin: String,
 }
 
-type Factory = Arc<dyn Fn(&StrategySpec) -> Result<Arc<dyn Strategy>, SpecError> + Send + Sync>;
+/// What a factory may use besides the spec: the services of the run the strategy is
+/// built for.
+#[derive(Clone, Default)]
+pub struct BuildContext {
+    /// The run's tokenizer (the first one when a run counts with several), so that
+    /// strategies with token budgets count exactly what the metrics count.
+    pub counter: Option<Arc<dyn TokenCounter>>,
+}
+
+impl BuildContext {
+    /// The run's tokenizer, or the error a strategy that needs one reports.
+    pub fn require_counter(&self, strategy: &str) -> Result<Arc<dyn TokenCounter>, SpecError> {
+        self.counter.clone().ok_or_else(|| SpecError::NeedsTokenizer {
+            strategy: strategy.to_string(),
+        })
+    }
+}
+
+impl std::fmt::Debug for BuildContext {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BuildContext")
+            .field("counter", &self.counter.as_ref().map(|c| c.name().to_string()))
+            .finish()
+    }
+}
+
+type Factory = Arc<
+    dyn Fn(&StrategySpec, &BuildContext) -> Result<Arc<dyn Strategy>, SpecError> + Send + Sync,
+>;
 
 /// Name → factory. Iteration is in name order, so listings are deterministic.
 #[derive(Clone, Default)]
 pub struct Registry {
     entries: BTreeMap<String, (StrategyInfo, Factory)>,
+    context: BuildContext,
 }
 
 impl Registry {
@@ -145,6 +248,18 @@ impl Registry {
         info: StrategyInfo,
         factory: impl Fn(&StrategySpec) -> Result<Arc<dyn Strategy>, SpecError> + Send + Sync + 'static,
     ) -> Result<(), SpecError> {
+        self.register_with_context(info, move |spec, _| factory(spec))
+    }
+
+    /// Registers a strategy whose factory uses the run's services ([`BuildContext`]).
+    pub fn register_with_context(
+        &mut self,
+        info: StrategyInfo,
+        factory: impl Fn(&StrategySpec, &BuildContext) -> Result<Arc<dyn Strategy>, SpecError>
+        + Send
+        + Sync
+        + 'static,
+    ) -> Result<(), SpecError> {
         if let Some((existing, _)) = self.entries.get(&info.name) {
             return Err(SpecError::Duplicate {
                 name: info.name.clone(),
@@ -155,6 +270,15 @@ impl Registry {
         self.entries
             .insert(info.name.clone(), (info, Arc::new(factory)));
         Ok(())
+    }
+
+    /// Gives every strategy built from now on the run's tokenizer.
+    pub fn set_counter(&mut self, counter: Arc<dyn TokenCounter>) {
+        self.context.counter = Some(counter);
+    }
+
+    pub fn context(&self) -> &BuildContext {
+        &self.context
     }
 
     pub fn infos(&self) -> impl Iterator<Item = &StrategyInfo> {
@@ -196,7 +320,7 @@ impl Registry {
                 });
             }
         }
-        factory(spec)
+        factory(spec, &self.context)
     }
 }
 

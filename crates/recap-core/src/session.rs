@@ -1,6 +1,10 @@
 //! Sessions and turns (SPEC section 4), decoded from one JSON object with errors that
 //! name the field (`turns[2].error.message`) and what was expected.
 
+use crate::chat::{ChatTurn, PTC_TURN_FIELDS, decode_chat_turn};
+use crate::fields::{
+    as_object, as_string, join, only_known, opt_array, opt_string, req, wrong,
+};
 use crate::value::Value;
 use serde_json::{Map, Value as Json};
 use std::collections::BTreeMap;
@@ -8,25 +12,74 @@ use std::collections::BTreeMap;
 /// SS-002: `max_turns` when a session does not say.
 pub const DEFAULT_MAX_TURNS: u32 = 5;
 
+/// The two forms a session can take (SPEC 11): PTC-Lisp programs, or chat messages
+/// with provider tool calls / fenced commands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Form {
+    Ptc,
+    Chat,
+}
+
+impl Form {
+    pub const ALL: [Form; 2] = [Form::Ptc, Form::Chat];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Form::Ptc => "ptc",
+            Form::Chat => "chat",
+        }
+    }
+}
+
+impl std::fmt::Display for Form {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The fields of a session object.
+pub const SESSION_FIELDS: [&str; 8] = [
+    "id",
+    "mission",
+    "system_prompt",
+    "max_turns",
+    "tools",
+    "data",
+    "meta",
+    "turns",
+];
+
 /// One recorded agent run.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Session {
     pub id: String,
     pub mission: String,
     pub system_prompt: String,
+    /// The turn budget. A chat session that recorded none (`max_turns: null`) has
+    /// `u32::MAX` here and `budget_recorded: false`: no turns line is ever rendered
+    /// for it, and no call is ever past its budget.
     pub max_turns: u32,
+    /// Whether `max_turns` came from the log (always true in the PTC form, where an
+    /// absent budget means the default of 5).
+    pub budget_recorded: bool,
+    pub form: Form,
     pub tools: BTreeMap<String, ToolSpec>,
     /// The `data/` namespace (NS-008), by key.
     pub data: BTreeMap<String, Value>,
     /// Free-form facts about the run (source, model, outcome…), kept verbatim.
     pub meta: Map<String, Json>,
+    /// The turns of a PTC-Lisp session (empty in the chat form).
     pub turns: Vec<Turn>,
+    /// The turns of a chat-form session (empty in the PTC form).
+    pub chat_turns: Vec<ChatTurn>,
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct ToolSpec {
     pub signature: Option<String>,
     pub description: Option<String>,
+    /// The JSON schema of the tool's parameters, as sent to the provider (chat form).
+    pub parameters: Option<Json>,
 }
 
 /// One completed turn: the program the model wrote and what running it recorded.
@@ -124,71 +177,6 @@ pub fn fenced_program(program: &str) -> String {
     format!("```clojure\n{program}\n```")
 }
 
-fn type_name(j: &Json) -> &'static str {
-    match j {
-        Json::Null => "null",
-        Json::Bool(_) => "a boolean",
-        Json::Number(_) => "a number",
-        Json::String(_) => "a string",
-        Json::Array(_) => "an array",
-        Json::Object(_) => "an object",
-    }
-}
-
-fn wrong(field: &str, expected: &str, got: &Json) -> FieldError {
-    FieldError::new(
-        field,
-        format!("expected {expected}, got {}", type_name(got)),
-    )
-}
-
-fn req<'a>(obj: &'a Map<String, Json>, key: &str, at: &str) -> Result<&'a Json, FieldError> {
-    obj.get(key)
-        .ok_or_else(|| FieldError::new(join(at, key), "required field is missing"))
-}
-
-fn join(at: &str, key: &str) -> String {
-    if at.is_empty() {
-        key.to_string()
-    } else {
-        format!("{at}.{key}")
-    }
-}
-
-fn as_string(j: &Json, field: &str) -> Result<String, FieldError> {
-    j.as_str()
-        .map(str::to_string)
-        .ok_or_else(|| wrong(field, "a string", j))
-}
-
-fn opt_string(obj: &Map<String, Json>, key: &str, at: &str) -> Result<Option<String>, FieldError> {
-    match obj.get(key) {
-        None | Some(Json::Null) => Ok(None),
-        Some(j) => as_string(j, &join(at, key)).map(Some),
-    }
-}
-
-fn as_object<'a>(j: &'a Json, field: &str) -> Result<&'a Map<String, Json>, FieldError> {
-    j.as_object().ok_or_else(|| wrong(field, "an object", j))
-}
-
-fn as_array<'a>(j: &'a Json, field: &str) -> Result<&'a [Json], FieldError> {
-    j.as_array()
-        .map(Vec::as_slice)
-        .ok_or_else(|| wrong(field, "an array", j))
-}
-
-fn opt_array<'a>(
-    obj: &'a Map<String, Json>,
-    key: &str,
-    at: &str,
-) -> Result<&'a [Json], FieldError> {
-    match obj.get(key) {
-        None | Some(Json::Null) => Ok(&[]),
-        Some(j) => as_array(j, &join(at, key)),
-    }
-}
-
 fn value(j: &Json, field: &str) -> Result<Value, FieldError> {
     Value::from_json(j).map_err(|e| {
         let field = if e.path.is_empty() {
@@ -204,16 +192,20 @@ impl Session {
     /// Decodes and validates one session object.
     pub fn from_json(json: &Json) -> Result<Session, FieldError> {
         let obj = as_object(json, "session")?;
+        only_known(obj, &SESSION_FIELDS, "", "a session")?;
         let id = as_string(req(obj, "id", "")?, "id")?;
         let mission = as_string(req(obj, "mission", "")?, "mission")?;
         if mission.trim().is_empty() {
             return Err(FieldError::new("mission", "must be a non-empty string"));
         }
         let system_prompt = opt_string(obj, "system_prompt", "")?.unwrap_or_default();
-        let max_turns = match obj.get("max_turns") {
-            None | Some(Json::Null) => DEFAULT_MAX_TURNS,
+        let turns_json = opt_array(obj, "turns", "")?;
+        let form = session_form(turns_json)?;
+        let (max_turns, budget_recorded) = match obj.get("max_turns") {
+            None | Some(Json::Null) if form == Form::Chat => (u32::MAX, false),
+            None | Some(Json::Null) => (DEFAULT_MAX_TURNS, true),
             Some(j) => match j.as_u64() {
-                Some(n) if (1..=u64::from(u32::MAX)).contains(&n) => n as u32,
+                Some(n) if (1..=u64::from(u32::MAX)).contains(&n) => (n as u32, true),
                 _ => {
                     return Err(FieldError::new(
                         "max_turns",
@@ -237,28 +229,40 @@ impl Session {
             None | Some(Json::Null) => Map::new(),
             Some(j) => as_object(j, "meta")?.clone(),
         };
-        let turns_json = opt_array(obj, "turns", "")?;
-        let mut turns = Vec::with_capacity(turns_json.len());
+        let mut turns = Vec::new();
+        let mut chat_turns = Vec::new();
         for (i, t) in turns_json.iter().enumerate() {
-            let turn = decode_turn(t, &format!("turns[{i}]"))?;
+            let at = format!("turns[{i}]");
+            let number = match form {
+                Form::Ptc => {
+                    let turn = decode_turn(t, &at)?;
+                    let number = turn.number;
+                    turns.push(turn);
+                    number
+                }
+                Form::Chat => {
+                    let turn = decode_chat_turn(t, &at)?;
+                    let number = turn.number;
+                    chat_turns.push(turn);
+                    number
+                }
+            };
             let expected = i as u32 + 1;
-            if turn.number != expected {
+            if number != expected {
                 return Err(FieldError::new(
-                    format!("turns[{i}].number"),
+                    format!("{at}.number"),
                     format!(
-                        "turn numbers must be consecutive from 1: expected {expected}, got {}",
-                        turn.number
+                        "turn numbers must be consecutive from 1: expected {expected}, got {number}"
                     ),
                 ));
             }
-            turns.push(turn);
         }
-        if turns.len() > max_turns as usize {
+        if turns_json.len() > max_turns as usize {
             return Err(FieldError::new(
                 "turns",
                 format!(
                     "{} turns recorded but max_turns is {max_turns}",
-                    turns.len()
+                    turns_json.len()
                 ),
             ));
         }
@@ -267,11 +271,35 @@ impl Session {
             mission,
             system_prompt,
             max_turns,
+            budget_recorded,
+            form,
             tools,
             data,
             meta,
             turns,
+            chat_turns,
         })
+    }
+
+    /// How many turns were recorded, whatever the form.
+    pub fn turn_count(&self) -> usize {
+        match self.form {
+            Form::Ptc => self.turns.len(),
+            Form::Chat => self.chat_turns.len(),
+        }
+    }
+
+    /// The recorded turn budget; `None` for a chat session that recorded none.
+    pub fn budget(&self) -> Option<u32> {
+        self.budget_recorded.then_some(self.max_turns)
+    }
+
+    /// The provider's recorded usage for the request that produced turn `i + 1`.
+    pub fn turn_usage(&self, i: usize) -> Option<&Map<String, Json>> {
+        match self.form {
+            Form::Ptc => self.turns.get(i)?.usage.as_ref(),
+            Form::Chat => self.chat_turns.get(i)?.usage.as_ref(),
+        }
     }
 
     /// Encodes the session in the corpus format (the inverse of [`Session::from_json`]).
@@ -283,7 +311,10 @@ impl Session {
             "system_prompt".into(),
             Json::from(self.system_prompt.clone()),
         );
-        obj.insert("max_turns".into(), Json::from(self.max_turns));
+        obj.insert(
+            "max_turns".into(),
+            self.budget().map_or(Json::Null, Json::from),
+        );
         if !self.tools.is_empty() {
             let tools = self
                 .tools
@@ -295,6 +326,9 @@ impl Session {
                     }
                     if let Some(d) = &spec.description {
                         t.insert("description".into(), Json::from(d.clone()));
+                    }
+                    if let Some(p) = &spec.parameters {
+                        t.insert("parameters".into(), p.clone());
                     }
                     (name.clone(), Json::Object(t))
                 })
@@ -312,10 +346,11 @@ impl Session {
         if !self.meta.is_empty() {
             obj.insert("meta".into(), Json::Object(self.meta.clone()));
         }
-        obj.insert(
-            "turns".into(),
-            Json::Array(self.turns.iter().map(Turn::to_json).collect()),
-        );
+        let turns = match self.form {
+            Form::Ptc => self.turns.iter().map(Turn::to_json).collect(),
+            Form::Chat => self.chat_turns.iter().map(ChatTurn::to_json).collect(),
+        };
+        obj.insert("turns".into(), Json::Array(turns));
         Json::Object(obj)
     }
 
@@ -412,9 +447,16 @@ fn decode_tools(obj: &Map<String, Json>) -> Result<BTreeMap<String, ToolSpec>, F
             Json::Null => ToolSpec::default(),
             j => {
                 let o = as_object(j, &at)?;
+                only_known(
+                    o,
+                    &["signature", "description", "parameters"],
+                    &at,
+                    "a tool",
+                )?;
                 ToolSpec {
                     signature: opt_string(o, "signature", &at)?,
                     description: opt_string(o, "description", &at)?,
+                    parameters: o.get("parameters").filter(|p| !p.is_null()).cloned(),
                 }
             }
         };
@@ -423,8 +465,34 @@ fn decode_tools(obj: &Map<String, Json>) -> Result<BTreeMap<String, ToolSpec>, F
     Ok(tools)
 }
 
+/// The form of a session's turns: chat when they carry `assistant`, and all of them
+/// must agree (SPEC 11.1). A session without turns is PTC unless a turn says otherwise;
+/// the two render the same `[SYSTEM, USER(mission)]` at call 0.
+fn session_form(turns: &[Json]) -> Result<Form, FieldError> {
+    let is_chat = |t: &Json| t.as_object().is_some_and(|o| o.contains_key("assistant"));
+    let Some(first) = turns.first() else {
+        return Ok(Form::Ptc);
+    };
+    let form = if is_chat(first) { Form::Chat } else { Form::Ptc };
+    for (i, t) in turns.iter().enumerate().skip(1) {
+        if t.is_object() && is_chat(t) != (form == Form::Chat) {
+            let (this, first) = if is_chat(t) {
+                ("chat form (it has `assistant`)", "PTC-Lisp form")
+            } else {
+                ("PTC-Lisp form (no `assistant`)", "chat form")
+            };
+            return Err(FieldError::new(
+                format!("turns[{i}]"),
+                format!("this turn is in the {this} but turns[0] is in the {first}; a session's turns are all of one form"),
+            ));
+        }
+    }
+    Ok(form)
+}
+
 fn decode_turn(j: &Json, at: &str) -> Result<Turn, FieldError> {
     let obj = as_object(j, at)?;
+    only_known(obj, &PTC_TURN_FIELDS, at, "a PTC-Lisp turn")?;
     let number_json = req(obj, "number", at)?;
     let number = number_json
         .as_u64()
@@ -488,6 +556,7 @@ fn decode_turn(j: &Json, at: &str) -> Result<Turn, FieldError> {
 
 fn decode_error(j: &Json, at: &str) -> Result<TurnError, FieldError> {
     let obj = as_object(j, at)?;
+    only_known(obj, &["message", "reason"], at, "an error")?;
     let message = opt_string(obj, "message", at)?;
     let reason = opt_string(obj, "reason", at)?;
     match (message, reason) {
@@ -505,6 +574,7 @@ fn decode_error(j: &Json, at: &str) -> Result<TurnError, FieldError> {
 
 fn decode_tool_call(j: &Json, at: &str) -> Result<ToolCall, FieldError> {
     let obj = as_object(j, at)?;
+    only_known(obj, &["name", "args", "result"], at, "a tool call")?;
     let name = as_string(req(obj, "name", at)?, &join(at, "name"))?;
     let args = match obj.get("args") {
         None => Value::Nil,
@@ -519,6 +589,7 @@ fn decode_tool_call(j: &Json, at: &str) -> Result<ToolCall, FieldError> {
 
 fn decode_definition(j: &Json, at: &str) -> Result<Definition, FieldError> {
     let obj = as_object(j, at)?;
+    only_known(obj, &["name", "kind", "docstring", "value"], at, "a definition")?;
     let name = as_string(req(obj, "name", at)?, &join(at, "name"))?;
     let kind_json = req(obj, "kind", at)?;
     let kind = match kind_json.as_str() {

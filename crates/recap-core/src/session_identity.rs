@@ -21,6 +21,7 @@ pub struct SessionIdentity {
     id: String,
     max_turns: u32,
     turns_addr: usize,
+    chat_turns_addr: usize,
     mission_addr: usize,
     mission_len: usize,
     system_addr: usize,
@@ -35,6 +36,7 @@ impl SessionIdentity {
             id: session.id.clone(),
             max_turns: session.max_turns,
             turns_addr: session.turns.as_ptr().addr(),
+            chat_turns_addr: session.chat_turns.as_ptr().addr(),
             mission_addr: session.mission.as_ptr().addr(),
             mission_len: session.mission.len(),
             system_addr: session.system_prompt.as_ptr().addr(),
@@ -48,6 +50,7 @@ impl SessionIdentity {
     /// cached for its first turns is still valid). The cheap fields first, the id last.
     pub fn matches(&self, session: &Session) -> bool {
         self.turns_addr == session.turns.as_ptr().addr()
+            && self.chat_turns_addr == session.chat_turns.as_ptr().addr()
             && self.mission_addr == session.mission.as_ptr().addr()
             && self.mission_len == session.mission.len()
             && self.system_addr == session.system_prompt.as_ptr().addr()

@@ -1,7 +1,8 @@
 //! The strategy contract (SPEC section 5).
 
+use crate::chat::ChatTurn;
 use crate::message::Message;
-use crate::session::{Session, ToolSpec, Turn};
+use crate::session::{Form, Session, ToolSpec, Turn};
 use crate::value::Value;
 use std::collections::BTreeMap;
 
@@ -14,8 +15,12 @@ pub struct RenderRequest<'a> {
     pub max_turns: u32,
     pub tools: &'a BTreeMap<String, ToolSpec>,
     pub data: &'a BTreeMap<String, Value>,
-    /// The turns completed so far.
+    /// The form of the session's turns: only the matching slice below is filled.
+    pub form: Form,
+    /// The PTC-Lisp turns completed so far (empty in the chat form).
     pub turns: &'a [Turn],
+    /// The chat turns completed so far (empty in the PTC form).
+    pub chat_turns: &'a [ChatTurn],
 }
 
 /// Why a request cannot be made for a session.
@@ -30,10 +35,10 @@ pub enum RequestError {
 impl<'a> RenderRequest<'a> {
     /// The request for the call after `k` completed turns of `session`.
     pub fn for_call(session: &'a Session, k: usize) -> Result<Self, RequestError> {
-        if k > session.turns.len() {
+        if k > session.turn_count() {
             return Err(RequestError::TooManyTurns {
                 asked: k,
-                recorded: session.turns.len(),
+                recorded: session.turn_count(),
             });
         }
         if k >= session.max_turns as usize {
@@ -48,8 +53,18 @@ impl<'a> RenderRequest<'a> {
             max_turns: session.max_turns,
             tools: &session.tools,
             data: &session.data,
-            turns: &session.turns[..k],
+            form: session.form,
+            turns: &session.turns[..k.min(session.turns.len())],
+            chat_turns: &session.chat_turns[..k.min(session.chat_turns.len())],
         })
+    }
+
+    /// Completed turns, whatever the form.
+    pub fn completed(&self) -> usize {
+        match self.form {
+            Form::Ptc => self.turns.len(),
+            Form::Chat => self.chat_turns.len(),
+        }
     }
 
     /// Turns left `N = max_turns - k`, the call being made included.
@@ -125,6 +140,10 @@ pub enum Invariant {
     },
     /// 8. Each prompt starts with the previous one, message for message.
     AppendOnly,
+    /// Chat form (SPEC 11.4.2): every TOOL message answers a call of the nearest
+    /// preceding ASSISTANT message, and every call is answered before the next one.
+    /// In chat sessions it takes the place of [`Invariant::RoleAlternation`].
+    ToolPairing,
 }
 
 impl Invariant {
@@ -140,6 +159,7 @@ impl Invariant {
             Invariant::Deterministic => "deterministic",
             Invariant::Limits { .. } => "limits",
             Invariant::AppendOnly => "append-only",
+            Invariant::ToolPairing => "tool-pairing",
         }
     }
 
@@ -169,6 +189,13 @@ pub trait Strategy: Send + Sync {
         Invariant::UNIVERSAL.to_vec()
     }
 
+    /// The session forms this strategy renders (SPEC 11.3). Sessions of another form
+    /// are reported as *not applicable* for it, never rendered. The default is the
+    /// PTC-Lisp form alone, which every strategy written before the chat form renders.
+    fn forms(&self) -> Vec<Form> {
+        vec![Form::Ptc]
+    }
+
     /// The prompt for the call after `k` completed turns of `session`: always equal to
     /// `render(&RenderRequest::for_call(session, k)?)`.
     ///
@@ -176,7 +203,8 @@ pub trait Strategy: Send + Sync {
     /// [`SessionState`] per (strategy instance, session) and pass it to every call, so
     /// that a strategy whose per-call cost would otherwise grow with the whole history
     /// (a plugin must serialise the request) can work incrementally. Between calls the
-    /// session may only gain turns. Built-ins keep the default, which ignores `state`.
+    /// session may only gain turns. The default ignores `state`; strategies that cache
+    /// per-session work keep it through [`SessionState::reuse_or_set`].
     fn render_session(
         &self,
         session: &Session,

@@ -500,10 +500,7 @@ fn tagged(tag: &str, body: Json) -> Json {
 }
 
 fn encode_map(entries: &[(Value, Value)]) -> Json {
-    let plain = entries.iter().all(|(k, _)| matches!(k, Value::Keyword(_)))
-        && !is_tag_lookalike(entries)
-        && has_unique_keyword_keys(entries);
-    if plain {
+    if encodes_as_object(entries) {
         let mut obj = Map::new();
         for (k, v) in entries {
             if let Value::Keyword(name) = k {
@@ -524,19 +521,47 @@ fn encode_map(entries: &[(Value, Value)]) -> Json {
     }
 }
 
+/// Whether a map is encoded as a plain JSON object (SPEC section 1): every key is a
+/// keyword, the keys are unique, and it would not read back as a tag (`{:$kw 1}`);
+/// otherwise it is `{"$map": [[k, v], ...]}`. The corpus encoding and the plugin wire
+/// format both decide by this rule.
+pub fn encodes_as_object(entries: &[(Value, Value)]) -> bool {
+    entries.iter().all(|(k, _)| matches!(k, Value::Keyword(_)))
+        && !is_tag_lookalike(entries)
+        && has_unique_keyword_keys(entries)
+}
+
 /// `{:$kw 1}` as a plain object would decode as a keyword tag, so it needs `$map`.
 fn is_tag_lookalike(entries: &[(Value, Value)]) -> bool {
     entries.len() == 1 && matches!(&entries[0].0, Value::Keyword(k) if k.starts_with('$'))
 }
 
-fn has_unique_keyword_keys(entries: &[(Value, Value)]) -> bool {
-    let mut names: Vec<&str> = entries
-        .iter()
-        .filter_map(|(k, _)| match k {
+/// Whether no keyword names two keys of the map (other keys are not compared).
+pub fn has_unique_keyword_keys(entries: &[(Value, Value)]) -> bool {
+    if entries.len() < 2 {
+        return true;
+    }
+    // Maps read from JSON hold their keys in order: strictly increasing keys are
+    // unique, found with one comparison per key.
+    if entries.windows(2).all(|w| match (&w[0].0, &w[1].0) {
+        (Value::Keyword(a), Value::Keyword(b)) => a < b,
+        _ => false,
+    }) {
+        return true;
+    }
+    fn keyword(k: &Value) -> Option<&str> {
+        match k {
             Value::Keyword(s) => Some(s.as_str()),
             _ => None,
-        })
-        .collect();
+        }
+    }
+    if entries.len() <= 8 {
+        // Small maps (the usual case): compare pairwise, no allocation.
+        return entries.iter().enumerate().all(|(i, (a, _))| {
+            keyword(a).is_none_or(|a| entries[i + 1..].iter().all(|(b, _)| keyword(b) != Some(a)))
+        });
+    }
+    let mut names: Vec<&str> = entries.iter().filter_map(|(k, _)| keyword(k)).collect();
     names.sort_unstable();
     names.windows(2).all(|w| w[0] != w[1])
 }
@@ -704,5 +729,46 @@ mod tests {
     fn maps_that_look_like_tags_round_trip() {
         let v = Value::Map(vec![(Value::Keyword("$kw".into()), Value::Int(1))]);
         assert_eq!(Value::from_json(&v.to_json()).unwrap(), v);
+    }
+
+    #[test]
+    fn unique_keyword_keys_agree_with_sorting_every_name() {
+        let kw = |s: &str| (Value::Keyword(s.into()), Value::Nil);
+        let oracle = |entries: &[(Value, Value)]| {
+            let mut names: Vec<&str> = entries
+                .iter()
+                .filter_map(|(k, _)| match k {
+                    Value::Keyword(s) => Some(s.as_str()),
+                    _ => None,
+                })
+                .collect();
+            names.sort_unstable();
+            names.windows(2).all(|w| w[0] != w[1])
+        };
+        let names = ["a", "b", "c", "d", "e", "f", "g", "h", "i", "j"];
+        let mut cases: Vec<Vec<(Value, Value)>> = vec![
+            vec![],
+            vec![kw("a")],
+            vec![kw("b"), kw("a")],
+            vec![kw("a"), kw("a")],
+            vec![kw("a"), (Value::Str("a".into()), Value::Nil), kw("b")],
+            vec![(Value::Int(1), Value::Nil), (Value::Int(1), Value::Nil)],
+        ];
+        // Sorted, reversed and with one repeat, below and above the pairwise size.
+        for n in [3, 8, 9, 10] {
+            let sorted: Vec<_> = names[..n].iter().map(|s| kw(s)).collect();
+            let mut reversed = sorted.clone();
+            reversed.reverse();
+            let mut repeated = reversed.clone();
+            repeated[0] = kw(names[0]);
+            cases.extend([sorted, reversed, repeated]);
+        }
+        for entries in &cases {
+            assert_eq!(
+                has_unique_keyword_keys(entries),
+                oracle(entries),
+                "{entries:?}"
+            );
+        }
     }
 }

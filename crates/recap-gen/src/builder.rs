@@ -47,10 +47,13 @@ impl SessionBuilder {
                 mission: mission.to_string(),
                 system_prompt: String::new(),
                 max_turns: DEFAULT_MAX_TURNS,
+                budget_recorded: true,
+                form: recap_core::Form::Ptc,
                 tools: BTreeMap::new(),
                 data: BTreeMap::new(),
                 meta: Map::new(),
                 turns: Vec::new(),
+                chat_turns: Vec::new(),
             },
         }
     }
@@ -76,6 +79,7 @@ impl SessionBuilder {
             ToolSpec {
                 signature: Some(signature.to_string()),
                 description: Some(description.to_string()),
+                parameters: None,
             },
         );
         self

@@ -12,6 +12,7 @@
 //! `Session::from_json` unchanged.
 
 pub mod builder;
+pub mod chat;
 pub mod handwritten;
 pub mod sessions;
 pub mod shared;

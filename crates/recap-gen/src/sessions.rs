@@ -377,6 +377,7 @@ fn assemble(frame: Frame, bodies: Vec<Body>, max_turns: u32, salt: u32) -> Sessi
             tools.entry(call.name.clone()).or_insert_with(|| ToolSpec {
                 signature: Some(format!("({} args) -> any", call.name)),
                 description: Some(format!("The {} tool.", call.name.replace('-', " "))),
+                parameters: None,
             });
         }
         let program = program_text(&body, number);
@@ -432,10 +433,13 @@ fn assemble(frame: Frame, bodies: Vec<Body>, max_turns: u32, salt: u32) -> Sessi
         mission: frame.mission,
         system_prompt: frame.system_prompt,
         max_turns,
+        budget_recorded: true,
+        form: recap_core::Form::Ptc,
         tools,
         data: frame.data.into_iter().collect(),
         meta,
         turns,
+        chat_turns: Vec::new(),
     }
 }
 

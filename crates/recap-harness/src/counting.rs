@@ -189,12 +189,17 @@ pub struct CallTokens {
 
 /// Tokens of each role name (they are tiny and fixed).
 #[derive(Debug, Clone, Copy)]
-pub struct RoleTokens([u32; 3]);
+pub struct RoleTokens([u32; 4]);
 
 impl RoleTokens {
     pub fn new(tok: &Tokenizer) -> Self {
         let n = |r: Role| tok.count_tokens(r.as_str()) as u32;
-        RoleTokens([n(Role::System), n(Role::User), n(Role::Assistant)])
+        RoleTokens([
+            n(Role::System),
+            n(Role::User),
+            n(Role::Assistant),
+            n(Role::Tool),
+        ])
     }
 
     pub fn get(&self, role: Role) -> u32 {
@@ -202,6 +207,7 @@ impl RoleTokens {
             Role::System => self.0[0],
             Role::User => self.0[1],
             Role::Assistant => self.0[2],
+            Role::Tool => self.0[3],
         }
     }
 }

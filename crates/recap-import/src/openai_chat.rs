@@ -571,9 +571,12 @@ fn import_conversation(
         mission,
         system_prompt: system.join("\n\n"),
         max_turns: turns.len().max(1) as u32,
+        budget_recorded: true,
+        form: recap_core::Form::Ptc,
         tools: BTreeMap::new(),
         data: BTreeMap::new(),
         meta,
         turns,
+        chat_turns: Vec::new(),
     })
 }

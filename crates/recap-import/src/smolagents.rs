@@ -226,10 +226,13 @@ fn import_run(
         mission,
         system_prompt: system_prompt.unwrap_or_default(),
         max_turns: turns.len() as u32,
+        budget_recorded: true,
+        form: recap_core::Form::Ptc,
         tools: BTreeMap::new(),
         data: BTreeMap::new(),
         meta,
         turns,
+        chat_turns: Vec::new(),
     })
 }
 

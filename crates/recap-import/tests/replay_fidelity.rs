@@ -1,15 +1,11 @@
 //! The replay-fidelity decomposition of the shared ptc-runner corpus
-//! (`examples/replay_fidelity.rs`, included here so the test checks the code the
-//! README's figures come from). Skipped with a message when ../shared is missing,
-//! failing under CI=true.
+//! (`recap_testkit::replay_fidelity`, the code behind `examples/replay_fidelity.rs` and
+//! the README's figures). Skipped with a message when ../shared is missing, failing
+//! under CI=true.
 
 mod common;
 
-#[path = "../examples/replay_fidelity.rs"]
-#[allow(dead_code)]
-mod example;
-
-use example::{ROUTE_TOLERANCE, Template, analyse};
+use recap_testkit::replay_fidelity::{ROUTE_TOLERANCE, Template, analyse, least_squares};
 
 #[test]
 fn recorded_input_tokens_are_the_wire_text_plus_a_template_on_one_route() {
@@ -69,7 +65,7 @@ fn least_squares_recovers_a_plane_and_zeroes_an_empty_column() {
         .map(|&(a, b)| vec![1.0, a, b, 0.0])
         .collect();
     let y: Vec<f64> = x.iter().map(|r| 2.0 + 3.0 * r[1] - r[2]).collect();
-    let (k, rmse) = example::least_squares(&x, &y);
+    let (k, rmse) = least_squares(&x, &y);
     for (got, want) in k.iter().zip([2.0, 3.0, -1.0, 0.0]) {
         assert!((got - want).abs() < 1e-9, "{k:?}");
     }

@@ -1,7 +1,7 @@
 //! Loading real plugin libraries: the sample plugins, and one fixture per way a
 //! library can be wrong — each a clear error naming the file, with the host alive after.
 
-mod support;
+use recap_testkit::plugins as support;
 
 use recap_core::invariants::calls;
 use recap_core::{
@@ -19,7 +19,7 @@ fn corpus() -> Vec<Session> {
 
 fn registry_with_samples() -> Registry {
     let mut registry = Registry::new();
-    for lib in ["recap_observation_masking", "recap_aggressive"] {
+    for lib in ["recap_ptc_output_masking", "recap_aggressive"] {
         let plugin = load(&sample(lib)).unwrap_or_else(|e| panic!("{e}"));
         register(&mut registry, &plugin).unwrap();
     }
@@ -28,8 +28,8 @@ fn registry_with_samples() -> Registry {
 
 #[test]
 fn sample_plugins_load_and_describe_themselves() {
-    let masking = load(&sample("recap_observation_masking")).unwrap();
-    assert_eq!(masking.name(), "observation-masking");
+    let masking = load(&sample("recap_ptc_output_masking")).unwrap();
+    assert_eq!(masking.name(), "ptc-output-masking");
     assert_eq!(masking.version(), env!("CARGO_PKG_VERSION"));
     assert_eq!(masking.abi(), (1, 0));
     assert!(masking.has_describe() && masking.has_sessions());
@@ -51,21 +51,21 @@ fn sample_plugins_load_and_describe_themselves() {
 #[test]
 fn plugin_strategies_are_built_from_spec_strings_like_built_ins() {
     let registry = registry_with_samples();
-    let info = registry.get("observation-masking").unwrap();
+    let info = registry.get("ptc-output-masking").unwrap();
     assert!(
-        info.origin.ends_with("librecap_observation_masking.so"),
+        info.origin.ends_with("librecap_ptc_output_masking.so"),
         "{}",
         info.origin
     );
 
-    let s = registry.build("observation-masking:window=2").unwrap();
-    assert_eq!(s.spec(), "observation-masking:window=2");
+    let s = registry.build("ptc-output-masking:window=2").unwrap();
+    assert_eq!(s.spec(), "ptc-output-masking:window=2");
     assert_eq!(
-        registry.build("observation-masking").unwrap().spec(),
-        "observation-masking"
+        registry.build("ptc-output-masking").unwrap().spec(),
+        "ptc-output-masking"
     );
 
-    match registry.build("observation-masking:window=0") {
+    match registry.build("ptc-output-masking:window=0") {
         Err(SpecError::BadValue {
             strategy,
             key,
@@ -74,14 +74,14 @@ fn plugin_strategies_are_built_from_spec_strings_like_built_ins() {
         }) => {
             assert_eq!(
                 (strategy.as_str(), key.as_str(), value.as_str()),
-                ("observation-masking", "window", "0")
+                ("ptc-output-masking", "window", "0")
             );
             assert!(expected.contains("≥ 1"), "{expected}");
         }
         other => panic!("expected BadValue, got {:?}", other.map(|s| s.spec())),
     }
     assert!(matches!(
-        registry.build("observation-masking:size=3"),
+        registry.build("ptc-output-masking:size=3"),
         Err(SpecError::UnknownOption { .. })
     ));
     assert!(matches!(
@@ -91,9 +91,9 @@ fn plugin_strategies_are_built_from_spec_strings_like_built_ins() {
 }
 
 #[test]
-fn observation_masking_with_a_wide_window_is_full_history() {
+fn ptc_output_masking_with_a_wide_window_is_full_history() {
     let registry = registry_with_samples();
-    let plugin = registry.build("observation-masking:window=100").unwrap();
+    let plugin = registry.build("ptc-output-masking:window=100").unwrap();
     for session in corpus() {
         let mut state = SessionState::new();
         for k in calls(&session) {
@@ -153,7 +153,7 @@ fn assert_session_path_matches(strategy: &dyn Strategy, sessions: &[Session]) {
 fn session_rendering_equals_full_requests() {
     let registry = registry_with_samples();
     let sessions = corpus();
-    for spec in ["observation-masking:window=2", "aggressive"] {
+    for spec in ["ptc-output-masking:window=2", "aggressive"] {
         assert_session_path_matches(registry.build(spec).unwrap().as_ref(), &sessions);
     }
 }
@@ -178,7 +178,7 @@ fn plugins_without_session_functions_render_incrementally_on_the_host() {
 #[test]
 fn one_instance_renders_from_many_threads() {
     let registry = registry_with_samples();
-    let strategy = registry.build("observation-masking:window=3").unwrap();
+    let strategy = registry.build("ptc-output-masking:window=3").unwrap();
     let sessions = Arc::new(corpus());
     let expected: Vec<Vec<Vec<Message>>> = sessions
         .iter()

@@ -3,7 +3,7 @@
 //! of every bench-data session through incremental sessions (and on every 4th call and
 //! the last through full requests), with default and non-default options.
 
-mod support;
+use recap_testkit::plugins as support;
 
 use recap_core::invariants::calls;
 use recap_core::{CorpusReader, Registry, RenderRequest, Session, SessionState, StrategySpec};

@@ -1,14 +1,18 @@
-//! The `full-history` strategy (SPEC section 6.1): the uncompressed baseline every other
-//! strategy is measured against. `[SYSTEM, USER(mission)]`, then for each turn
-//! `ASSISTANT(raw_response)` and `USER(feedback)`.
+//! The `full-history` strategy (SPEC 6.1 and 11.3): the uncompressed baseline every
+//! other strategy is measured against. `[SYSTEM, USER(mission)]`, then for each turn:
+//! in the PTC-Lisp form `ASSISTANT(raw_response)` and `USER(feedback)`; in the chat
+//! form the ASSISTANT message with its tool calls and each observation as its own TOOL
+//! or USER message.
 //!
-//! The pair writer is public because `rolling-window` keeps its last turns exactly as
-//! this strategy renders them.
+//! The turn writers are public because `rolling-window` and the chat strategies keep
+//! turns exactly as this strategy renders them.
+
+pub mod chat;
 
 use recap_core::strategy::FINAL_TURN_LINE;
 use recap_core::{
-    Invariant, Message, RenderError, RenderRequest, SpecError, Strategy, StrategyInfo,
-    StrategySpec, Turn,
+    ChatTurn, Form, Invariant, Message, RenderError, RenderRequest, SpecError, Strategy,
+    StrategyInfo, StrategySpec, Turn,
 };
 use std::borrow::Cow;
 use std::sync::Arc;
@@ -62,15 +66,45 @@ impl Strategy for FullHistory {
         ]);
         all
     }
+
+    fn forms(&self) -> Vec<Form> {
+        Form::ALL.to_vec()
+    }
 }
 
 /// The full-history prompt for a request; never fails.
 pub fn render(request: &RenderRequest<'_>) -> Vec<Message> {
-    let mut messages = Vec::with_capacity(2 + 2 * request.turns.len());
-    messages.push(Message::system(request.system_prompt));
-    messages.push(Message::user(request.mission));
-    push_pairs(&mut messages, request.turns, 0, request.max_turns);
-    messages
+    match request.form {
+        Form::Ptc => {
+            let mut messages = Vec::with_capacity(2 + 2 * request.turns.len());
+            messages.push(Message::system(request.system_prompt));
+            messages.push(Message::user(request.mission));
+            push_pairs(&mut messages, request.turns, 0, request.max_turns);
+            messages
+        }
+        Form::Chat => {
+            let mut messages = opening(request);
+            push_chat_turns(&mut messages, request.chat_turns);
+            messages
+        }
+    }
+}
+
+/// `[SYSTEM(system_prompt), USER(mission)]`: how every strategy's prompt starts, and
+/// all of it at call 0.
+pub fn opening(request: &RenderRequest<'_>) -> Vec<Message> {
+    vec![
+        Message::system(request.system_prompt),
+        Message::user(request.mission),
+    ]
+}
+
+/// Appends each chat turn's messages: the ASSISTANT response, then its observations.
+pub fn push_chat_turns(messages: &mut Vec<Message>, turns: &[ChatTurn]) {
+    messages.reserve(turns.iter().map(ChatTurn::message_count).sum());
+    for turn in turns {
+        messages.extend(turn.messages());
+    }
 }
 
 /// Appends `ASSISTANT(raw_response)`, `USER(feedback)` for each of `turns`, where

@@ -1,55 +1,103 @@
-//! `observation-masking` (sample plugin): the `full-history` layout — SYSTEM, USER
-//! (mission), then an ASSISTANT/USER pair per turn — where only the last `window`
-//! turns (default 10) keep their outputs. An older turn keeps its program (the
-//! ASSISTANT message is its raw response) but its output — prints, error, recorded
-//! feedback with tool results — is replaced by a short placeholder. The literature on
-//! agent context management finds this baseline about as good as LLM summarisation.
+//! `observation-masking` (SPEC 11.3; chat form): the full history, except that
+//! environment output — TOOL results, and USER messages marked `environment` — of turns
+//! older than the last `window` is replaced by `Old environment output: (N lines
+//! omitted)`. After SWE-agent's `LastNObservations` and the masking of "The Complexity
+//! Trap" (arXiv 2508.21433). Messages, roles and tool-call ids stay, so every result
+//! keeps its call; the model's own responses and user replies are never masked.
 //!
-//! Built as a `cdylib` and loaded with `recap ... --plugin`.
+//! Where recap differs from SWE-agent (docs/strategies.md has the full list): the window
+//! counts turns, not observation items (the same for one observation per turn), there is
+//! no `polling` batching, tags do not exist in recorded logs, and lines are broken at
+//! `\n`, `\r\n` and `\r` only (SPEC 11.3), where Python's `splitlines` also breaks at a
+//! few rare control and Unicode separators.
 
-use recap_core::strategy::turns_line;
 use recap_core::{
-    Invariant, Message, OptionInfo, RenderError, RenderRequest, SpecError, Strategy, StrategySpec,
-    Turn,
+    Form, Invariant, Message, OptionInfo, RenderError, RenderRequest, Session, SessionState,
+    SpecError, Strategy, StrategyInfo, StrategySpec,
 };
+use recap_full_history::chat::History;
+use std::sync::Arc;
 
 pub const NAME: &str = "observation-masking";
 pub const DEFAULT_WINDOW: u32 = 10;
 
-/// The strategy: `window` = how many of the latest turns keep their outputs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ObservationMasking {
+    /// How many of the most recent turns keep their environment output.
     pub window: u32,
 }
 
-impl Default for ObservationMasking {
-    fn default() -> Self {
-        Self {
-            window: DEFAULT_WINDOW,
-        }
+pub fn info() -> StrategyInfo {
+    StrategyInfo {
+        name: NAME.to_string(),
+        summary: "chat form: full history, environment output older than `window` turns replaced by `Old environment output: (N lines omitted)` (SWE-agent LastNObservations)".to_string(),
+        options: vec![OptionInfo {
+            key: "window".into(),
+            default: DEFAULT_WINDOW.to_string(),
+            help: "most recent turns whose tool results / environment output stay verbatim"
+                .into(),
+        }],
+        origin: "built-in".to_string(),
     }
 }
 
-/// What replaces the output of a masked turn.
-pub fn placeholder(turn_number: u32) -> String {
-    format!("[output of turn {turn_number} omitted]")
+pub fn build(spec: &StrategySpec) -> Result<Arc<dyn Strategy>, SpecError> {
+    spec.only_options(&["window"])?;
+    Ok(Arc::new(ObservationMasking {
+        window: spec.positive_int("window", DEFAULT_WINDOW)?,
+    }))
+}
+
+/// The number of lines of `text`: `\n`, `\r\n` and `\r` break lines, a trailing break
+/// starts no new line, and the empty text has none.
+pub fn line_count(text: &str) -> usize {
+    let bytes = text.as_bytes();
+    let mut lines = 0;
+    let mut i = 0;
+    let mut line_open = false;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'\r' => {
+                lines += 1;
+                line_open = false;
+                if bytes.get(i + 1) == Some(&b'\n') {
+                    i += 1;
+                }
+            }
+            b'\n' => {
+                lines += 1;
+                line_open = false;
+            }
+            _ => line_open = true,
+        }
+        i += 1;
+    }
+    lines + usize::from(line_open)
+}
+
+/// What replaces a masked observation.
+pub fn placeholder(content: &str) -> String {
+    format!("Old environment output: ({} lines omitted)", line_count(content))
 }
 
 impl ObservationMasking {
-    /// The USER message after an older turn: the placeholder where there was output,
-    /// then the turns line as `full-history` would end it. A recorded feedback is
-    /// output through and through (it holds tool results), so it is replaced whole.
-    fn masked_feedback(turn: &Turn, completed: usize, max_turns: u32) -> String {
-        let had_output =
-            turn.feedback.is_some() || !turn.success || turn.prints.iter().any(|p| !p.is_empty());
-        if !had_output {
-            return recap_full_history::feedback(turn, completed, max_turns).into_owned();
+    fn render_history(&self, request: &RenderRequest<'_>, history: &History) -> Vec<Message> {
+        let turns = history.turns();
+        let masked_turns = turns.saturating_sub(self.window as usize);
+        let masked_end = history.turn_start(masked_turns);
+        let mut messages = recap_full_history::opening(request);
+        messages.reserve(history.messages().len());
+        for (i, m) in history.messages().iter().enumerate() {
+            messages.push(if i < masked_end && history.is_environment(i) {
+                Message {
+                    content: placeholder(&m.content),
+                    ..m.clone()
+                }
+            } else {
+                m.clone()
+            });
         }
-        if turn.feedback.is_some() {
-            return placeholder(turn.number);
-        }
-        let left = max_turns.saturating_sub(u32::try_from(completed).unwrap_or(u32::MAX));
-        format!("{}\n\n{}", placeholder(turn.number), turns_line(left))
+        messages
     }
 }
 
@@ -63,136 +111,30 @@ impl Strategy for ObservationMasking {
     }
 
     fn render(&self, request: &RenderRequest<'_>) -> Result<Vec<Message>, RenderError> {
-        let turns = request.turns;
-        let mut messages = Vec::with_capacity(2 + 2 * turns.len());
-        messages.push(Message::system(request.system_prompt));
-        messages.push(Message::user(request.mission));
-        let first_kept = turns.len().saturating_sub(self.window as usize);
-        for (i, turn) in turns.iter().enumerate() {
-            let completed = i + 1;
-            messages.push(Message::assistant(turn.raw_response.as_str()));
-            let feedback = if i >= first_kept {
-                recap_full_history::feedback(turn, completed, request.max_turns).into_owned()
-            } else {
-                Self::masked_feedback(turn, completed, request.max_turns)
-            };
-            messages.push(Message::user(feedback));
-        }
-        Ok(messages)
+        Ok(self.render_history(request, &History::of_request(request)))
+    }
+
+    fn render_session(
+        &self,
+        session: &Session,
+        k: usize,
+        state: &mut SessionState,
+    ) -> Result<Vec<Message>, RenderError> {
+        let request = RenderRequest::for_call(session, k)?;
+        let history = History::for_session(state, session, k);
+        Ok(self.render_history(&request, history))
     }
 
     fn invariants(&self) -> Vec<Invariant> {
-        // Not failed-turns-verbatim (old errors are masked) and not append-only (a
-        // turn's output is masked once it leaves the window).
         let mut all = Invariant::UNIVERSAL.to_vec();
-        all.extend([Invariant::MissionLeadsFirstUser, Invariant::TurnsLine]);
+        all.push(Invariant::MissionLeadsFirstUser);
         all
     }
-}
 
-impl recap_abi::Plugin for ObservationMasking {
-    const NAME: &'static str = NAME;
-    const VERSION: &'static str = env!("CARGO_PKG_VERSION");
-    const SUMMARY: &'static str = "full-history layout; outputs of turns older than the last `window` replaced by a placeholder";
-
-    fn options() -> Vec<OptionInfo> {
-        vec![OptionInfo {
-            key: "window".into(),
-            default: DEFAULT_WINDOW.to_string(),
-            help: "how many of the latest turns keep their outputs (integer ≥ 1)".into(),
-        }]
-    }
-
-    fn from_spec(spec: &StrategySpec) -> Result<Self, SpecError> {
-        Ok(Self {
-            window: spec.positive_int("window", DEFAULT_WINDOW)?,
-        })
+    fn forms(&self) -> Vec<Form> {
+        vec![Form::Chat]
     }
 }
-
-recap_abi::export_strategy!(ObservationMasking);
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use recap_abi::Plugin;
-    use recap_core::invariants::check_session;
-    use recap_gen::builder::{SessionBuilder, TurnBuilder};
-
-    fn spec(text: &str) -> Result<ObservationMasking, SpecError> {
-        ObservationMasking::from_spec(&StrategySpec::parse(text).unwrap())
-    }
-
-    #[test]
-    fn options() {
-        assert_eq!(spec("observation-masking").unwrap().window, 10);
-        assert_eq!(spec("observation-masking:window=2").unwrap().window, 2);
-        let err = spec("observation-masking:window=0")
-            .unwrap_err()
-            .to_string();
-        assert!(err.contains("window") && err.contains("≥ 1"), "{err}");
-        assert_eq!(
-            spec("observation-masking:window=3").unwrap().spec(),
-            "observation-masking:window=3"
-        );
-    }
-
-    #[test]
-    fn masks_outputs_outside_the_window_and_keeps_programs() {
-        let s = SessionBuilder::new("m")
-            .system("sys")
-            .max_turns(6)
-            .turn(TurnBuilder::ok("(println 1)").prints(["one"]))
-            .turn(TurnBuilder::failed("(boom)", "bad"))
-            .turn(TurnBuilder::ok("(def x 1)"))
-            .turn(TurnBuilder::ok("(tool/get)").feedback("recorded: result 42"))
-            .turn(TurnBuilder::ok("(println 5)").prints(["five"]))
-            .build();
-        let strategy = ObservationMasking { window: 1 };
-        let m = strategy
-            .render(&RenderRequest::for_call(&s, 5).unwrap())
-            .unwrap();
-        let contents: Vec<&str> = m.iter().map(|m| m.content.as_str()).collect();
-        assert_eq!(contents[0], "sys");
-        assert_eq!(contents[1], "m");
-        assert_eq!(contents[2], s.turns[0].raw_response);
-        assert_eq!(contents[3], "[output of turn 1 omitted]\n\nTurns left: 5");
-        assert_eq!(contents[4], s.turns[1].raw_response);
-        assert_eq!(contents[5], "[output of turn 2 omitted]\n\nTurns left: 4");
-        // Nothing to mask: the turns line alone, as in full-history.
-        assert_eq!(contents[7], "Turns left: 3");
-        assert_eq!(contents[9], "[output of turn 4 omitted]");
-        assert_eq!(
-            contents[11],
-            "five\n\n⚠️ FINAL TURN - you must call (return result) or (fail response) next."
-        );
-    }
-
-    #[test]
-    fn equals_full_history_while_everything_fits_in_the_window() {
-        for s in recap_gen::generate_corpus(7, 20, 1..=8) {
-            for k in recap_core::invariants::calls(&s) {
-                let req = RenderRequest::for_call(&s, k).unwrap();
-                assert_eq!(
-                    ObservationMasking { window: 8 }.render(&req).unwrap(),
-                    recap_full_history::render(&req)
-                );
-            }
-        }
-    }
-
-    #[test]
-    fn declared_invariants_hold_on_generated_sessions() {
-        for window in [1, 2, 10] {
-            let strategy = ObservationMasking { window };
-            for s in recap_gen::generate_corpus(11, 30, 0..=12) {
-                let violations = check_session(&strategy, &s).unwrap();
-                assert!(
-                    violations.is_empty(),
-                    "window {window}, session {}: {violations:?}",
-                    s.id
-                );
-            }
-        }
-    }
-}
+mod tests;

@@ -13,7 +13,8 @@ use recap_core::{
 };
 use recap_full_history::{push_turns_line, turns_left_after};
 use recap_single_user_coalesced::{
-    SummaryOptions, canonical_spec, reject_unknown, summary_len_hint, write_summary,
+    SummaryOptions, canonical_spec, reject_unknown, single_shot, summary_invariants,
+    summary_len_hint, write_summary,
 };
 use std::sync::Arc;
 
@@ -56,8 +57,8 @@ impl Strategy for PerTurnSummary {
         state: &mut SessionState,
     ) -> Result<Vec<Message>, RenderError> {
         let request = RenderRequest::for_call(session, k)?;
-        if request.max_turns == 1 {
-            return Ok(recap_full_history::render(&request));
+        if let Some(full_history) = single_shot(&request) {
+            return Ok(full_history);
         }
         let cache = SummaryCache::for_session(state, session, self.options);
         for turn in &session.turns[cache.summaries.len().min(k)..k] {
@@ -71,18 +72,10 @@ impl Strategy for PerTurnSummary {
         }))
     }
 
+    /// The summary's invariants and append-only: a turn's messages never change.
     fn invariants(&self) -> Vec<Invariant> {
-        let mut all = Invariant::UNIVERSAL.to_vec();
-        all.extend([
-            Invariant::MissionLeadsFirstUser,
-            Invariant::FailedTurnsVerbatim,
-            Invariant::TurnsLine,
-            Invariant::Limits {
-                tool_call_limit: self.options.tool_call_limit,
-                println_limit: self.options.println_limit,
-            },
-            Invariant::AppendOnly,
-        ]);
+        let mut all = summary_invariants(self.options);
+        all.push(Invariant::AppendOnly);
         all
     }
 }
@@ -93,9 +86,8 @@ pub fn render(request: &RenderRequest<'_>) -> Vec<Message> {
 }
 
 pub fn render_with(request: &RenderRequest<'_>, options: SummaryOptions) -> Vec<Message> {
-    // SS-001: single-shot mode is not compressed.
-    if request.max_turns == 1 {
-        return recap_full_history::render(request);
+    if let Some(full_history) = single_shot(request) {
+        return full_history;
     }
     messages(request, |_, turn| assistant_content(turn, options))
 }

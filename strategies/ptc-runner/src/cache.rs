@@ -14,12 +14,13 @@
 //! The cache remembers which session (and strategy options) filled it and starts over
 //! when asked about another one, so a shared or reused state never yields a wrong prompt.
 
-use crate::namespace::{self, DataOptions, MemoryEntry};
-use crate::suc::{FINAL_WORK_TURN, Limits};
-use recap_core::{
-    Message, PrintOptions, RenderRequest, Session, SessionIdentity, SessionState, Turn,
-    write_clojure, write_decimal,
+use crate::literals::{
+    CALLS_HEADER, ERROR_PARTS, FINAL_WORK_TURN, NO_CALLS, OUTPUT_HEADER, TURNS_LEFT, USER_HEADER,
+    write_call_line, write_error_section, write_turns_indicator,
 };
+use crate::namespace::{self, DataOptions, MemoryEntry};
+use crate::suc::Limits;
+use recap_core::{Message, RenderRequest, Session, SessionIdentity, SessionState, Turn};
 use std::cmp::Ordering;
 use std::collections::VecDeque;
 
@@ -306,19 +307,10 @@ impl RenderCache {
         }
         if let Some((program, message)) = error {
             out.push_str("\n\n");
-            out.push_str(ERROR_PARTS[0]);
-            out.push_str(program);
-            out.push_str(ERROR_PARTS[1]);
-            out.push_str(message);
-            out.push_str(ERROR_PARTS[2]);
+            write_error_section(&mut out, program, message);
         }
         out.push_str("\n\n");
-        if turns_left == 0 {
-            out.push_str(FINAL_WORK_TURN);
-        } else {
-            out.push_str(TURNS_LEFT);
-            write_decimal(&mut out, turns_left as u64);
-        }
+        write_turns_indicator(&mut out, u64::from(turns_left));
         vec![Message::system(request.system_prompt), Message::user(out)]
     }
 
@@ -541,12 +533,7 @@ impl RenderCache {
                     None => {
                         let arena = &mut self.call_arena;
                         let start = arena.len();
-                        // Args always sit in parentheses, whatever their shape (`ping(nil)`).
-                        arena.push_str("\n;   ");
-                        arena.push_str(&call.name);
-                        arena.push('(');
-                        write_clojure(arena, &call.args, PrintOptions::TOOL_ARGS);
-                        arena.push(')');
+                        write_call_line(arena, &call.name, &call.args);
                         Span {
                             start,
                             end: arena.len(),
@@ -619,23 +606,50 @@ impl NamePrefix {
 /// compacted.
 const CALL_ARENA_SLACK: usize = 1 << 12;
 
-const USER_HEADER: &str = ";; === user/ (your prelude) ===";
-const CALLS_HEADER: &str = ";; Tool calls made:";
-const NO_CALLS: &str = ";; No tool calls made";
-const OUTPUT_HEADER: &str = ";; Output:";
-const TURNS_LEFT: &str = "Turns left: ";
-/// The error section around the program and the message.
-const ERROR_PARTS: [&str; 3] = [
-    "---\nYour previous attempt:\n```clojure\n",
-    "\n```\n\nError: ",
-    "\n---",
-];
-
 #[cfg(test)]
 mod tests {
-    use super::NamePrefix;
+    use super::{Limits, NamePrefix, RenderCache};
     use proptest::prelude::*;
+    use recap_core::memory::fold;
+    use recap_core::{Definition, Turn, Value};
+    use recap_gen::builder::TurnBuilder;
     use std::cmp::Ordering;
+
+    /// Short names, one the prefix of another, and long ones that share their first 16
+    /// bytes (the key scan then compares the names).
+    const NAMES: [&str; 6] = [
+        "a",
+        "ab",
+        "b",
+        "a_long_name_past_16_bytes",
+        "a_long_name_past_16_bytez",
+        "zz",
+    ];
+
+    fn turns(spec: &[(bool, Vec<usize>)]) -> Vec<Turn> {
+        spec.iter()
+            .enumerate()
+            .map(|(t, (success, names))| {
+                let mut turn = match success {
+                    true => TurnBuilder::ok("(def x 1)"),
+                    false => TurnBuilder::failed("(def x 1)", "boom"),
+                };
+                for (i, &n) in names.iter().enumerate() {
+                    turn = turn.def(NAMES[n], Value::Int((10 * t + i) as i64));
+                }
+                turn.build()
+            })
+            .collect()
+    }
+
+    /// The live set the cache folded, as definitions.
+    fn live<'t>(cache: &RenderCache, turns: &'t [Turn]) -> Vec<&'t Definition> {
+        cache
+            .live
+            .iter()
+            .map(|&(_, at)| &turns[cache.defs[at].turn].definitions[cache.defs[at].index])
+            .collect()
+    }
 
     proptest! {
         /// The search in `fill_live` relies on it: keys order names exactly as the
@@ -647,6 +661,30 @@ mod tests {
             let mut read = false;
             let _ = ka.order(kb, || { read = true; Ordering::Equal });
             prop_assert!(!read || a.len() > 16 || b.len() > 16);
+        }
+
+        /// The fast path folds memory its own way (a key scan, names kept sorted, a
+        /// redefinition replaced in place) for speed; it must keep exactly the
+        /// definitions of the one folding rule (`recap_core::memory::fold`), listed in
+        /// name order as `user/` shows them: on calls in order and on an earlier call
+        /// after them.
+        #[test]
+        fn live_set_is_the_memory_fold_in_name_order(
+            spec in prop::collection::vec(
+                (any::<bool>(), prop::collection::vec(0..NAMES.len(), 0..4)),
+                1..10,
+            ),
+            earlier in 0usize..10,
+        ) {
+            let turns = turns(&spec);
+            let mut cache = RenderCache::new(Limits::default());
+            cache.index(&turns);
+            for k in (1..=turns.len()).chain([1 + earlier % turns.len()]) {
+                cache.fill_live(&turns[..k]);
+                let mut want = fold(&turns[..k]);
+                want.sort_by(|a, b| a.name.cmp(&b.name));
+                prop_assert_eq!(live(&cache, &turns), want, "after {} turns", k);
+            }
         }
     }
 }

@@ -1,7 +1,8 @@
 //! The execution-history sections of the original (`Namespace.ExecutionHistory`):
 //! `;; Tool calls made:` and `;; Output:`.
 
-use recap_core::{PrintOptions, Value, to_clojure};
+use crate::literals::{CALLS_HEADER, NO_CALLS, OUTPUT_HEADER, write_call_line};
+use recap_core::Value;
 
 /// One tool call as the history sees it: results are never shown.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -16,15 +17,11 @@ pub struct CallRef<'a> {
 /// consecutive calls are listed one by one.
 pub fn render_tool_calls(calls: &[CallRef<'_>], limit: usize) -> String {
     if calls.is_empty() {
-        return ";; No tool calls made".to_string();
+        return NO_CALLS.to_string();
     }
-    let mut out = String::from(";; Tool calls made:");
+    let mut out = String::from(CALLS_HEADER);
     for call in last(calls, limit) {
-        out.push_str("\n;   ");
-        out.push_str(call.name);
-        out.push('(');
-        out.push_str(&to_clojure(call.args, PrintOptions::TOOL_ARGS).0);
-        out.push(')');
+        write_call_line(&mut out, call.name, call.args);
     }
     out
 }
@@ -35,7 +32,7 @@ pub fn render_output(prints: &[&str], limit: usize, has_println: bool) -> Option
     if !has_println {
         return None;
     }
-    let mut out = String::from(";; Output:");
+    let mut out = String::from(OUTPUT_HEADER);
     for p in last(prints, limit) {
         out.push('\n');
         out.push_str(p);

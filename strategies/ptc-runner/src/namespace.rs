@@ -1,6 +1,7 @@
 //! The namespace sections of the original (`Namespace.Tool`, `.Data`, `.User` and the
 //! coordinator): `;; === tools ===`, `;; === data/ ===`, `;; === user/ (your prelude) ===`.
 
+use crate::literals::USER_HEADER;
 use crate::signature::{KeyStyle, Signature, Type, push_lisp_key};
 use recap_core::{
     PrintOptions, ToolSpec, Value, to_clojure, type_of, write_clojure, write_type_of,
@@ -239,7 +240,7 @@ pub fn render_user(
     }
     functions.sort_by(|a, b| a.name.cmp(b.name));
     values.sort_by(|a, b| a.name.cmp(b.name));
-    let mut lines = vec![";; === user/ (your prelude) ===".to_string()];
+    let mut lines = vec![USER_HEADER.to_string()];
     lines.extend(functions.into_iter().map(function_line));
     lines.extend(
         values

@@ -4,6 +4,7 @@
 //! indicator; plus the stats object the original returned beside the messages.
 
 use crate::history::{self, CallRef};
+use crate::literals::{write_error_section, write_turns_indicator};
 use crate::namespace::{self, MemoryEntry, Namespaces, SampleLimits};
 use crate::signature::{KeyStyle, Signature, Type, to_lisp_key};
 use recap_core::{Message, ToolSpec, Value};
@@ -14,9 +15,7 @@ use std::collections::BTreeMap;
 /// The original's name for this renderer, reported in the stats.
 pub const ORIGINAL_NAME: &str = "single-user-coalesced";
 
-/// The final-turn text (2026-02-10 onwards), shown when no turns are left after this one.
-pub const FINAL_WORK_TURN: &str =
-    "FINAL WORK TURN - tools stripped, you must call (return result) or (fail reason) now.";
+pub use crate::literals::FINAL_WORK_TURN;
 
 /// One completed turn as the renderer sees it.
 #[derive(Debug, Clone, PartialEq)]
@@ -155,20 +154,20 @@ fn user_content(turns: &[TurnView<'_>], ctx: &Context<'_>) -> (String, Stats) {
 /// Only the last turn's error, and only while it is failing; earlier errors collapse.
 fn error_section(turns: &[TurnView<'_>]) -> Option<String> {
     let last = turns.last().filter(|t| !t.success)?;
-    Some(format!(
-        "---\nYour previous attempt:\n```clojure\n{}\n```\n\nError: {}\n---",
+    let mut out = String::new();
+    write_error_section(
+        &mut out,
         last.program.unwrap_or("(unknown program)"),
-        last.error
-    ))
+        &last.error,
+    );
+    Some(out)
 }
 
 /// `Turns left: N`, or the final-work-turn text when none are left.
 pub fn turns_indicator(turns_left: u32) -> String {
-    if turns_left == 0 {
-        FINAL_WORK_TURN.to_string()
-    } else {
-        format!("Turns left: {turns_left}")
-    }
+    let mut out = String::new();
+    write_turns_indicator(&mut out, u64::from(turns_left));
+    out
 }
 
 /// The `# Expected Output` section for a valid output signature; `None` for an invalid

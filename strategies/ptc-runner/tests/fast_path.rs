@@ -40,6 +40,7 @@ fn sessions() -> impl Strategy<Value = Session> {
                     ToolSpec {
                         signature: Some("(msg :string) -> :nil".to_string()),
                         description: None,
+                        parameters: None,
                     },
                 );
             }

@@ -36,6 +36,7 @@ fn sessions() -> impl Strategy<Value = Session> {
                     ToolSpec {
                         signature: Some(sig.to_string()),
                         description: None,
+                        parameters: None,
                     },
                 );
             }

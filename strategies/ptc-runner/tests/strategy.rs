@@ -133,6 +133,7 @@ fn a_println_tool_switches_samples_off_and_output_on() {
         recap_core::ToolSpec {
             signature: Some("(msg :string) -> :nil".into()),
             description: None,
+            parameters: None,
         },
     );
     let content = &render(&s, 2, &PtcRunner::default())[1].content;

@@ -149,8 +149,8 @@ impl Strategy for PtcTrim {
     }
 
     fn render(&self, request: &RenderRequest<'_>) -> Result<Vec<Message>, RenderError> {
-        if request.max_turns <= 1 {
-            return Ok(recap_full_history::render(request));
+        if let Some(full_history) = compaction_off(request) {
+            return Ok(full_history);
         }
         // Not `render_with_stats`: the stats need the whole transcript's total, which
         // only the token trigger needs for the decision.
@@ -165,9 +165,12 @@ impl Strategy for PtcTrim {
         state: &mut SessionState,
     ) -> Result<Vec<Message>, RenderError> {
         let request = RenderRequest::for_call(session, k)?;
-        if self.config.trigger_tokens.is_none() || request.max_turns <= 1 {
+        if self.config.trigger_tokens.is_none() {
             // Nothing is counted: `render` already costs what it keeps.
             return self.render(&request);
+        }
+        if let Some(full_history) = compaction_off(&request) {
+            return Ok(full_history);
         }
         let cache = TokenCache::for_session(state, session);
         cache.extend(&request);
@@ -201,12 +204,18 @@ impl PtcTrim {
         &self,
         request: &RenderRequest<'_>,
     ) -> (Vec<Message>, Option<trim::TrimStats>) {
-        if request.max_turns <= 1 {
-            return (recap_full_history::render(request), None);
+        if let Some(full_history) = compaction_off(request) {
+            return (full_history, None);
         }
         let (plan, stats) = trim::run_on(&Unrendered(request), turn(request), &self.config);
         (render_kept(request, &plan), Some(stats))
     }
+}
+
+/// The original turned compaction off for a single-shot session (`max_turns = 1`):
+/// its prompt is the full-history transcript. `None` for any other session.
+fn compaction_off(request: &RenderRequest<'_>) -> Option<Vec<Message>> {
+    (request.max_turns <= 1).then(|| recap_full_history::render(request))
 }
 
 /// The turn the call generates, as the original numbered it.
@@ -261,10 +270,7 @@ fn transcript_text<'a>(request: &RenderRequest<'a>, i: usize) -> Cow<'a, str> {
 fn render_kept(request: &RenderRequest<'_>, plan: &trim::Plan) -> Vec<Message> {
     let mut out = Vec::with_capacity(1 + plan.kept_len());
     out.push(Message::system(request.system_prompt));
-    out.extend(plan.kept().map(|i| Message {
-        role: transcript_role(i),
-        content: transcript_text(request, i).into_owned(),
-    }));
+    out.extend(plan.kept().map(|i| Message::new(transcript_role(i), transcript_text(request, i).into_owned())));
     out
 }
 
@@ -330,76 +336,5 @@ impl trim::Transcript for Counted<'_> {
 
     fn tokens_in(&self, range: std::ops::Range<usize>) -> u64 {
         self.totals[range.end] - self.totals[range.start]
-    }
-}
-
-pub mod conformance {
-    //! The `compaction.trim` golden cases: `{messages, turn, config}` →
-    //! `{messages, stats}`.
-
-    use crate::{config, trim};
-    use recap_core::{Message, Role};
-    use serde_json::{Value as Json, json};
-
-    pub fn evaluate(input: &Json) -> Result<Json, String> {
-        let messages = input
-            .get("messages")
-            .and_then(Json::as_array)
-            .ok_or("input.messages: expected an array of {role, content}")?
-            .iter()
-            .enumerate()
-            .map(|(i, m)| message(m).map_err(|e| format!("input.messages[{i}]: {e}")))
-            .collect::<Result<Vec<Message>, String>>()?;
-        let turn = input
-            .get("turn")
-            .and_then(Json::as_u64)
-            .ok_or("input.turn: expected a non-negative integer")?;
-        let cfg = config::normalize(input.get("config").unwrap_or(&Json::Null))
-            .map_err(|e| format!("input.config: {e}"))?;
-        let Some(cfg) = cfg else {
-            return Ok(json!({ "messages": encode(messages.iter()), "stats": null }));
-        };
-        let (kept, stats) = trim::run(&messages, turn, &cfg);
-        Ok(json!({
-            "messages": encode(kept.iter().map(|&i| &messages[i])),
-            "stats": {
-                "enabled": true,
-                "triggered": stats.triggered,
-                "strategy": "trim",
-                "reason": stats.reason.map(trim::Reason::as_str),
-                "messages_before": stats.messages_before,
-                "messages_after": stats.messages_after,
-                "estimated_tokens_before": stats.estimated_tokens_before,
-                "estimated_tokens_after": stats.estimated_tokens_after,
-                "kept_initial_user?": stats.kept_initial_user,
-                "kept_recent_turns": stats.kept_recent_turns,
-                "over_budget?": stats.over_budget,
-            }
-        }))
-    }
-
-    fn message(m: &Json) -> Result<Message, String> {
-        let role = match m.get("role").and_then(Json::as_str) {
-            Some("user") => Role::User,
-            Some("assistant") => Role::Assistant,
-            Some("system") => Role::System,
-            _ => return Err("role: expected \"user\", \"assistant\" or \"system\"".into()),
-        };
-        let content = m
-            .get("content")
-            .and_then(Json::as_str)
-            .ok_or("content: expected a string")?;
-        Ok(Message {
-            role,
-            content: content.to_string(),
-        })
-    }
-
-    fn encode<'a>(messages: impl Iterator<Item = &'a Message>) -> Json {
-        Json::Array(
-            messages
-                .map(|m| json!({"role": m.role.as_str(), "content": m.content}))
-                .collect(),
-        )
     }
 }

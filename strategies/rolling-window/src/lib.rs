@@ -2,10 +2,14 @@
 //! `full-history` pairs; older ones are folded into the first USER message exactly as
 //! `single-user-coalesced` renders them (mission, summary, failed turns) but without a
 //! turns line. With k ≤ window it equals `full-history`.
+//!
+//! Chat form (SPEC 11.3, after OpenHands' `RecentEventsCondenser`): the last `window`
+//! turns verbatim, older turns dropped whole. A turn is an ASSISTANT response with all
+//! its observations, so a tool result never loses its call.
 
 use recap_core::{
-    Invariant, Message, OptionInfo, RenderError, RenderRequest, Session, SessionState, SpecError,
-    Strategy, StrategyInfo, StrategySpec,
+    Form, Invariant, Message, OptionInfo, RenderError, RenderRequest, Session, SessionState,
+    SpecError, Strategy, StrategyInfo, StrategySpec,
 };
 use recap_single_user_coalesced::{
     SummaryCache, SummaryOptions, canonical_spec, context_len_hint, reject_unknown, write_context,
@@ -77,6 +81,9 @@ impl Strategy for RollingWindow {
     ) -> Result<Vec<Message>, RenderError> {
         let request = RenderRequest::for_call(session, k)?;
         let window = self.window as usize;
+        if request.form == Form::Chat {
+            return Ok(self.render_chat(&request));
+        }
         if k <= window || request.max_turns == 1 {
             return Ok(recap_full_history::render(&request));
         }
@@ -100,11 +107,18 @@ impl Strategy for RollingWindow {
         ]);
         all
     }
+
+    fn forms(&self) -> Vec<Form> {
+        Form::ALL.to_vec()
+    }
 }
 
 impl RollingWindow {
     /// The rolling-window prompt; never fails.
     pub fn render_messages(&self, request: &RenderRequest<'_>) -> Vec<Message> {
+        if request.form == Form::Chat {
+            return self.render_chat(request);
+        }
         let k = request.turns.len();
         let window = self.window as usize;
         // k ≤ window: nothing to fold. SS-001: single-shot mode is not compressed.
@@ -116,6 +130,15 @@ impl RollingWindow {
             String::with_capacity(context_len_hint(request.mission, older, self.options));
         write_context(&mut first, request.mission, older, self.options);
         self.assemble(request, first)
+    }
+
+    /// Chat form: `[SYSTEM, USER(mission)]` and the last `window` turns whole.
+    fn render_chat(&self, request: &RenderRequest<'_>) -> Vec<Message> {
+        let turns = request.chat_turns;
+        let kept = &turns[turns.len().saturating_sub(self.window as usize)..];
+        let mut messages = recap_full_history::opening(request);
+        recap_full_history::push_chat_turns(&mut messages, kept);
+        messages
     }
 
     /// `[SYSTEM, USER(first)]`, then the last `window` turns as full-history pairs

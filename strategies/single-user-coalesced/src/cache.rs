@@ -12,6 +12,7 @@ use crate::pieces::{
     DefKind, Pieces, same_call, write_call_head, write_call_tail, write_def_line, write_sample,
 };
 use crate::summary::{print_cut, shown_print_len};
+use recap_core::memory::define;
 use recap_core::{Definition, Session, SessionIdentity, SessionState, ToolCall, Turn};
 
 /// A piece of text in the arena.
@@ -366,12 +367,9 @@ impl<'t> Pieces<'t> for SummaryCache {
         for slot in self.folded..target {
             // Names are compared only when their hashes match.
             let hash = defs[slot].name_hash;
-            let same_name =
-                |&live: &usize| defs[live].name_hash == hash && name(live) == name(slot);
-            if let Some(pos) = self.live.iter().position(same_name) {
-                self.live.remove(pos);
-            }
-            self.live.push(slot);
+            define(&mut self.live, slot, |&live| {
+                defs[live].name_hash == hash && name(live) == name(slot)
+            });
         }
         self.folded = target;
         for function in [true, false] {

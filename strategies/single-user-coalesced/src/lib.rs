@@ -71,8 +71,8 @@ impl Strategy for SingleUserCoalesced {
         state: &mut SessionState,
     ) -> Result<Vec<Message>, RenderError> {
         let request = RenderRequest::for_call(session, k)?;
-        if request.turns.is_empty() || request.max_turns == 1 {
-            return Ok(recap_full_history::render(&request));
+        if let Some(uncompressed) = uncompressed(&request) {
+            return Ok(uncompressed);
         }
         let cache = SummaryCache::for_session(state, session);
         let mut content = String::with_capacity(cache.len_hint(session, k, self.options) + 80);
@@ -81,18 +81,40 @@ impl Strategy for SingleUserCoalesced {
     }
 
     fn invariants(&self) -> Vec<Invariant> {
-        let mut all = Invariant::UNIVERSAL.to_vec();
-        all.extend([
-            Invariant::MissionLeadsFirstUser,
-            Invariant::FailedTurnsVerbatim,
-            Invariant::TurnsLine,
-            Invariant::Limits {
-                tool_call_limit: self.options.tool_call_limit,
-                println_limit: self.options.println_limit,
-            },
-        ]);
-        all
+        summary_invariants(self.options)
     }
+}
+
+/// The invariants (SPEC 7) that every strategy built on the summary keeps: the
+/// universal ones, the mission first, failed turns verbatim, the turns line, and the
+/// summary's limits.
+pub fn summary_invariants(options: SummaryOptions) -> Vec<Invariant> {
+    let mut all = Invariant::UNIVERSAL.to_vec();
+    all.extend([
+        Invariant::MissionLeadsFirstUser,
+        Invariant::FailedTurnsVerbatim,
+        Invariant::TurnsLine,
+        Invariant::Limits {
+            tool_call_limit: options.tool_call_limit,
+            println_limit: options.println_limit,
+        },
+    ]);
+    all
+}
+
+/// SS-001: a single-shot session (`max_turns = 1`) is not compressed; every strategy
+/// built on the summary renders it as full-history. `None` for any other session.
+pub fn single_shot(request: &RenderRequest<'_>) -> Option<Vec<Message>> {
+    (request.max_turns == 1).then(|| recap_full_history::render(request))
+}
+
+/// The prompts this strategy leaves uncompressed, as full-history: no turn yet
+/// (SPEC 5) or a single-shot session ([`single_shot`]).
+fn uncompressed(request: &RenderRequest<'_>) -> Option<Vec<Message>> {
+    if request.turns.is_empty() {
+        return Some(recap_full_history::render(request));
+    }
+    single_shot(request)
 }
 
 /// The single-user-coalesced prompt for a request; never fails.
@@ -102,10 +124,8 @@ pub fn render(request: &RenderRequest<'_>) -> Vec<Message> {
 
 /// As [`render`], with explicit options.
 pub fn render_with(request: &RenderRequest<'_>, options: SummaryOptions) -> Vec<Message> {
-    // SPEC 5: zero turns → [SYSTEM, USER(mission)]; SS-001: max_turns = 1 renders as
-    // full-history (no compression in single-shot mode).
-    if request.turns.is_empty() || request.max_turns == 1 {
-        return recap_full_history::render(request);
+    if let Some(uncompressed) = uncompressed(request) {
+        return uncompressed;
     }
     let mut content =
         String::with_capacity(context_len_hint(request.mission, request.turns, options) + 80);

@@ -12,6 +12,7 @@ use crate::same::same_value;
 use crate::summary::{
     ARGS_PRINT, SAMPLE_PRINT, docstring, push_cut_print, push_sanitized_docstring,
 };
+use recap_core::memory::fold_into;
 use recap_core::{Definition, ToolCall, Turn, Value, write_clojure, write_type_of};
 
 pub(crate) trait Pieces<'t> {
@@ -114,12 +115,7 @@ impl<'t> Pieces<'t> for Direct<'t> {
     }
 
     fn definitions(&mut self, out: &mut String, turns: &'t [Turn], printed: bool) {
-        self.live.clear();
-        for turn in turns.iter().filter(|t| t.success) {
-            for def in &turn.definitions {
-                fold_one(&mut self.live, &def.name, def, |d| d.name.as_str());
-            }
-        }
+        fold_into(&mut self.live, turns);
         for function in [true, false] {
             for def in &self.live {
                 let kind = DefKind::of(def);
@@ -165,16 +161,6 @@ fn last_n<'t, T: 't, U>(
         }
     }
     picked.reverse();
-}
-
-/// Applies one definition, named `name`, to the live list: a redefinition replaces the
-/// entry and moves the name to the end (SPEC section 4). `name_of` reads an entry's
-/// name.
-fn fold_one<'t, E>(live: &mut Vec<E>, name: &str, entry: E, name_of: impl Fn(&E) -> &'t str) {
-    if let Some(pos) = live.iter().position(|e| name_of(e) == name) {
-        live.remove(pos);
-    }
-    live.push(entry);
 }
 
 /// A live definition's line, with its sample when it has one and nothing was printed

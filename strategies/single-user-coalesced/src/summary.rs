@@ -13,6 +13,7 @@
 
 use crate::options::SummaryOptions;
 use crate::pieces::{Direct, Pieces};
+use recap_core::printer::nth_char_start;
 use recap_core::{PrintOptions, Turn, Value};
 
 /// TRN-003: how tool-call arguments are printed.
@@ -190,68 +191,12 @@ pub fn push_cut_print(out: &mut String, print: &str) {
 
 /// Where TRN-011 cuts a print (a byte index), `None` when it is kept whole.
 pub(crate) fn print_cut(print: &str) -> Option<usize> {
-    // A string of at most N bytes has at most N chars: skip the char walk.
-    if print.len() <= PRINT_CHAR_LIMIT {
-        return None;
-    }
-    // Mostly ASCII: then the cut is at byte PRINT_CHAR_LIMIT (a vectorized check
-    // instead of a walk over 2000 chars).
-    if print.as_bytes()[..PRINT_CHAR_LIMIT].is_ascii() {
-        return Some(PRINT_CHAR_LIMIT);
-    }
     nth_char_start(print, PRINT_CHAR_LIMIT)
-}
-
-/// The byte index where char number `n` (0-based) starts, `None` when `s` has at most
-/// `n` chars. Counts char starts (non-continuation bytes) a block at a time, in byte
-/// counters the compiler vectorizes.
-fn nth_char_start(s: &str, n: usize) -> Option<usize> {
-    const BLOCK: usize = 64;
-    let is_start = |b: u8| (b as i8) >= -0x40;
-    let bytes = s.as_bytes();
-    let (mut seen, mut i) = (0usize, 0usize);
-    for block in bytes.chunks_exact(BLOCK) {
-        let in_block = block
-            .iter()
-            .fold(0u8, |acc, &b| acc + u8::from(is_start(b)));
-        if seen + usize::from(in_block) > n {
-            break;
-        }
-        seen += usize::from(in_block);
-        i += BLOCK;
-    }
-    for (j, &b) in bytes[i..].iter().enumerate() {
-        if is_start(b) {
-            if seen == n {
-                return Some(i + j);
-            }
-            seen += 1;
-        }
-    }
-    None
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn nth_char_start_counts_chars_not_bytes() {
-        let s = format!("{}{}", "é".repeat(100), "a".repeat(100));
-        assert_eq!(nth_char_start(&s, 0), Some(0));
-        assert_eq!(nth_char_start(&s, 99), Some(198));
-        assert_eq!(nth_char_start(&s, 100), Some(200));
-        assert_eq!(nth_char_start(&s, 150), Some(250));
-        assert_eq!(nth_char_start(&s, 199), Some(299));
-        assert_eq!(nth_char_start(&s, 200), None);
-        for n in 0..300 {
-            assert_eq!(
-                nth_char_start(&s, n),
-                s.char_indices().nth(n).map(|(i, _)| i),
-                "{n}"
-            );
-        }
-    }
 
     #[test]
     fn cut_print_matches_the_char_walk() {

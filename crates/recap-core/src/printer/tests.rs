@@ -23,6 +23,25 @@ fn kw(name: &str) -> Value {
 // ---- TRN: truncation -------------------------------------------------------------
 
 #[test]
+fn nth_char_start_counts_chars_not_bytes() {
+    let s = format!("{}{}", "é".repeat(100), "a".repeat(100));
+    assert_eq!(nth_char_start(&s, 0), Some(0));
+    assert_eq!(nth_char_start(&s, 99), Some(198));
+    assert_eq!(nth_char_start(&s, 100), Some(200));
+    assert_eq!(nth_char_start(&s, 150), Some(250));
+    assert_eq!(nth_char_start(&s, 199), Some(299));
+    assert_eq!(nth_char_start(&s, 200), None);
+    for n in 0..300 {
+        assert_eq!(
+            nth_char_start(&s, n),
+            s.char_indices().nth(n).map(|(i, _)| i),
+            "{n}"
+        );
+    }
+}
+
+
+#[test]
 fn trn_002_sample_options_are_3_and_80() {
     assert_eq!(PrintOptions::SAMPLE, PrintOptions::new(Some(3), Some(80)));
     let (t, cut) = to_clojure(&v(json!([1, 2, 3, 4])), PrintOptions::SAMPLE);

@@ -1,6 +1,5 @@
 //! The properties the `plugin_wire` fuzz target checks, shared with the main test suite
-//! (`tests/reliability_fuzz_regressions.rs` compiles this file through `#[path]`): the
-//! host's parser of plugin answers and the SDK's parsers of host requests take any
+//! (`tests/reliability_fuzz_regressions.rs`): the host's parser of plugin answers and the SDK's parsers of host requests take any
 //! bytes without panicking, and what they accept is what the ABI promises.
 
 use recap_abi::ffi::STATUS_OK;

@@ -1,36 +1,17 @@
 //! The property the `strategies` fuzz target checks, shared with the main test suite
-//! (`tests/reliability_fuzz_regressions.rs` compiles this file through `#[path]`). It
-//! may use only `recap-core` and `recap-builtins`.
+//! (`tests/reliability_fuzz_regressions.rs`).
 
+use crate::specs::builtin_specs;
 use recap_core::invariants::{calls, check_session};
 use recap_core::{Registry, RenderRequest, Session, SessionState, Strategy};
 use std::sync::{Arc, OnceLock};
 
-/// Option settings tried besides each built-in's defaults: the smallest limits and
-/// window, where cuts and folding happen on every call.
-const VARIANTS: &[&str] = &[
-    "single-user-coalesced:println_limit=1,tool_call_limit=1",
-    "per-turn-summary:println_limit=1,tool_call_limit=2",
-    "rolling-window:window=1,println_limit=1,tool_call_limit=1",
-];
-
-/// Every built-in strategy with its defaults, plus [`VARIANTS`] whose strategy exists.
+/// Every built-in strategy with its defaults, plus the variants of [`builtin_specs`].
 pub fn strategies() -> &'static [(String, Arc<dyn Strategy>)] {
     static ALL: OnceLock<Vec<(String, Arc<dyn Strategy>)>> = OnceLock::new();
     ALL.get_or_init(|| {
         let registry: Registry = recap_builtins::registry();
-        let mut specs: Vec<String> = registry.infos().map(|i| i.name.clone()).collect();
-        specs.extend(
-            VARIANTS
-                .iter()
-                .filter(|v| {
-                    v.split(':')
-                        .next()
-                        .is_some_and(|n| registry.get(n).is_some())
-                })
-                .map(|v| v.to_string()),
-        );
-        specs
+        builtin_specs(&registry)
             .into_iter()
             .map(|spec| {
                 let strategy = registry

@@ -1,9 +1,8 @@
-//! Builds plugin libraries for the tests with a nested `cargo build`, once per test
-//! binary, and finds them through cargo's JSON messages (never by guessing paths in
-//! target/). `cargo test` does not build cdylibs of other packages, and by the time
-//! tests run cargo has released its build lock, so the nested build cannot deadlock.
-
-#![allow(dead_code)]
+//! Builds plugin libraries for the tests and benches with a nested `cargo build`, once
+//! per test binary, and finds them through cargo's JSON messages (never by guessing
+//! paths in target/). `cargo test` does not build cdylibs of other packages, and by the
+//! time tests run cargo has released its build lock, so the nested build cannot
+//! deadlock.
 
 use std::collections::BTreeMap;
 use std::env::consts::DLL_EXTENSION;
@@ -11,26 +10,30 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
 
-/// recap's workspace root. This module is shared by the host crate's tests and the
-/// `recap` binary's tests (through `#[path]`), so it works from either manifest.
+/// recap's workspace root (this crate is `crates/recap-testkit` in it).
 pub fn workspace_root() -> PathBuf {
-    let here = Path::new(env!("CARGO_MANIFEST_DIR"));
-    if here.join("crates/recap-plugin-host").is_dir() {
-        here.to_path_buf()
-    } else {
-        here.join("../..")
-    }
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
 pub fn fixtures_manifest() -> PathBuf {
     workspace_root().join("crates/recap-plugin-host/tests/fixtures/Cargo.toml")
 }
 
-/// The target directory this test binary was built in (its tmp dir's parent).
+/// The target directory the running test or bench binary was built in, so that the
+/// nested build reuses what cargo already compiled: such binaries sit in
+/// `<target>/<profile>/deps/`. Anywhere else, a directory of its own under the system's
+/// temporary directory (slower, never wrong: the libraries are found from cargo's
+/// messages, not from this path).
 fn target_dir() -> PathBuf {
-    let tmp = Path::new(env!("CARGO_TARGET_TMPDIR"));
-    tmp.parent()
-        .map_or_else(|| tmp.to_path_buf(), Path::to_path_buf)
+    let exe = std::env::current_exe().ok();
+    let deps = exe.as_deref().and_then(Path::parent);
+    match deps {
+        Some(deps) if deps.file_name().is_some_and(|n| n == "deps") => deps
+            .parent()
+            .and_then(Path::parent)
+            .map_or_else(|| deps.to_path_buf(), Path::to_path_buf),
+        _ => std::env::temp_dir().join("recap-testkit-target"),
+    }
 }
 
 /// `cargo build <args>`; returns each shared library built, by target name.
@@ -87,7 +90,7 @@ pub fn sample(name: &str) -> PathBuf {
             manifest.to_str().expect("UTF-8 path"),
             "--lib",
             "-p",
-            "recap-observation-masking",
+            "recap-ptc-output-masking",
             "-p",
             "recap-aggressive",
         ])
@@ -104,6 +107,21 @@ pub fn fixture(name: &str) -> PathBuf {
             fixtures_manifest().to_str().expect("UTF-8 path"),
             "-p",
             "recap-plugin-fixtures",
+            "--examples",
+        ])
+    });
+    lookup(libs, name)
+}
+
+/// A faulty plugin of `tests/reliability-fixtures/examples` (the `recap` binary's
+/// reliability tests).
+pub fn reliability_fixture(name: &str) -> PathBuf {
+    static LIBS: OnceLock<BTreeMap<String, PathBuf>> = OnceLock::new();
+    let libs = LIBS.get_or_init(|| {
+        let manifest = workspace_root().join("tests/reliability-fixtures/Cargo.toml");
+        build_cdylibs(&[
+            "--manifest-path",
+            manifest.to_str().expect("UTF-8 path"),
             "--examples",
         ])
     });

@@ -1,228 +1,25 @@
-//! Evaluation of the golden cases (`conformance/ptc_runner_cases.json`) whose `fn` this
-//! crate owns: `suc.to_messages`, `ns.tool`, `ns.data`, `ns.user`, `ns.render`,
-//! `exec.render_tool_calls`, `exec.render_output`, `compression.normalize` and (through
-//! `recap-ptc-trim`) `compaction.trim`.
-//!
-//! Inputs use the value encoding of SPEC section 1; a malformed input is an `Err` naming
-//! the field (`input.turns[1].success: expected a boolean`).
+//! The golden cases of the original ptc_runner renderer (`recap-ptc-runner`):
+//! `exec.render_tool_calls`, `exec.render_output`, `ns.tool`, `ns.data`, `ns.user`,
+//! `ns.render`, `suc.to_messages` and `compression.normalize`. Inputs use the value
+//! encoding of SPEC section 1.
 
 use crate::elixir;
-use crate::history::{self, CallRef};
-use crate::namespace::{self, DataOptions, MemoryEntry, Namespaces, SampleLimits};
-use crate::signature::Signature;
-use crate::suc::{self, Context, Limits, TurnView};
-use recap_core::{Message, ToolSpec, Value};
+use crate::fields::{
+    OwnedCall, R, bool_field, call_refs, calls, memory_entries, messages_json, named_values, obj,
+    opt_string, samples, str_field, string_map, strings, tools, usize_field, value,
+};
+use recap_core::json_type::json_type_name;
+use recap_core::Value;
+use recap_ptc_runner::history;
+use recap_ptc_runner::namespace::{self, DataOptions, Namespaces};
+use recap_ptc_runner::signature::Signature;
+use recap_ptc_runner::suc::{self, Context, Limits, TurnView};
 use serde_json::{Map, Value as Json, json};
 use std::borrow::Cow;
-use std::collections::BTreeMap;
-
-/// Evaluates one golden case of a kind this crate owns (`suc.*`, `ns.*`, `exec.*`,
-/// `compression.*`, `compaction.*`). `None` when the kind is not one of them.
-pub fn evaluate(fn_name: &str, input: &Json) -> Option<Result<Json, String>> {
-    let result = match fn_name {
-        "exec.render_tool_calls" => render_tool_calls(input),
-        "exec.render_output" => render_output(input),
-        "ns.tool" => ns_tool(input),
-        "ns.data" => ns_data(input),
-        "ns.user" => ns_user(input),
-        "ns.render" => ns_render(input),
-        "suc.to_messages" => suc_to_messages(input),
-        "compression.normalize" => normalize(input),
-        "compaction.trim" => recap_ptc_trim::conformance::evaluate(input),
-        _ => return None,
-    };
-    Some(result)
-}
-
-type R<T> = Result<T, String>;
-
-fn obj<'a>(j: &'a Json, at: &str) -> R<&'a Map<String, Json>> {
-    j.as_object()
-        .ok_or_else(|| format!("{at}: expected an object, got {}", kind(j)))
-}
-
-/// An optional object field: absent or null is an empty object.
-fn opt_obj<'a>(parent: &'a Json, key: &str, at: &str) -> R<Option<&'a Map<String, Json>>> {
-    match parent.get(key) {
-        None | Some(Json::Null) => Ok(None),
-        Some(j) => obj(j, &format!("{at}.{key}")).map(Some),
-    }
-}
-
-fn kind(j: &Json) -> &'static str {
-    match j {
-        Json::Null => "null",
-        Json::Bool(_) => "a boolean",
-        Json::Number(_) => "a number",
-        Json::String(_) => "a string",
-        Json::Array(_) => "an array",
-        Json::Object(_) => "an object",
-    }
-}
-
-fn value(j: &Json, at: &str) -> R<Value> {
-    Value::from_json(j).map_err(|e| format!("{at}{}: {}", e.path, e.message))
-}
-
-fn usize_field(parent: &Json, key: &str, at: &str, default: usize) -> R<usize> {
-    match parent.get(key) {
-        None | Some(Json::Null) => Ok(default),
-        Some(j) => j
-            .as_u64()
-            .and_then(|n| usize::try_from(n).ok())
-            .ok_or_else(|| {
-                format!(
-                    "{at}.{key}: expected a non-negative integer, got {}",
-                    kind(j)
-                )
-            }),
-    }
-}
-
-fn bool_field(parent: &Json, key: &str, at: &str) -> R<bool> {
-    match parent.get(key) {
-        None | Some(Json::Null) => Ok(false),
-        Some(Json::Bool(b)) => Ok(*b),
-        Some(j) => Err(format!("{at}.{key}: expected a boolean, got {}", kind(j))),
-    }
-}
-
-fn str_field<'a>(parent: &'a Json, key: &str, at: &str) -> R<Option<&'a str>> {
-    match parent.get(key) {
-        None | Some(Json::Null) => Ok(None),
-        Some(Json::String(s)) => Ok(Some(s)),
-        Some(j) => Err(format!("{at}.{key}: expected a string, got {}", kind(j))),
-    }
-}
-
-fn samples(opts: &Json, at: &str) -> R<SampleLimits> {
-    let d = SampleLimits::default();
-    Ok(SampleLimits {
-        limit: usize_field(opts, "sample_limit", at, d.limit)?,
-        printable_limit: usize_field(opts, "sample_printable_limit", at, d.printable_limit)?,
-    })
-}
-
-fn tools(parent: &Json, at: &str) -> R<BTreeMap<String, ToolSpec>> {
-    let Some(map) = opt_obj(parent, "tools", at)? else {
-        return Ok(BTreeMap::new());
-    };
-    map.iter()
-        .map(|(name, spec)| {
-            let here = format!("{at}.tools.{name}");
-            obj(spec, &here)?;
-            Ok((
-                name.clone(),
-                ToolSpec {
-                    signature: str_field(spec, "signature", &here)?.map(str::to_string),
-                    description: str_field(spec, "description", &here)?.map(str::to_string),
-                },
-            ))
-        })
-        .collect()
-}
-
-/// A named map of values (`data`, `memory`): the object's keys are the names.
-fn named_values(parent: &Json, key: &str, at: &str) -> R<BTreeMap<String, Value>> {
-    let Some(map) = opt_obj(parent, key, at)? else {
-        return Ok(BTreeMap::new());
-    };
-    map.iter()
-        .map(|(name, v)| Ok((name.clone(), value(v, &format!("{at}.{key}.{name}"))?)))
-        .collect()
-}
-
-/// Memory as the original held it: a closure value is a function.
-fn memory_entries(memory: &BTreeMap<String, Value>) -> Vec<MemoryEntry<'_>> {
-    memory
-        .iter()
-        .map(|(name, v)| MemoryEntry {
-            name,
-            value: Some(v),
-            function: matches!(v, Value::Fn(_)),
-            docstring: None,
-        })
-        .collect()
-}
-
-fn string_map(parent: &Json, key: &str, at: &str) -> R<BTreeMap<String, String>> {
-    let Some(map) = opt_obj(parent, key, at)? else {
-        return Ok(BTreeMap::new());
-    };
-    map.iter()
-        .map(|(k, v)| match v {
-            Json::String(s) => Ok((k.clone(), s.clone())),
-            other => Err(format!(
-                "{at}.{key}.{k}: expected a string, got {}",
-                kind(other)
-            )),
-        })
-        .collect()
-}
-
-fn opt_string(s: Option<String>) -> Json {
-    s.map_or(Json::Null, Json::String)
-}
-
-struct OwnedCall {
-    name: String,
-    args: Value,
-}
-
-fn calls(parent: &Json, key: &str, at: &str) -> R<Vec<OwnedCall>> {
-    let list = match parent.get(key) {
-        None | Some(Json::Null) => return Ok(Vec::new()),
-        Some(Json::Array(items)) => items,
-        Some(j) => return Err(format!("{at}.{key}: expected an array, got {}", kind(j))),
-    };
-    list.iter()
-        .enumerate()
-        .map(|(i, c)| {
-            let here = format!("{at}.{key}[{i}]");
-            obj(c, &here)?;
-            let name = str_field(c, "name", &here)?
-                .ok_or_else(|| format!("{here}.name: required field is missing"))?;
-            let args = value(
-                c.get("args").unwrap_or(&Json::Null),
-                &format!("{here}.args"),
-            )?;
-            Ok(OwnedCall {
-                name: name.to_string(),
-                args,
-            })
-        })
-        .collect()
-}
-
-fn call_refs(calls: &[OwnedCall]) -> Vec<CallRef<'_>> {
-    calls
-        .iter()
-        .map(|c| CallRef {
-            name: &c.name,
-            args: &c.args,
-        })
-        .collect()
-}
-
-fn strings(parent: &Json, key: &str, at: &str) -> R<Vec<String>> {
-    match parent.get(key) {
-        None | Some(Json::Null) => Ok(Vec::new()),
-        Some(Json::Array(items)) => items
-            .iter()
-            .enumerate()
-            .map(|(i, s)| {
-                s.as_str()
-                    .map(str::to_string)
-                    .ok_or_else(|| format!("{at}.{key}[{i}]: expected a string, got {}", kind(s)))
-            })
-            .collect(),
-        Some(j) => Err(format!("{at}.{key}: expected an array, got {}", kind(j))),
-    }
-}
 
 // ------------------------------------------------------------------------------ exec
 
-fn render_tool_calls(input: &Json) -> R<Json> {
+pub(crate) fn render_tool_calls(input: &Json) -> R<Json> {
     let owned = calls(input, "tool_calls", "input")?;
     let limit = usize_field(input, "limit", "input", 20)?;
     Ok(Json::String(history::render_tool_calls(
@@ -231,7 +28,7 @@ fn render_tool_calls(input: &Json) -> R<Json> {
     )))
 }
 
-fn render_output(input: &Json) -> R<Json> {
+pub(crate) fn render_output(input: &Json) -> R<Json> {
     let prints = strings(input, "prints", "input")?;
     let refs: Vec<&str> = prints.iter().map(String::as_str).collect();
     let limit = usize_field(input, "limit", "input", 15)?;
@@ -245,13 +42,13 @@ fn render_output(input: &Json) -> R<Json> {
 
 // -------------------------------------------------------------------------------- ns
 
-fn ns_tool(input: &Json) -> R<Json> {
+pub(crate) fn ns_tool(input: &Json) -> R<Json> {
     Ok(Json::String(namespace::render_tools(&tools(
         input, "input",
     )?)))
 }
 
-fn ns_data(input: &Json) -> R<Json> {
+pub(crate) fn ns_data(input: &Json) -> R<Json> {
     let data = named_values(input, "data", "input")?;
     let opts = input.get("opts").unwrap_or(&Json::Null);
     let context_signature = match str_field(opts, "context_signature", "input.opts")? {
@@ -269,7 +66,7 @@ fn ns_data(input: &Json) -> R<Json> {
     Ok(opt_string(namespace::render_data(&data, &options)))
 }
 
-fn ns_user(input: &Json) -> R<Json> {
+pub(crate) fn ns_user(input: &Json) -> R<Json> {
     let memory = named_values(input, "memory", "input")?;
     let opts = input.get("opts").unwrap_or(&Json::Null);
     let has_println = bool_field(opts, "has_println", "input.opts")?;
@@ -280,7 +77,7 @@ fn ns_user(input: &Json) -> R<Json> {
     )))
 }
 
-fn ns_render(input: &Json) -> R<Json> {
+pub(crate) fn ns_render(input: &Json) -> R<Json> {
     let tools = tools(input, "input")?;
     let data = named_values(input, "data", "input")?;
     let memory = named_values(input, "memory", "input")?;
@@ -309,7 +106,7 @@ fn turns(input: &Json) -> R<Vec<OwnedTurn>> {
     let list = match input.get("turns") {
         None | Some(Json::Null) => return Ok(Vec::new()),
         Some(Json::Array(items)) => items,
-        Some(j) => return Err(format!("input.turns: expected an array, got {}", kind(j))),
+        Some(j) => return Err(format!("input.turns: expected an array, got {}", json_type_name(j))),
     };
     list.iter()
         .enumerate()
@@ -319,7 +116,7 @@ fn turns(input: &Json) -> R<Vec<OwnedTurn>> {
             let success = match t.get("success") {
                 Some(Json::Bool(b)) => *b,
                 Some(j) => {
-                    return Err(format!("{at}.success: expected a boolean, got {}", kind(j)));
+                    return Err(format!("{at}.success: expected a boolean, got {}", json_type_name(j)));
                 }
                 None => return Err(format!("{at}.success: required field is missing")),
             };
@@ -363,7 +160,7 @@ fn error_message(result: &Value) -> String {
     }
 }
 
-fn suc_to_messages(input: &Json) -> R<Json> {
+pub(crate) fn suc_to_messages(input: &Json) -> R<Json> {
     let owned = turns(input)?;
     let views: Vec<TurnView<'_>> = owned
         .iter()
@@ -402,13 +199,9 @@ fn suc_to_messages(input: &Json) -> R<Json> {
     };
     let (messages, stats) = suc::to_messages(&views, &ctx);
     Ok(json!({
-        "messages": messages.iter().map(message_json).collect::<Vec<_>>(),
+        "messages": messages_json(messages.iter()),
         "stats": stats.to_json(),
     }))
-}
-
-fn message_json(m: &Message) -> Json {
-    json!({"role": m.role.as_str(), "content": m.content})
 }
 
 // ------------------------------------------------------------------------- normalize
@@ -416,7 +209,7 @@ fn message_json(m: &Message) -> Json {
 /// The original `Compression.normalize/1`: disabled, the default strategy with its
 /// defaults, or a module with the defaults merged under its own options. Modules are
 /// named as `inspect` shows them (no `Elixir.` prefix).
-fn normalize(input: &Json) -> R<Json> {
+pub(crate) fn normalize(input: &Json) -> R<Json> {
     const DEFAULT_MODULE: &str = "PtcRunner.SubAgent.Compression.SingleUserCoalesced";
     let defaults = || {
         let mut m = Map::new();
@@ -428,7 +221,7 @@ fn normalize(input: &Json) -> R<Json> {
         let s = j
             .as_str()
             .or_else(|| j.get("$kw").and_then(Json::as_str))
-            .ok_or_else(|| format!("{at}: expected a module name, got {}", kind(j)))?;
+            .ok_or_else(|| format!("{at}: expected a module name, got {}", json_type_name(j)))?;
         Ok(s.strip_prefix("Elixir.").unwrap_or(s).to_string())
     };
     let with = |module: String, extra: Option<&Json>, at: &str| -> R<Json> {
@@ -459,7 +252,7 @@ fn normalize(input: &Json) -> R<Json> {
         },
         other => Err(format!(
             "input.config: expected null, a boolean, a module name or {{module, opts?}}, got {}",
-            kind(other)
+            json_type_name(other)
         )),
     }
 }
@@ -467,12 +260,7 @@ fn normalize(input: &Json) -> R<Json> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn unknown_kinds_are_not_ours() {
-        assert!(evaluate("format.to_clojure", &json!({})).is_none());
-        assert!(evaluate("type_of", &json!({})).is_none());
-    }
+    use crate::evaluate;
 
     #[test]
     fn malformed_inputs_name_the_field() {

@@ -1,9 +1,8 @@
 //! The properties the fuzz targets check, shared with the main test suite.
 //!
-//! This file is compiled twice: by the fuzz crate (`recap_fuzz::checks`) and by
-//! `tests/reliability_fuzz_regressions.rs` through `#[path]`, so a crash input saved
-//! under `tests/fuzz-regressions/<target>/` is replayed by `cargo test` through exactly
-//! the code that found it. It may use only `recap-core` and `serde_json`.
+//! The fuzz crate's targets call these, and `tests/reliability_fuzz_regressions.rs`
+//! replays every saved crash input (`tests/fuzz-regressions/<target>/`) through them, so
+//! `cargo test` runs exactly the code that found it.
 //!
 //! Each check panics (with a message saying which property broke) on a bug; it returns
 //! normally on any input recap handles correctly, including inputs it rejects.

@@ -1,0 +1,33 @@
+//! The strategy specs that the cross-strategy properties run (the fuzz target
+//! `strategies`, `render_session` equal to `render`): every built-in with its defaults,
+//! and option settings where cuts, windows and folding happen on almost every call.
+
+use recap_core::Registry;
+
+/// Settings tried besides each strategy's defaults: the smallest limits and windows,
+/// and mixed ones.
+const VARIANTS: &[&str] = &[
+    "single-user-coalesced:println_limit=1,tool_call_limit=1",
+    "single-user-coalesced:println_limit=2,tool_call_limit=3",
+    "per-turn-summary:println_limit=1,tool_call_limit=2",
+    "rolling-window:window=1",
+    "rolling-window:window=1,println_limit=1,tool_call_limit=1",
+    "rolling-window:window=2,println_limit=3,tool_call_limit=1",
+];
+
+/// Every strategy of `registry` by name (its defaults), then the [`VARIANTS`] of the
+/// strategies it has.
+pub fn builtin_specs(registry: &Registry) -> Vec<String> {
+    let mut specs: Vec<String> = registry.infos().map(|i| i.name.clone()).collect();
+    specs.extend(
+        VARIANTS
+            .iter()
+            .filter(|v| {
+                v.split(':')
+                    .next()
+                    .is_some_and(|name| registry.get(name).is_some())
+            })
+            .map(|v| v.to_string()),
+    );
+    specs
+}

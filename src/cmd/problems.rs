@@ -1,0 +1,229 @@
+//! The problems of a run, summarised for stderr whatever the report's format: rejected
+//! corpus lines, render errors and invariant violations, each kind once with a count
+//! and its first occurrence, so a corpus with 500 bad lines or a plugin failing every
+//! call says so in a few lines, and a `--format csv` run is not silent about them.
+
+use recap_harness::report::{Rejected, Report, Run};
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+/// One kind of rejection: the field, and the message up to its details.
+fn rejection_kind(r: &Rejected) -> String {
+    let head = r
+        .message
+        .split([':', '"'])
+        .next()
+        .unwrap_or_default()
+        .trim();
+    let head: String = without_numbers(head).chars().take(80).collect();
+    format!("{}: {head}", normalise_field(&r.field))
+}
+
+/// `integer 9 is out of the i64 range` → `integer N is out of the i64 range`: numbers
+/// standing alone are details; digits inside a word (`i64`) are not.
+fn without_numbers(text: &str) -> String {
+    let chars: Vec<char> = text.chars().collect();
+    let mut out = String::with_capacity(text.len());
+    let mut i = 0;
+    while i < chars.len() {
+        let starts_word = i == 0 || !chars[i - 1].is_alphanumeric();
+        if chars[i].is_ascii_digit() && starts_word {
+            let end = (i..chars.len())
+                .find(|&j| !chars[j].is_ascii_digit())
+                .unwrap_or(chars.len());
+            if end == chars.len() || !chars[end].is_alphanumeric() {
+                out.push('N');
+                i = end;
+                continue;
+            }
+        }
+        out.push(chars[i]);
+        i += 1;
+    }
+    out
+}
+
+/// `turns[3].result` and `turns[0].result` are one kind of problem.
+fn normalise_field(field: &str) -> String {
+    let mut out = String::with_capacity(field.len());
+    let mut in_index = false;
+    for c in field.chars() {
+        match c {
+            '[' => {
+                in_index = true;
+                out.push_str("[…");
+            }
+            ']' => {
+                in_index = false;
+                out.push(']');
+            }
+            c if in_index && c.is_ascii_digit() => {}
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+fn where_(r: &Rejected) -> String {
+    match &r.session {
+        Some(s) => format!("{}:{} (session {s})", r.corpus, r.line),
+        None => format!("{}:{}", r.corpus, r.line),
+    }
+}
+
+/// The rejected lines, one line per kind (most frequent first, then by name).
+pub fn rejections(rejected: &[Rejected]) -> Vec<String> {
+    if rejected.is_empty() {
+        return Vec::new();
+    }
+    let mut kinds: BTreeMap<String, (usize, &Rejected)> = BTreeMap::new();
+    for r in rejected {
+        kinds.entry(rejection_kind(r)).or_insert((0, r)).0 += 1;
+    }
+    let mut kinds: Vec<(String, (usize, &Rejected))> = kinds.into_iter().collect();
+    kinds.sort_by(|a, b| b.1.0.cmp(&a.1.0).then_with(|| a.0.cmp(&b.0)));
+    let width = kinds[0].1.0.to_string().len();
+    let mut lines = vec![format!(
+        "{} corpus line{} rejected, not replayed:",
+        rejected.len(),
+        if rejected.len() == 1 { "" } else { "s" }
+    )];
+    for (kind, (count, first)) in kinds {
+        lines.push(format!(
+            "  {count:>width$} × {kind} (first: {}: {})",
+            where_(first),
+            first.message
+        ));
+    }
+    lines
+}
+
+/// Render errors and violations, one line per strategy (the same for every tokenizer).
+pub fn strategy_problems(report: &Report) -> Vec<String> {
+    let total: u64 = report.settings.corpora.iter().map(|c| c.sessions).sum();
+    let mut seen = std::collections::BTreeSet::new();
+    let mut lines = Vec::new();
+    for run in &report.runs {
+        if !seen.insert(run.strategy.as_str()) {
+            continue;
+        }
+        if let Some(line) = render_errors(run, total) {
+            lines.push(line);
+        }
+        if run.invariant_violations.count > 0 {
+            let by: Vec<String> = run
+                .invariant_violations
+                .by_invariant
+                .iter()
+                .map(|(k, v)| format!("{k}: {v}"))
+                .collect();
+            lines.push(format!(
+                "{}: {} invariant violation{} ({})",
+                run.strategy,
+                run.invariant_violations.count,
+                if run.invariant_violations.count == 1 {
+                    ""
+                } else {
+                    "s"
+                },
+                by.join(", ")
+            ));
+        }
+    }
+    lines
+}
+
+fn render_errors(run: &Run, total_sessions: u64) -> Option<String> {
+    let e = &run.render_errors;
+    let first = e.examples.first()?;
+    let mut kinds: BTreeMap<&str, u64> = BTreeMap::new();
+    for x in &e.examples {
+        *kinds.entry(x.kind.as_str()).or_default() += 1;
+    }
+    // The report keeps the first few errors: their kinds are exact counts only when
+    // they are all of them.
+    let kinds = if e.examples.len() as u64 == e.count {
+        kinds
+            .iter()
+            .map(|(k, n)| format!("{k}: {n}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    } else {
+        let names: Vec<&str> = kinds.keys().copied().collect();
+        format!("kinds of the first {}: {}", e.examples.len(), names.join(", "))
+    };
+    let mut line = format!(
+        "{}: {} call{} failed to render in {} of {} session{} ({kinds}); first: {} session {} call {}: {}",
+        run.strategy,
+        e.count,
+        if e.count == 1 { "" } else { "s" },
+        e.sessions,
+        total_sessions,
+        if total_sessions == 1 { "" } else { "s" },
+        first.corpus,
+        first.session,
+        first.call,
+        first.message
+    );
+    if run.sessions < total_sessions {
+        let _ = write!(
+            line,
+            "; its row counts the {} session{} it rendered completely",
+            run.sessions,
+            if run.sessions == 1 { "" } else { "s" }
+        );
+    }
+    Some(line)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rejected(line: usize, field: &str, message: &str) -> Rejected {
+        Rejected {
+            corpus: "c.jsonl".into(),
+            line,
+            session: None,
+            field: field.into(),
+            message: message.into(),
+        }
+    }
+
+    #[test]
+    fn rejections_are_counted_per_kind_with_the_first_of_each() {
+        let mut list: Vec<Rejected> = (1..=300)
+            .map(|i| {
+                rejected(
+                    i,
+                    "json",
+                    &format!("malformed JSON: expected value at line 1 column {i}"),
+                )
+            })
+            .collect();
+        list.push(rejected(
+            400,
+            "turns[3].result",
+            "integer 99999999999999999999 is out of the i64 range",
+        ));
+        list.push(rejected(
+            401,
+            "turns[0].result",
+            "integer 18446744073709551615 is out of the i64 range",
+        ));
+        let lines = rejections(&list);
+        assert_eq!(
+            lines,
+            [
+                "302 corpus lines rejected, not replayed:",
+                "  300 × json: malformed JSON (first: c.jsonl:1: malformed JSON: expected value at line 1 column 1)",
+                "    2 × turns[…].result: integer N is out of the i64 range (first: c.jsonl:400: integer 99999999999999999999 is out of the i64 range)",
+            ]
+        );
+    }
+
+    #[test]
+    fn no_rejection_says_nothing() {
+        assert!(rejections(&[]).is_empty());
+    }
+}

@@ -1,0 +1,156 @@
+//! `amortized-forgetting` (SPEC 11.3; chat form), after OpenHands'
+//! `AmortizedForgettingCondenser`. SYSTEM and USER(mission) are always sent and never
+//! counted. The history (every turn message, in order) is sent as `head + tail`: the
+//! first `keep_first` messages, and everything from a forgetting point `f` onward. When
+//! `len(head) + len(tail) > max_size`, `f` jumps so that the tail holds the newest
+//! `max_size / 2 − keep_first` messages, then past any TOOL message at its start (no
+//! result without its call); between jumps `f` stays, so prompts only grow and a prompt
+//! cache is reused until the next jump.
+//!
+//! Where recap differs: OpenHands' `keep_first=1` is its system message, which recap
+//! always keeps, so recap's `keep_first` counts history messages and defaults to 0; a
+//! head that would end inside a call's group (the call and its results) is extended to
+//! the group's end; and OpenHands filters orphaned calls after the fact, while here the
+//! cut itself never orphans one.
+
+use recap_core::{
+    Form, Invariant, Message, OptionInfo, RenderError, RenderRequest, Session, SessionState,
+    SpecError, Strategy, StrategyInfo, StrategySpec,
+};
+use recap_full_history::chat::{History, skip_tool_results};
+use std::sync::Arc;
+
+pub const NAME: &str = "amortized-forgetting";
+pub const DEFAULT_MAX_SIZE: u64 = 100;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AmortizedForgetting {
+    pub max_size: u64,
+    pub keep_first: u64,
+}
+
+impl Default for AmortizedForgetting {
+    fn default() -> Self {
+        AmortizedForgetting {
+            max_size: DEFAULT_MAX_SIZE,
+            keep_first: 0,
+        }
+    }
+}
+
+pub fn info() -> StrategyInfo {
+    StrategyInfo {
+        name: NAME.to_string(),
+        summary: "chat form: when the history exceeds `max_size` messages, keep the first `keep_first` and the newest half; prompts grow between cuts (OpenHands amortized forgetting)".to_string(),
+        options: vec![
+            OptionInfo {
+                key: "max_size".into(),
+                default: DEFAULT_MAX_SIZE.to_string(),
+                help: "history messages sent before a cut (≥ 2)".into(),
+            },
+            OptionInfo {
+                key: "keep_first".into(),
+                default: "0".into(),
+                help: "first history messages always kept (< max_size / 2)".into(),
+            },
+        ],
+        origin: "built-in".to_string(),
+    }
+}
+
+pub fn build(spec: &StrategySpec) -> Result<Arc<dyn Strategy>, SpecError> {
+    spec.only_options(&["max_size", "keep_first"])?;
+    let max_size = spec.int_at_least("max_size", 2, DEFAULT_MAX_SIZE)?;
+    let keep_first = spec.int_at_least("keep_first", 0, 0)?;
+    if keep_first >= max_size / 2 {
+        return Err(SpecError::BadValue {
+            strategy: spec.name.clone(),
+            key: "keep_first".into(),
+            value: keep_first.to_string(),
+            expected: format!("expected an integer below max_size / 2 = {}", max_size / 2),
+        });
+    }
+    Ok(Arc::new(AmortizedForgetting {
+        max_size,
+        keep_first,
+    }))
+}
+
+impl AmortizedForgetting {
+    /// The end of the head and the forgetting point for the call after `history.turns()`
+    /// turns: replayed call by call from call 0, so that it is the same whether calls
+    /// were rendered before or not.
+    pub fn cut(&self, history: &History) -> (usize, usize) {
+        let msgs = history.messages();
+        let max_size = self.max_size as usize;
+        let keep_first = self.keep_first as usize;
+        let tail_len = max_size / 2 - keep_first;
+        let mut f = 0;
+        let mut head_end = 0;
+        for j in 0..=history.turns() {
+            let len = history.turn_start(j);
+            let visible = &msgs[..len];
+            head_end = skip_tool_results(visible, keep_first.min(len));
+            f = f.max(head_end);
+            if head_end + (len - f) > max_size {
+                f = skip_tool_results(visible, (len - tail_len).max(head_end));
+            }
+        }
+        (head_end, f)
+    }
+
+    fn render_history(&self, request: &RenderRequest<'_>, history: &History) -> Vec<Message> {
+        let (head_end, f) = self.cut(history);
+        let msgs = history.messages();
+        let mut out = recap_full_history::opening(request);
+        out.reserve(head_end + msgs.len() - f);
+        out.extend_from_slice(&msgs[..head_end]);
+        out.extend_from_slice(&msgs[f..]);
+        out
+    }
+}
+
+impl Strategy for AmortizedForgetting {
+    fn spec(&self) -> String {
+        let mut options = Vec::new();
+        if self.keep_first != 0 {
+            options.push(format!("keep_first={}", self.keep_first));
+        }
+        if self.max_size != DEFAULT_MAX_SIZE {
+            options.push(format!("max_size={}", self.max_size));
+        }
+        if options.is_empty() {
+            NAME.to_string()
+        } else {
+            format!("{NAME}:{}", options.join(","))
+        }
+    }
+
+    fn render(&self, request: &RenderRequest<'_>) -> Result<Vec<Message>, RenderError> {
+        Ok(self.render_history(request, &History::of_request(request)))
+    }
+
+    fn render_session(
+        &self,
+        session: &Session,
+        k: usize,
+        state: &mut SessionState,
+    ) -> Result<Vec<Message>, RenderError> {
+        let request = RenderRequest::for_call(session, k)?;
+        let history = History::for_session(state, session, k);
+        Ok(self.render_history(&request, history))
+    }
+
+    fn invariants(&self) -> Vec<Invariant> {
+        let mut all = Invariant::UNIVERSAL.to_vec();
+        all.push(Invariant::MissionLeadsFirstUser);
+        all
+    }
+
+    fn forms(&self) -> Vec<Form> {
+        vec![Form::Chat]
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,150 @@
+//! The chat-form *history* that the chat strategies cut, mask and clear: every turn
+//! message (each ASSISTANT response and each observation) in order, with what each one
+//! costs in tokens, built once per session and extended as calls advance.
+
+use recap_core::tokens::message_tokens;
+use recap_core::{
+    ChatTurn, Message, RenderRequest, Role, Session, SessionIdentity, SessionState, TokenCounter,
+};
+
+/// The history messages of a session's first `k` chat turns, kept across its calls.
+#[derive(Debug)]
+pub struct History {
+    identity: Option<SessionIdentity>,
+    messages: Vec<Message>,
+    /// Per message: environment output (a TOOL result or a USER observation marked
+    /// `environment`), which masking strategies may replace.
+    environment: Vec<bool>,
+    /// `turn_ends[i]`: the number of history messages once turn `i + 1` is complete.
+    turn_ends: Vec<usize>,
+    /// Token counts of `messages[..tokens.len()]` (SPEC 11.2 per message), filled on
+    /// demand by strategies with budgets.
+    tokens: Vec<u64>,
+}
+
+impl History {
+    fn empty(identity: Option<SessionIdentity>) -> Self {
+        History {
+            identity,
+            messages: Vec::new(),
+            environment: Vec::new(),
+            turn_ends: Vec::new(),
+            tokens: Vec::new(),
+        }
+    }
+
+    /// The history after the request's completed turns, built afresh (the stateless
+    /// path of `render`).
+    pub fn of_request(request: &RenderRequest<'_>) -> Self {
+        let mut h = History::empty(None);
+        h.extend(request.chat_turns);
+        h
+    }
+
+    /// The session's cached history, extended to its first `k` turns. A state holding
+    /// another session's history (or anything else) starts over, so reuse can only
+    /// save work.
+    pub fn for_session<'s>(state: &'s mut SessionState, session: &Session, k: usize) -> &'s mut Self {
+        let h = state.reuse_or_set(
+            |h: &History| {
+                h.identity.as_ref().is_some_and(|id| id.matches(session))
+                    && h.turn_ends.len() <= k
+            },
+            || History::empty(Some(SessionIdentity::of(session))),
+        );
+        let done = h.turn_ends.len();
+        h.extend(&session.chat_turns[done..k.min(session.chat_turns.len())]);
+        h
+    }
+
+    fn extend(&mut self, turns: &[ChatTurn]) {
+        for turn in turns {
+            self.messages.extend(turn.messages());
+            self.environment.push(false);
+            self.environment
+                .extend(turn.observations.iter().map(|o| o.is_environment()));
+            self.turn_ends.push(self.messages.len());
+        }
+    }
+
+    pub fn messages(&self) -> &[Message] {
+        &self.messages
+    }
+
+    /// Whether history message `i` is environment output.
+    pub fn is_environment(&self, i: usize) -> bool {
+        self.environment[i]
+    }
+
+    /// Completed turns this history holds.
+    pub fn turns(&self) -> usize {
+        self.turn_ends.len()
+    }
+
+    /// The index of the first history message of turn `i` (0-based).
+    pub fn turn_start(&self, i: usize) -> usize {
+        if i == 0 { 0 } else { self.turn_ends[i - 1] }
+    }
+
+    /// Per-message token counts, each message counted once per session.
+    pub fn tokens(&mut self, counter: &dyn TokenCounter) -> &[u64] {
+        for m in &self.messages[self.tokens.len()..] {
+            self.tokens.push(message_tokens(counter, m));
+        }
+        &self.tokens
+    }
+}
+
+/// Whether `message` is a tool result (a suffix or a cut must not start there: the
+/// result would lose its call).
+pub fn is_tool(message: &Message) -> bool {
+    message.role == Role::Tool
+}
+
+/// Moves `start` forward past TOOL messages, so a cut never orphans a result.
+pub fn skip_tool_results(history: &[Message], mut start: usize) -> usize {
+    while history.get(start).is_some_and(is_tool) {
+        start += 1;
+    }
+    start
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use recap_gen::chat::ChatSessionBuilder;
+
+    #[test]
+    fn cached_history_equals_a_fresh_one_at_every_call() {
+        let s = ChatSessionBuilder::new("m")
+            .tool_turn("a", &[("c1", "f", "{}")], &["r1"])
+            .text_turn("thinking", &["user says"])
+            .tool_turn("", &[("c2", "g", "{}"), ("c3", "g", "{}")], &["r2", "r3"])
+            .build();
+        let mut state = SessionState::new();
+        for k in 0..=3 {
+            let request = RenderRequest::for_call(&s, k).unwrap();
+            let fresh = History::of_request(&request);
+            let cached = History::for_session(&mut state, &s, k);
+            assert_eq!(cached.messages(), fresh.messages(), "call {k}");
+            assert_eq!(cached.turns(), k);
+        }
+        // Going back to an earlier call starts over rather than showing later turns.
+        let cached = History::for_session(&mut state, &s, 1);
+        assert_eq!(cached.turns(), 1);
+        assert_eq!(cached.messages().len(), 2);
+    }
+
+    #[test]
+    fn cuts_skip_tool_results() {
+        let h = [
+            Message::assistant("a"),
+            Message::tool("1", None, "r"),
+            Message::tool("2", None, "r"),
+            Message::user("u"),
+        ];
+        assert_eq!(skip_tool_results(&h, 1), 3);
+        assert_eq!(skip_tool_results(&h, 0), 0);
+        assert_eq!(skip_tool_results(&h, 4), 4);
+    }
+}

@@ -1,0 +1,113 @@
+use super::*;
+use recap_core::{Observation, Role};
+use recap_gen::chat::ChatSessionBuilder;
+
+fn strategy(window: u32) -> ObservationMasking {
+    ObservationMasking { window }
+}
+
+#[test]
+fn line_counts_follow_the_spec() {
+    assert_eq!(line_count(""), 0);
+    assert_eq!(line_count("a"), 1);
+    assert_eq!(line_count("a\n"), 1);
+    assert_eq!(line_count("a\nb"), 2);
+    assert_eq!(line_count("a\r\nb\r\n"), 2);
+    assert_eq!(line_count("a\rb\rc"), 3);
+    assert_eq!(line_count("\n\n"), 2);
+    assert_eq!(line_count("a\n\r\nb"), 3);
+}
+
+fn session() -> recap_core::Session {
+    ChatSessionBuilder::new("fix the bug")
+        .system("sys")
+        .tool_turn("look", &[("c1", "read", "{\"path\":\"a.py\"}")], &["l1\nl2\nl3"])
+        .text_turn("Which file?", &["the other one"])
+        .command_turn("```\nls\n```", "x\ny\n")
+        .tool_turn("", &[("c2", "run", "{}"), ("c3", "run", "{}")], &["ok", ""])
+        .build()
+}
+
+#[test]
+fn older_environment_output_is_masked_and_replies_are_not() {
+    let s = session();
+    let request = RenderRequest::for_call(&s, 4).unwrap();
+    let m = strategy(1).render(&request).unwrap();
+    // SYSTEM, mission, then turn 1: response + tool result.
+    assert_eq!(m[3].role, Role::Tool);
+    assert_eq!(m[3].content, "Old environment output: (3 lines omitted)");
+    assert_eq!(m[3].tool_call_id.as_deref(), Some("c1"));
+    // Turn 2: the user's reply is not environment output.
+    assert_eq!(m[5].content, "the other one");
+    // Turn 3: environment output delivered as a user message.
+    assert_eq!(m[7].role, Role::User);
+    assert_eq!(m[7].content, "Old environment output: (2 lines omitted)");
+    // Turn 4 is inside the window: verbatim.
+    assert_eq!(m[9].content, "ok");
+    assert_eq!(m[10].content, "");
+}
+
+#[test]
+fn the_last_window_turns_equal_full_history_and_a_wide_window_is_full_history() {
+    let s = session();
+    for k in 0..=4 {
+        let request = RenderRequest::for_call(&s, k).unwrap();
+        let full = recap_full_history::render(&request);
+        assert_eq!(strategy(10).render(&request).unwrap(), full, "call {k}");
+        let masked = strategy(2).render(&request).unwrap();
+        assert_eq!(masked.len(), full.len());
+        let history = History::of_request(&request);
+        let keep_from = 2 + history.turn_start(k.saturating_sub(2));
+        assert_eq!(masked[keep_from..], full[keep_from..], "call {k}");
+    }
+}
+
+#[test]
+fn render_session_equals_render_at_every_call() {
+    let s = session();
+    let strategy = strategy(1);
+    let mut state = SessionState::new();
+    for k in 0..=4 {
+        let request = RenderRequest::for_call(&s, k).unwrap();
+        assert_eq!(
+            strategy.render_session(&s, k, &mut state).unwrap(),
+            strategy.render(&request).unwrap()
+        );
+    }
+}
+
+#[test]
+fn error_results_are_environment_output_too() {
+    let s = ChatSessionBuilder::new("m")
+        .turn(
+            "",
+            &[("c1", "f", "{}")],
+            vec![Observation::Tool {
+                tool_call_id: "c1".into(),
+                name: None,
+                content: "Traceback\nboom".into(),
+                is_error: true,
+            }],
+        )
+        .text_turn("done", &[])
+        .build();
+    let m = strategy(1)
+        .render(&RenderRequest::for_call(&s, 2).unwrap())
+        .unwrap();
+    assert_eq!(m[3].content, "Old environment output: (2 lines omitted)");
+}
+
+#[test]
+fn options_are_validated_and_canonical() {
+    let spec = |s: &str| StrategySpec::parse(s).unwrap();
+    assert_eq!(build(&spec("observation-masking")).unwrap().spec(), NAME);
+    assert_eq!(
+        build(&spec("observation-masking:window=3")).unwrap().spec(),
+        "observation-masking:window=3"
+    );
+    assert!(build(&spec("observation-masking:window=0")).is_err());
+    assert!(matches!(
+        build(&spec("observation-masking:n=3")),
+        Err(SpecError::UnknownOption { .. })
+    ));
+}

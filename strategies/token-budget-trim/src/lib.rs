@@ -1,0 +1,172 @@
+//! `token-budget-trim` (SPEC 11.3; chat form): SYSTEM, USER(mission), then the longest
+//! suffix of the history whose whole prompt fits `max_tokens`, counted with the run's
+//! tokenizer by the formula of SPEC 11.2. After LangChain's `trim_messages(strategy=
+//! "last", include_system=True, start_on="human")`, with one deliberate difference: a
+//! suffix never starts with a TOOL message, where LangChain can send a result without
+//! its call (an open LangChain bug; OpenAI rejects such a request).
+//!
+//! With `keep_mission=false` it behaves as LangChain does: the mission is the first
+//! history message, the suffix must start with a USER message, and when none fits only
+//! SYSTEM is sent. A dropped mission is then reported by the `mission-verbatim`
+//! invariant at every call that drops it — counted, never hidden.
+//!
+//! `max_tokens` has no published default (LangChain requires it); recap's default of
+//! 8,000 is chosen so that the strategy trims on the bundled bench-data.
+
+use recap_core::tokens::message_tokens;
+use recap_core::{
+    BuildContext, Form, Invariant, Message, OptionInfo, RenderError, RenderRequest, Role, Session,
+    SessionState, SpecError, Strategy, StrategyInfo, StrategySpec, TokenCounter,
+};
+use recap_full_history::chat::History;
+use std::sync::Arc;
+
+pub const NAME: &str = "token-budget-trim";
+pub const DEFAULT_MAX_TOKENS: u64 = 8_000;
+
+#[derive(Clone)]
+pub struct TokenBudgetTrim {
+    pub max_tokens: u64,
+    pub keep_mission: bool,
+    counter: Arc<dyn TokenCounter>,
+}
+
+impl std::fmt::Debug for TokenBudgetTrim {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TokenBudgetTrim")
+            .field("max_tokens", &self.max_tokens)
+            .field("keep_mission", &self.keep_mission)
+            .field("counter", &self.counter.name())
+            .finish()
+    }
+}
+
+pub fn info() -> StrategyInfo {
+    StrategyInfo {
+        name: NAME.to_string(),
+        summary: "chat form: the most recent messages that fit `max_tokens` (the run's tokenizer), never a tool result without its call (LangChain trim_messages, strategy=last)".to_string(),
+        options: vec![
+            OptionInfo {
+                key: "max_tokens".into(),
+                default: DEFAULT_MAX_TOKENS.to_string(),
+                help: "prompt budget in tokens, counted as the report counts them".into(),
+            },
+            OptionInfo {
+                key: "keep_mission".into(),
+                default: "true".into(),
+                help: "always send the mission; false trims it like any message (LangChain), and each drop is reported".into(),
+            },
+        ],
+        origin: "built-in".to_string(),
+    }
+}
+
+pub fn build(spec: &StrategySpec, ctx: &BuildContext) -> Result<Arc<dyn Strategy>, SpecError> {
+    spec.only_options(&["max_tokens", "keep_mission"])?;
+    Ok(Arc::new(TokenBudgetTrim {
+        max_tokens: spec.int_at_least("max_tokens", 1, DEFAULT_MAX_TOKENS)?,
+        keep_mission: spec.flag("keep_mission", true)?,
+        counter: ctx.require_counter(NAME)?,
+    }))
+}
+
+impl TokenBudgetTrim {
+    /// A strategy counting with `counter` (what [`build`] does with the run's one).
+    pub fn new(max_tokens: u64, keep_mission: bool, counter: Arc<dyn TokenCounter>) -> Self {
+        TokenBudgetTrim {
+            max_tokens,
+            keep_mission,
+            counter,
+        }
+    }
+
+    fn render_history(&self, request: &RenderRequest<'_>, history: &mut History) -> Vec<Message> {
+        let counter = self.counter.as_ref();
+        let system = Message::system(request.system_prompt);
+        let mission = Message::user(request.mission);
+        let system_tokens = message_tokens(counter, &system);
+        let mission_tokens = message_tokens(counter, &mission);
+        let tokens = history.tokens(counter).to_vec();
+        let msgs = history.messages();
+        // What the messages before the history cost: the 3 of the prompt, SYSTEM, and
+        // the mission when it is always kept.
+        let fixed = 3 + system_tokens + if self.keep_mission { mission_tokens } else { 0 };
+        let budget = self.max_tokens.saturating_sub(fixed);
+        // The earliest start whose suffix fits: sums only grow going back.
+        let mut start = msgs.len();
+        let mut sum = 0u64;
+        while start > 0 && sum + tokens[start - 1] <= budget {
+            start -= 1;
+            sum += tokens[start];
+        }
+        let mut out = vec![system];
+        if self.keep_mission {
+            // Never a result without its call.
+            let start = recap_full_history::chat::skip_tool_results(msgs, start);
+            out.push(mission);
+            out.extend_from_slice(&msgs[start..]);
+            return out;
+        }
+        // The mission is history message "-1": it fits when the whole history does and
+        // there is room for it too.
+        let mission_fits = start == 0 && fixed + sum + mission_tokens <= self.max_tokens;
+        if mission_fits {
+            out.push(mission);
+            out.extend_from_slice(msgs);
+            return out;
+        }
+        // LangChain's start_on="human": the suffix starts at a USER message.
+        let start = (start..msgs.len())
+            .find(|&i| msgs[i].role == Role::User)
+            .unwrap_or(msgs.len());
+        out.extend_from_slice(&msgs[start..]);
+        out
+    }
+}
+
+impl Strategy for TokenBudgetTrim {
+    fn spec(&self) -> String {
+        let mut options = Vec::new();
+        if !self.keep_mission {
+            options.push("keep_mission=false".to_string());
+        }
+        if self.max_tokens != DEFAULT_MAX_TOKENS {
+            options.push(format!("max_tokens={}", self.max_tokens));
+        }
+        if options.is_empty() {
+            NAME.to_string()
+        } else {
+            format!("{NAME}:{}", options.join(","))
+        }
+    }
+
+    fn render(&self, request: &RenderRequest<'_>) -> Result<Vec<Message>, RenderError> {
+        Ok(self.render_history(request, &mut History::of_request(request)))
+    }
+
+    fn render_session(
+        &self,
+        session: &Session,
+        k: usize,
+        state: &mut SessionState,
+    ) -> Result<Vec<Message>, RenderError> {
+        let request = RenderRequest::for_call(session, k)?;
+        let history = History::for_session(state, session, k);
+        Ok(self.render_history(&request, history))
+    }
+
+    fn invariants(&self) -> Vec<Invariant> {
+        let mut all = Invariant::UNIVERSAL.to_vec();
+        if self.keep_mission {
+            all.push(Invariant::MissionLeadsFirstUser);
+        }
+        all
+    }
+
+    fn forms(&self) -> Vec<Form> {
+        vec![Form::Chat]
+    }
+}
+
+#[cfg(test)]
+mod tests;

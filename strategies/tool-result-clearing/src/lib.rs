@@ -1,0 +1,216 @@
+//! `tool-result-clearing` (SPEC 11.3; chat form), after Anthropic's context editing
+//! `clear_tool_uses_20250919` and LangChain's client-side `ClearToolUsesEdit`.
+//!
+//! Computed afresh at every call. A *tool use* is one tool call of an ASSISTANT message
+//! with its TOOL result. When the `full-history` prompt of the call counts more than
+//! `trigger` tokens (the run's tokenizer, SPEC 11.2), every tool use except the newest
+//! `keep` — and except uses of the tools in `exclude_tools` — has its result replaced by
+//! `[cleared]` and, with `clear_inputs=true`, its arguments by `{}`. If that removes
+//! fewer than `clear_at_least` tokens, nothing is cleared.
+//!
+//! Where recap differs: Anthropic clears server-side with a placeholder it does not
+//! publish; `[cleared]` is the client-side implementations' text. The newest `keep`
+//! uses are counted over all tool uses, excluded tools included (an excluded use is
+//! never cleared, and it still is one of the most recent uses). The trigger counts
+//! prompt tokens by recap's formula, not the provider's input tokens.
+
+use recap_core::tokens::message_tokens;
+use recap_core::{
+    BuildContext, Form, Invariant, Message, OptionInfo, RenderError, RenderRequest, Role, Session,
+    SessionState, SpecError, Strategy, StrategyInfo, StrategySpec, TokenCounter,
+};
+use recap_full_history::chat::History;
+use std::sync::Arc;
+
+pub const NAME: &str = "tool-result-clearing";
+pub const DEFAULT_TRIGGER: u64 = 100_000;
+pub const DEFAULT_KEEP: u64 = 3;
+pub const CLEARED: &str = "[cleared]";
+pub const CLEARED_INPUT: &str = "{}";
+
+#[derive(Clone)]
+pub struct ToolResultClearing {
+    pub trigger: u64,
+    pub keep: u64,
+    pub clear_at_least: u64,
+    pub exclude_tools: Vec<String>,
+    pub clear_inputs: bool,
+    counter: Arc<dyn TokenCounter>,
+}
+
+impl std::fmt::Debug for ToolResultClearing {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ToolResultClearing")
+            .field("trigger", &self.trigger)
+            .field("keep", &self.keep)
+            .field("clear_at_least", &self.clear_at_least)
+            .field("exclude_tools", &self.exclude_tools)
+            .field("clear_inputs", &self.clear_inputs)
+            .field("counter", &self.counter.name())
+            .finish()
+    }
+}
+
+const OPTIONS: [&str; 5] = ["trigger", "keep", "clear_at_least", "exclude_tools", "clear_inputs"];
+
+pub fn info() -> StrategyInfo {
+    let option = |key: &str, default: &str, help: &str| OptionInfo {
+        key: key.into(),
+        default: default.into(),
+        help: help.into(),
+    };
+    StrategyInfo {
+        name: NAME.to_string(),
+        summary: "chat form: once the full prompt exceeds `trigger` tokens, older tool results become `[cleared]`, keeping the newest `keep` tool uses (Anthropic clear_tool_uses)".to_string(),
+        options: vec![
+            option("trigger", &DEFAULT_TRIGGER.to_string(), "clear once the full-history prompt exceeds this many tokens"),
+            option("keep", &DEFAULT_KEEP.to_string(), "most recent tool uses never cleared"),
+            option("clear_at_least", "0", "clear nothing unless at least this many tokens go"),
+            option("exclude_tools", "none", "tool names never cleared, separated by `|`"),
+            option("clear_inputs", "false", "also replace the cleared calls' arguments by {}"),
+        ],
+        origin: "built-in".to_string(),
+    }
+}
+
+pub fn build(spec: &StrategySpec, ctx: &BuildContext) -> Result<Arc<dyn Strategy>, SpecError> {
+    spec.only_options(&OPTIONS)?;
+    Ok(Arc::new(ToolResultClearing {
+        trigger: spec.int_at_least("trigger", 0, DEFAULT_TRIGGER)?,
+        keep: spec.int_at_least("keep", 0, DEFAULT_KEEP)?,
+        clear_at_least: spec.int_at_least("clear_at_least", 0, 0)?,
+        exclude_tools: spec.name_list("exclude_tools")?,
+        clear_inputs: spec.flag("clear_inputs", false)?,
+        counter: ctx.require_counter(NAME)?,
+    }))
+}
+
+/// One tool use: the ASSISTANT message (history index) and call index making it.
+struct Use {
+    message: usize,
+    call: usize,
+}
+
+impl ToolResultClearing {
+    /// A strategy counting with `counter`, with the published defaults otherwise.
+    pub fn new(counter: Arc<dyn TokenCounter>) -> Self {
+        ToolResultClearing {
+            trigger: DEFAULT_TRIGGER,
+            keep: DEFAULT_KEEP,
+            clear_at_least: 0,
+            exclude_tools: Vec::new(),
+            clear_inputs: false,
+            counter,
+        }
+    }
+
+    fn render_history(&self, request: &RenderRequest<'_>, history: &mut History) -> Vec<Message> {
+        let counter = self.counter.as_ref();
+        let mut out = recap_full_history::opening(request);
+        let opening: u64 = out.iter().map(|m| message_tokens(counter, m)).sum();
+        let full = 3 + opening + history.tokens(counter).iter().sum::<u64>();
+        out.extend_from_slice(history.messages());
+        if full <= self.trigger {
+            return out;
+        }
+        let msgs = &mut out[2..];
+        let uses: Vec<Use> = msgs
+            .iter()
+            .enumerate()
+            .flat_map(|(i, m)| (0..m.tool_calls.len()).map(move |call| Use { message: i, call }))
+            .collect();
+        let clearable = uses.len().saturating_sub(self.keep as usize);
+        let mut removed = 0u64;
+        let mut edits: Vec<(usize, Option<usize>)> = Vec::new(); // (message, call for inputs)
+        for u in &uses[..clearable] {
+            let call = &msgs[u.message].tool_calls[u.call];
+            if self.exclude_tools.iter().any(|t| *t == call.name) {
+                continue;
+            }
+            // The call's result(s): TOOL messages after it, before the next ASSISTANT.
+            let id = call.id.clone();
+            for j in u.message + 1..msgs.len() {
+                let m = &msgs[j];
+                if m.role == Role::Assistant {
+                    break;
+                }
+                if m.role == Role::Tool && m.tool_call_id.as_deref() == Some(id.as_str()) {
+                    removed += counter
+                        .count(&m.content)
+                        .saturating_sub(counter.count(CLEARED));
+                    edits.push((j, None));
+                }
+            }
+            if self.clear_inputs {
+                removed += counter
+                    .count(&call.arguments)
+                    .saturating_sub(counter.count(CLEARED_INPUT));
+                edits.push((u.message, Some(u.call)));
+            }
+        }
+        if removed < self.clear_at_least {
+            return out;
+        }
+        for (message, call) in edits {
+            match call {
+                None => msgs[message].content = CLEARED.to_string(),
+                Some(c) => msgs[message].tool_calls[c].arguments = CLEARED_INPUT.to_string(),
+            }
+        }
+        out
+    }
+}
+
+impl Strategy for ToolResultClearing {
+    fn spec(&self) -> String {
+        let mut options = Vec::new();
+        if self.clear_at_least != 0 {
+            options.push(format!("clear_at_least={}", self.clear_at_least));
+        }
+        if self.clear_inputs {
+            options.push("clear_inputs=true".to_string());
+        }
+        if !self.exclude_tools.is_empty() {
+            options.push(format!("exclude_tools={}", self.exclude_tools.join("|")));
+        }
+        if self.keep != DEFAULT_KEEP {
+            options.push(format!("keep={}", self.keep));
+        }
+        if self.trigger != DEFAULT_TRIGGER {
+            options.push(format!("trigger={}", self.trigger));
+        }
+        if options.is_empty() {
+            NAME.to_string()
+        } else {
+            format!("{NAME}:{}", options.join(","))
+        }
+    }
+
+    fn render(&self, request: &RenderRequest<'_>) -> Result<Vec<Message>, RenderError> {
+        Ok(self.render_history(request, &mut History::of_request(request)))
+    }
+
+    fn render_session(
+        &self,
+        session: &Session,
+        k: usize,
+        state: &mut SessionState,
+    ) -> Result<Vec<Message>, RenderError> {
+        let request = RenderRequest::for_call(session, k)?;
+        let history = History::for_session(state, session, k);
+        Ok(self.render_history(&request, history))
+    }
+
+    fn invariants(&self) -> Vec<Invariant> {
+        let mut all = Invariant::UNIVERSAL.to_vec();
+        all.push(Invariant::MissionLeadsFirstUser);
+        all
+    }
+
+    fn forms(&self) -> Vec<Form> {
+        vec![Form::Chat]
+    }
+}
+
+#[cfg(test)]
+mod tests;
