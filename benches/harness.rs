@@ -1,4 +1,4 @@
-//! `recap run`'s engine end to end against a naive loop (issue 7), in the same group so
+//! `recap run`'s engine end to end against a naive loop, in the same group so
 //! that criterion prints them side by side: `harness/<corpus>/{engine,naive}`.
 //!
 //! - `engine`: `recap_harness::run_corpora` over the corpus file with the configuration

@@ -1,5 +1,6 @@
 //! A built-in called directly vs the same built-in wrapped by the SDK and called through
-//! the plugin ABI (issue 7): `plugin/<strategy>/{direct,abi,abi-full-request}`, every
+//! the plugin ABI (what a plugin costs over a built-in, `docs/performance.md`):
+//! `plugin/<strategy>/{direct,abi,abi-full-request}`, every
 //! call of every bench-data session, throughput = prompt bytes.
 //!
 //! - `direct`: the built-in linked into this binary, rendered as the harness replays a

@@ -1,4 +1,4 @@
-//! Render speed of every built-in strategy (issue 7).
+//! Render speed of every built-in strategy (the render targets of `docs/performance.md`).
 //!
 //! - `render/bench-data/<strategy>`: every call of every bench-data session, rendered
 //!   directly the way the harness replays a session (`Strategy::render_session`, one

@@ -1,4 +1,4 @@
-//! Token-counting speed of every tokenizer backend recap offers (issue 7), on the same
+//! Token-counting speed of every tokenizer backend recap offers, on the same
 //! prompts: `tokenize/<encoding>/<backend>`, throughput in MB/s (decimal).
 //!
 //! The prompts are the last call of every bench-data session under `full-history` (the

@@ -1,4 +1,5 @@
-//! The render path under an instruction counter (issue 7's deterministic benchmark):
+//! The render path under an instruction counter (a benchmark that does not depend on
+//! the machine's load, `docs/performance.md`):
 //! renders every call of every bench-data session once with each strategy named, inside
 //! [`measured_render`], the one function `scripts/bench-instructions.sh` tells
 //! valgrind's callgrind to count (`--toggle-collect`), so loading and parsing the

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Parallel speed-up of `recap run` (issue 7: `--jobs 2` ≥ 1.7× faster than `--jobs 1`
+# Parallel speed-up of `recap run` (target: `--jobs 2` ≥ 1.7× faster than `--jobs 1`
 # on a large generated corpus).
 #
 #   scripts/bench-jobs.sh [SIZE_MB] [REPEATS]      defaults: 64 MB, 3 repeats

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Peak memory and wall time of `recap run` over generated corpora of growing size
-# (issue 7: peak RSS ≤ 150 MB on a 1 GB corpus, time linear in corpus size).
+# (targets: peak RSS ≤ 150 MB on a 1 GB corpus, time linear in corpus size).
 #
 #   scripts/bench-memory.sh [SIZE_MB ...]      default sizes: 256 512 1024
 #

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Summarises the last `cargo bench` run against issue 7's targets: reads criterion's
-# results (<target>/criterion/**/new/{benchmark,estimates}.json, medians) and prints
-# the side-by-side ratios, each with PASS or MISS.
+# Summarises the last `cargo bench` run against the targets of docs/performance.md:
+# reads criterion's results (<target>/criterion/**/new/{benchmark,estimates}.json,
+# medians) and prints the side-by-side ratios, each with PASS or MISS.
 #
 #   cargo bench && scripts/bench-report.sh [CRITERION_DIR]
 #

@@ -2,6 +2,7 @@
 //! strategies and compare them.
 
 mod cmd;
+mod quiet_panics;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -34,6 +35,7 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    quiet_panics::install();
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Run(args) => cmd::run::run(args),
@@ -47,8 +49,10 @@ fn main() -> ExitCode {
     };
     match result {
         Ok(code) => code,
+        // The reader of stdout has gone (`recap inspect … | head -1`): it wanted no more.
+        Err(e) if cmd::is_closed_pipe(&e) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("error: {e:#}");
+            crate::say!("error: {e:#}");
             ExitCode::from(2)
         }
     }

@@ -1,19 +1,12 @@
 //! `recap import`: summary, exit codes, problem files and atomic output.
 
+use recap_testkit::recap;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 
 fn fixture(rel: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("crates/recap-import/tests/fixtures")
         .join(rel)
-}
-
-fn recap(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_recap"))
-        .args(args)
-        .output()
-        .expect("recap runs")
 }
 
 fn s(p: &Path) -> &str {
@@ -25,29 +18,22 @@ fn clean_input_exits_0_and_writes_a_valid_corpus() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("chat.jsonl");
     let input = fixture("openai-chat/bare_list.json");
-    let run = recap(&["import", "openai-chat", s(&input), "-o", s(&out)]);
-    let stderr = String::from_utf8_lossy(&run.stderr);
-    assert_eq!(run.status.code(), Some(0), "{stderr}");
+    let run = recap!(&["import", "openai-chat", s(&input), "-o", s(&out)]);
+    let stderr = run.stderr;
+    assert_eq!(run.code, 0, "{stderr}");
     assert!(
         stderr.contains("openai-chat: 1 sessions, 2 turns (0 failed), 1 tool calls from 1 files"),
         "{stderr}"
     );
     assert!(stderr.contains("no problems"), "{stderr}");
-    let validate = recap(&["validate", s(&out)]);
-    assert_eq!(
-        validate.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&validate.stdout)
-    );
+    let validate = recap!(&["validate", s(&out)]);
+    assert_eq!(validate.code, 0, "{}", validate.stdout);
 
     // Byte-identical on re-import; no temporary file is left behind.
     let first = std::fs::read(&out).unwrap();
     assert_eq!(
-        recap(&["import", "openai-chat", s(&input), "-o", s(&out)])
-            .status
-            .code(),
-        Some(0)
+        recap!(&["import", "openai-chat", s(&input), "-o", s(&out), "--force"]).code,
+        0
     );
     assert_eq!(std::fs::read(&out).unwrap(), first);
     let names: Vec<_> = std::fs::read_dir(dir.path())
@@ -62,7 +48,7 @@ fn skipped_input_exits_1_and_lists_problems() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("ptc.jsonl");
     let all = dir.path().join("problems.txt");
-    let run = recap(&[
+    let run = recap!(&[
         "import",
         "ptc-runner",
         s(&fixture("ptc-runner")),
@@ -73,8 +59,8 @@ fn skipped_input_exits_1_and_lists_problems() {
         "--show-problems",
         "2",
     ]);
-    let stderr = String::from_utf8_lossy(&run.stderr);
-    assert_eq!(run.status.code(), Some(1), "{stderr}");
+    let stderr = run.stderr;
+    assert_eq!(run.code, 1, "{stderr}");
     assert!(
         stderr.contains("ptc-runner: 3 sessions, 6 turns (2 failed), 1 tool calls from 4 files"),
         "{stderr}"
@@ -94,34 +80,91 @@ fn skipped_input_exits_1_and_lists_problems() {
 fn unusable_arguments_exit_2_without_output() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out.jsonl");
-    let run = recap(&[
+    let run = recap!(&[
         "import",
         "langchain",
         s(&fixture("openai-chat")),
         "-o",
         s(&out),
     ]);
-    assert_eq!(run.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&run.stderr).contains("unknown import kind \"langchain\""));
+    assert_eq!(run.code, 2);
+    assert!(run.stderr.contains("unknown import kind \"langchain\""));
 
     let missing = dir.path().join("missing");
-    let run = recap(&["import", "smolagents", s(&missing), "-o", s(&out)]);
-    assert_eq!(run.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&run.stderr).contains("missing: cannot read"));
+    let run = recap!(&["import", "smolagents", s(&missing), "-o", s(&out)]);
+    assert_eq!(run.code, 2);
+    assert!(run.stderr.contains("missing: cannot read"));
 
     let nowhere = dir.path().join("no-dir/out.jsonl");
-    let run = recap(&[
+    let run = recap!(&[
         "import",
         "smolagents",
         s(&fixture("smolagents")),
         "-o",
         s(&nowhere),
     ]);
-    assert_eq!(run.status.code(), Some(2));
-    assert!(
-        String::from_utf8_lossy(&run.stderr).contains("writing"),
-        "{}",
-        String::from_utf8_lossy(&run.stderr)
-    );
+    assert_eq!(run.code, 2);
+    assert!(run.stderr.contains("writing"), "{}", run.stderr);
     assert!(!out.exists() && !nowhere.exists());
+}
+
+#[test]
+fn an_existing_corpus_is_never_replaced_without_force() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("precious.jsonl");
+    std::fs::write(&out, "{\"id\":\"mine\",\"mission\":\"m\"}\n").unwrap();
+    let input = fixture("openai-chat/bare_list.json");
+    let run = recap!(&["import", "openai-chat", s(&input), "-o", s(&out)]);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("already exists; refusing to replace it — pass --force"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(
+        std::fs::read_to_string(&out).unwrap(),
+        "{\"id\":\"mine\",\"mission\":\"m\"}\n"
+    );
+}
+
+#[test]
+fn an_import_that_produced_nothing_never_replaces_a_file_even_with_force() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("precious.jsonl");
+    std::fs::write(&out, "keep me\n").unwrap();
+    // The wrong importer: smolagents logs through the ptc-runner importer.
+    let logs = fixture("smolagents/runs.jsonl");
+    let run = recap!(&["import", "ptc-runner", s(&logs), "-o", s(&out), "--force"]);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("the ptc-runner importer found no session in")
+            && run.stderr.contains("so nothing was written")
+            && run.stderr.contains("is unchanged")
+            && run.stderr.contains("is ptc-runner the right kind of log?"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(std::fs::read_to_string(&out).unwrap(), "keep me\n");
+    let fresh = dir.path().join("fresh.jsonl");
+    let run = recap!(&["import", "ptc-runner", s(&logs), "-o", s(&fresh)]);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(!fresh.exists(), "no empty corpus is written");
+}
+
+#[test]
+fn a_closed_stderr_ends_an_import_quietly() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("ptc.jsonl");
+    // As `recap import … 2>&1 | head -1` once head has gone: the pipe has no reader.
+    let (reader, writer) = std::io::pipe().unwrap();
+    drop(reader);
+    let status = recap_testkit::recap_command!()
+        .args(["import", "ptc-runner", s(&fixture("ptc-runner")), "-o", s(&out)])
+        .stdout(writer.try_clone().unwrap())
+        .stderr(writer)
+        .status()
+        .unwrap();
+    // Exit 1 as with a readable stderr (the fixture skips input), not 101 (a panic).
+    assert_eq!(status.code(), Some(1));
+    assert_eq!(std::fs::read_to_string(&out).unwrap().lines().count(), 3);
 }

@@ -1,8 +1,8 @@
 //! `recap plugins check`, and `--plugin` / `--plugin-dir` on `recap render`.
 
 use recap_testkit::cli::Run;
-use recap_testkit::recap;
 use recap_testkit::plugins as support;
+use recap_testkit::recap;
 
 use std::path::{Path, PathBuf};
 use support::{fixture, sample};
@@ -19,7 +19,11 @@ fn handwritten() -> PathBuf {
 fn check_reports_name_version_abi_and_self_test() {
     let masking = sample("recap_ptc_output_masking");
     let aggressive = sample("recap_aggressive");
-    let Run { code, stdout, stderr } = recap!(&["plugins", "check", text(&masking), text(&aggressive)]);
+    let Run {
+        code,
+        stdout,
+        stderr,
+    } = recap!(&["plugins", "check", text(&masking), text(&aggressive)]);
     assert_eq!(code, 0, "{stdout}{stderr}");
     assert!(
         stdout.contains("ok    ptc-output-masking 0.1.0 (ABI 1.0)"),
@@ -107,7 +111,11 @@ fn render_uses_plugin_strategies_by_name() {
     );
 
     let masking = sample("recap_ptc_output_masking");
-    let Run { code, stdout, stderr } = run(&["--plugin", text(&masking)]);
+    let Run {
+        code,
+        stdout,
+        stderr,
+    } = run(&["--plugin", text(&masking)]);
     assert_eq!(code, 0, "{stderr}");
     let messages: Vec<serde_json::Value> = serde_json::from_str(&stdout).unwrap();
     assert!(messages.len() >= 4, "{stdout}");
@@ -120,7 +128,11 @@ fn render_uses_plugin_strategies_by_name() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::copy(&masking, dir.path().join("libmasking.so")).unwrap();
     std::fs::write(dir.path().join("notes.txt"), "ignored").unwrap();
-    let Run { code, stdout: from_dir, stderr } = run(&["--plugin-dir", text(dir.path())]);
+    let Run {
+        code,
+        stdout: from_dir,
+        stderr,
+    } = run(&["--plugin-dir", text(dir.path())]);
     assert_eq!(code, 0, "{stderr}");
     assert_eq!(from_dir, stdout);
 }

@@ -1,8 +1,8 @@
 //! `recap render` and `recap strategies`.
 
+use recap_core::{CorpusReader, Message, RenderRequest, Session};
 use recap_testkit::cli::Run;
 use recap_testkit::recap;
-use recap_core::{CorpusReader, Message, RenderRequest, Session};
 use std::path::{Path, PathBuf};
 
 fn handwritten() -> PathBuf {
@@ -20,7 +20,11 @@ fn session(id: &str) -> Session {
 #[test]
 fn json_output_is_the_exact_render() {
     let corpus = handwritten();
-    let Run { code, stdout, stderr } = recap!(&[
+    let Run {
+        code,
+        stdout,
+        stderr,
+    } = recap!(&[
         "render",
         corpus.to_str().unwrap(),
         "--session",
@@ -47,7 +51,11 @@ fn json_output_is_the_exact_render() {
 #[test]
 fn text_output_has_role_headers() {
     let corpus = handwritten();
-    let Run { code, stdout, stderr } = recap!(&[
+    let Run {
+        code,
+        stdout,
+        stderr,
+    } = recap!(&[
         "render",
         corpus.to_str().unwrap(),
         "--session",
@@ -75,7 +83,11 @@ fn turns_default_to_all_and_clamp_with_a_note() {
     let corpus = handwritten();
     let c = corpus.to_str().unwrap();
     // explore-products: 4 turns of 6, so the call after all of them exists.
-    let Run { code, stdout, stderr } = recap!(&[
+    let Run {
+        code,
+        stdout,
+        stderr,
+    } = recap!(&[
         "render",
         c,
         "--session",
@@ -89,7 +101,11 @@ fn turns_default_to_all_and_clamp_with_a_note() {
     assert!(stderr.is_empty(), "{stderr}");
     assert!(stdout.contains("Turns left: 2"), "{stdout}");
     // long-30-turns used its whole budget: the last call is after 29 turns.
-    let Run { code, stdout, stderr } = recap!(&[
+    let Run {
+        code,
+        stdout,
+        stderr,
+    } = recap!(&[
         "render",
         c,
         "--session",
@@ -204,7 +220,8 @@ fn invalid_session_and_bad_specs_and_missing_files_are_clear_errors() {
         stderr.contains("window") && stderr.contains("integer ≥ 1"),
         "{stderr}"
     );
-    let Run { code, stderr, .. } = recap!(&["render", p, "--session", "ok", "--strategy", "no-such"]);
+    let Run { code, stderr, .. } =
+        recap!(&["render", p, "--session", "ok", "--strategy", "no-such"]);
     assert_eq!(code, 2);
     assert!(
         stderr.contains("unknown strategy \"no-such\"") && stderr.contains("full-history"),
@@ -229,7 +246,11 @@ fn invalid_session_and_bad_specs_and_missing_files_are_clear_errors() {
 
 #[test]
 fn strategies_lists_every_builtin_with_options_and_defaults() {
-    let Run { code, stdout, stderr } = recap!(&["strategies"]);
+    let Run {
+        code,
+        stdout,
+        stderr,
+    } = recap!(&["strategies"]);
     assert_eq!(code, 0, "{stderr}");
     for name in recap_builtins::SPEC_BUILTINS {
         assert!(
@@ -240,4 +261,113 @@ fn strategies_lists_every_builtin_with_options_and_defaults() {
     for option in ["println_limit=15", "tool_call_limit=20", "window=3"] {
         assert!(stdout.contains(option), "{option}:\n{stdout}");
     }
+}
+
+#[test]
+fn every_default_recap_strategies_shows_is_accepted_as_an_option() {
+    let listing = recap!(&["strategies"]).stdout;
+    let mut registry = recap_builtins::registry();
+    registry.set_counter(std::sync::Arc::new(recap_harness::Tokenizer::get(
+        recap_harness::Encoding::O200kBase,
+        recap_harness::Backend::Fast,
+    )));
+    let mut strategy: Option<String> = None;
+    let mut checked = Vec::new();
+    for line in listing.lines() {
+        if !line.starts_with(' ') {
+            strategy = line.split_once("  (").map(|(name, _)| name.to_string());
+            continue;
+        }
+        // An option line: `    key=default  help`.
+        let Some((name, option)) = strategy.as_deref().zip(
+            line.strip_prefix("    ")
+                .and_then(|rest| rest.split_once("  "))
+                .map(|(kv, _)| kv)
+                .filter(|kv| kv.contains('=') && !kv.contains(' ')),
+        ) else {
+            continue;
+        };
+        let spec = format!("{name}:{option}");
+        if let Err(e) = registry.build(&spec) {
+            panic!("`recap strategies` shows {option} for {name}, but {spec} is refused: {e}");
+        }
+        checked.push(spec);
+    }
+    assert!(
+        checked.contains(&"ptc-trim:trigger_tokens=none".to_string()),
+        "{checked:?}"
+    );
+    assert!(checked.len() >= 15, "{checked:?}");
+    // And through the command line.
+    let corpus = handwritten();
+    let Run { code, stderr, .. } = recap!(&[
+        "render",
+        corpus.to_str().unwrap(),
+        "--session",
+        "long-30-turns",
+        "--strategy",
+        "ptc-trim:trigger_tokens=none,trigger_turns=4",
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+}
+
+#[test]
+fn turning_off_the_only_trim_trigger_is_refused() {
+    let corpus = handwritten();
+    let Run { code, stderr, .. } = recap!(&[
+        "render",
+        corpus.to_str().unwrap(),
+        "--session",
+        "long-30-turns",
+        "--strategy",
+        "ptc-trim:trigger_turns=none",
+    ]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("nothing would trigger the trim"), "{stderr}");
+}
+
+#[test]
+fn a_negative_turns_value_is_explained_not_escaped() {
+    let corpus = handwritten();
+    let Run { code, stderr, .. } = recap!(&[
+        "render",
+        corpus.to_str().unwrap(),
+        "--session",
+        "long-30-turns",
+        "--turns",
+        "-1",
+        "--strategy",
+        "full-history",
+    ]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains("-1 is negative; K counts the turns completed before the call"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("'-- -1'"), "{stderr}");
+}
+
+#[test]
+fn a_closed_stdout_ends_render_quietly() {
+    let corpus = handwritten();
+    // As `recap render … | head -1` once head has gone: the pipe has no reader.
+    let (reader, writer) = std::io::pipe().unwrap();
+    drop(reader);
+    let out = recap_testkit::recap_command!()
+        .args([
+            "render",
+            corpus.to_str().unwrap(),
+            "--session",
+            "long-30-turns",
+            "--turns",
+            "29",
+            "--strategy",
+            "full-history",
+        ])
+        .stdout(writer)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert_eq!(stderr, "", "no `Broken pipe` error");
 }

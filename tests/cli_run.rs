@@ -1,22 +1,16 @@
 //! `recap run` and `recap inspect` end to end (the binary).
 
+use recap_testkit::cli::{Run, run};
+use recap_testkit::recap_command;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-fn recap(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_recap"))
-        .current_dir(dir)
-        .args(args)
-        .output()
-        .expect("recap runs")
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
+/// `recap ARGS` run in `dir`.
+fn recap(dir: &Path, args: &[&str]) -> Run {
+    run(recap_command!().current_dir(dir).args(args))
 }
 
 fn handwritten() -> String {
@@ -29,8 +23,8 @@ fn handwritten() -> String {
 #[test]
 fn no_arguments_runs_every_builtin_over_bench_data() {
     let out = recap(&root(), &["run", "--jobs", "2"]);
-    let stdout = text(&out.stdout);
-    assert!(out.status.success(), "{}\n{}", stdout, text(&out.stderr));
+    let stdout = out.stdout;
+    assert_eq!(out.code, 0, "{}\n{}", stdout, out.stderr);
     let lines: Vec<&str> = stdout.lines().collect();
     assert!(lines[0].starts_with("strategy ") && lines[0].contains("savings"));
     for name in recap_builtins::SPEC_BUILTINS {
@@ -41,19 +35,15 @@ fn no_arguments_runs_every_builtin_over_bench_data() {
     }
     assert!(stdout.contains("o200k_base"));
     // Progress goes to a terminal only: none on a pipe.
-    assert!(
-        !text(&out.stderr).contains("sessions"),
-        "{}",
-        text(&out.stderr)
-    );
+    assert!(!out.stderr.contains("sessions"), "{}", out.stderr);
 }
 
 #[test]
 fn missing_bench_data_is_a_clear_error() {
     let tmp = tempfile::tempdir().unwrap();
     let out = recap(tmp.path(), &["run"]);
-    assert_eq!(out.status.code(), Some(2));
-    let err = text(&out.stderr);
+    assert_eq!(out.code, 2);
+    let err = out.stderr;
     assert!(
         err.contains("bench-data") && err.contains("repository root"),
         "{err}"
@@ -84,8 +74,8 @@ fn out_dir_gets_every_format_and_is_never_silently_overwritten() {
         "json",
     ];
     let out = recap(tmp.path(), &args);
-    assert!(out.status.success(), "{}", text(&out.stderr));
-    let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("stdout is JSON");
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let json: serde_json::Value = serde_json::from_str(&out.stdout).expect("stdout is JSON");
     let runs = json["runs"].as_array().unwrap();
     // (implicit full-history + suc + 2 sweep settings) × 2 tokenizers
     assert_eq!(runs.len(), 8);
@@ -126,19 +116,15 @@ fn out_dir_gets_every_format_and_is_never_silently_overwritten() {
     // Again into the same directory: refused, the old report untouched.
     let before = std::fs::read(dir.join("report.json")).unwrap();
     let again = recap(tmp.path(), &args);
-    assert_eq!(again.status.code(), Some(2));
-    assert!(
-        text(&again.stderr).contains("--force"),
-        "{}",
-        text(&again.stderr)
-    );
+    assert_eq!(again.code, 2);
+    assert!(again.stderr.contains("--force"), "{}", again.stderr);
     assert_eq!(std::fs::read(dir.join("report.json")).unwrap(), before);
     // With --force: replaced; prompts not asked for this time are gone.
     let forced = recap(
         tmp.path(),
         &["run", c.as_str(), "--out", d.as_str(), "--force"],
     );
-    assert!(forced.status.success(), "{}", text(&forced.stderr));
+    assert_eq!(forced.code, 0, "{}", forced.stderr);
     assert!(!dir.join("prompts").exists());
     assert!(!dir.join("tokens_per_call_cl100k_base.svg").exists());
     // No staging directories left beside it.
@@ -149,8 +135,8 @@ fn out_dir_gets_every_format_and_is_never_silently_overwritten() {
 #[test]
 fn bad_arguments_are_clear_errors() {
     let c = handwritten();
-    // A missing corpus file is not a usage error: it is reported in the run
-    // (`reliability_run.rs::run_reports_unreadable_files_and_runs_the_others`).
+    // A missing corpus file stops the run too
+    // (`a_missing_corpus_stops_the_run_on_stderr_in_every_format`).
     let cases: [(&[&str], &str); 4] = [
         (&["run", &c, "--strategy", "nope"], "unknown strategy"),
         (
@@ -162,8 +148,8 @@ fn bad_arguments_are_clear_errors() {
     ];
     for (args, want) in cases {
         let out = recap(&root(), args);
-        assert_eq!(out.status.code(), Some(2), "{args:?}");
-        let err = text(&out.stderr);
+        assert_eq!(out.code, 2, "{args:?}");
+        let err = out.stderr;
         assert!(err.contains(want), "{args:?}: {err}");
     }
 }
@@ -179,8 +165,8 @@ fn rejected_sessions_are_reported_and_exit_1() {
         tmp.path(),
         &["run", "c.jsonl", "--strategy", "full-history"],
     );
-    assert_eq!(out.status.code(), Some(1));
-    let stdout = text(&out.stdout);
+    assert_eq!(out.code, 1);
+    let stdout = out.stdout;
     assert!(
         stdout.contains("rejected: c.jsonl:2 (session x): mission: required field is missing"),
         "{stdout}"
@@ -188,28 +174,31 @@ fn rejected_sessions_are_reported_and_exit_1() {
 }
 
 #[test]
-fn a_missing_corpus_is_reported_and_the_others_run() {
+fn a_missing_corpus_stops_the_run_on_stderr_in_every_format() {
     let c = handwritten();
-    let out = recap(
-        &root(),
-        &[
-            "run",
-            "/nonexistent/x.jsonl",
-            &c,
-            "--strategy",
-            "full-history",
-        ],
-    );
-    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
-    let stdout = text(&out.stdout);
-    assert!(
-        stdout.contains("rejected: /nonexistent/x.jsonl:0: file: cannot open:"),
-        "{stdout}"
-    );
-    assert!(
-        stdout.lines().any(|l| l.starts_with("full-history")),
-        "{stdout}"
-    );
+    for format in ["table", "csv", "json", "markdown"] {
+        let out = recap(
+            &root(),
+            &[
+                "run",
+                "/nonexistent/x.jsonl",
+                &c,
+                "--strategy",
+                "full-history",
+                "--format",
+                format,
+            ],
+        );
+        assert_eq!(out.code, 2, "{format}: {}", out.stderr);
+        assert_eq!(out.stdout, "", "{format}: nothing was run");
+        assert!(
+            out.stderr.contains(
+                "1 of 2 corpus files cannot be read, so nothing was run:\n  /nonexistent/x.jsonl: cannot open: No such file or directory"
+            ),
+            "{format}: {}",
+            out.stderr
+        );
+    }
 }
 
 #[test]
@@ -228,8 +217,8 @@ fn inspect_shows_trace_beside_prompt_with_token_counts() {
             "3",
         ],
     );
-    let stdout = text(&out.stdout);
-    assert!(out.status.success(), "{}", text(&out.stderr));
+    let stdout = out.stdout;
+    assert_eq!(out.code, 0, "{}", out.stderr);
     assert!(stdout.contains("call 3 of"), "{stdout}");
     assert!(stdout.contains("── recorded turn 3"), "{stdout}");
     assert!(stdout.contains("program:"));
@@ -249,8 +238,8 @@ fn inspect_shows_trace_beside_prompt_with_token_counts() {
             "full-history",
         ],
     );
-    assert_eq!(bad.status.code(), Some(2));
-    assert!(text(&bad.stderr).contains("no session \"nope\""));
+    assert_eq!(bad.code, 2);
+    assert!(bad.stderr.contains("no session \"nope\""));
     let bad_turn = recap(
         &root(),
         &[
@@ -264,7 +253,7 @@ fn inspect_shows_trace_beside_prompt_with_token_counts() {
             "99",
         ],
     );
-    assert!(text(&bad_turn.stderr).contains("--turn must be between 1 and"));
+    assert!(bad_turn.stderr.contains("--turn must be between 1 and"));
 }
 
 /// Unescaped `|` in a Markdown table line: the cell borders.
@@ -296,8 +285,8 @@ fn markdown_report_is_a_well_formed_table_with_literal_names() {
             "markdown",
         ],
     );
-    assert!(out.status.success(), "{}", text(&out.stderr));
-    let md = text(&out.stdout);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let md = out.stdout;
     let table: Vec<&str> = md.lines().filter(|l| l.starts_with('|')).collect();
     assert!(table[0].starts_with("| strategy | tokenizer |"), "{md}");
     // Header, alignment row, the implicit baseline and the two strategies asked for.
@@ -314,4 +303,136 @@ fn markdown_report_is_a_well_formed_table_with_literal_names() {
         "{md}"
     );
     assert!(table[4].starts_with("| rolling-window:window=2 |"), "{md}");
+}
+
+/// One good session of bench-data, then `bad` lines that are each malformed JSON.
+fn corpus_with_bad_lines(dir: &Path, bad: usize) -> PathBuf {
+    let good = std::fs::read_to_string(handwritten()).unwrap();
+    let mut text = format!("{}\n", good.lines().next().unwrap());
+    for i in 0..bad {
+        text.push_str(&format!("{{\"id\": \"bad-{i}\", \"mission\": \n"));
+    }
+    let path = dir.join("c.jsonl");
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+#[test]
+fn rejections_are_summarised_once_per_kind_on_stderr_in_every_format() {
+    let tmp = tempfile::tempdir().unwrap();
+    let corpus = corpus_with_bad_lines(tmp.path(), 300);
+    let c = corpus.to_str().unwrap();
+    for format in ["csv", "json", "table"] {
+        let out = recap(
+            tmp.path(),
+            &["run", c, "--strategy", "full-history", "--format", format],
+        );
+        assert_eq!(out.code, 1, "{format}: {}", out.stderr);
+        let expected = [
+            "300 corpus lines rejected, not replayed:".to_string(),
+            format!("  300 × json: malformed JSON (first: {c}:2: malformed JSON: EOF while parsing"),
+        ];
+        for line in &expected {
+            assert!(out.stderr.contains(line.as_str()), "{format}: {line:?} not in {}", out.stderr);
+        }
+        assert!(
+            out.stderr.lines().count() <= 3,
+            "a summary, not a line per rejection ({format}):\n{}",
+            out.stderr
+        );
+        if format == "json" {
+            assert_eq!(out.json()["rejected"].as_array().map(Vec::len), Some(300));
+        }
+    }
+}
+
+#[test]
+fn a_json_array_instead_of_json_lines_is_said_once_with_the_fix() {
+    let tmp = tempfile::tempdir().unwrap();
+    let good = std::fs::read_to_string(handwritten()).unwrap();
+    let sessions: Vec<serde_json::Value> = good
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let path = tmp.path().join("sessions.json");
+    std::fs::write(&path, serde_json::to_string_pretty(&sessions).unwrap()).unwrap();
+    let p = path.to_str().unwrap();
+    let out = recap(tmp.path(), &["run", p, "--strategy", "full-history"]);
+    assert_eq!(out.code, 2, "no session could be read: {}", out.stderr);
+    assert!(
+        out.stderr.contains(&format!(
+            "  1 × {p}:1: file: a JSON array spread over several lines, not JSON Lines (one session object per line); "
+        )) && out.stderr.contains(&format!("jq -c '.[]' {p} > corpus.jsonl"))
+            && out.stderr.contains("recap import openai-chat"),
+        "{}",
+        out.stderr
+    );
+    assert!(!out.stderr.contains("malformed JSON"), "{}", out.stderr);
+    let validate = recap(tmp.path(), &["validate", p]);
+    assert_eq!(validate.code, 1);
+    assert_eq!(validate.stdout.lines().count(), 2, "{}", validate.stdout);
+}
+
+#[test]
+fn a_large_json_report_says_how_to_make_it_smaller() {
+    let tmp = tempfile::tempdir().unwrap();
+    let c = handwritten();
+    let run = |extra: &[&str]| {
+        recap_testkit::cli::run(
+            recap_testkit::recap_command!()
+                .current_dir(tmp.path())
+                .args(["run", &c, "--strategy", "full-history", "--format", "json"])
+                .args(extra)
+                // The real threshold is 64 MiB; lowered so bench-data crosses it.
+                .env("RECAP_LARGE_REPORT_BYTES", "1000"),
+        )
+    };
+    let out = run(&[]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        out.stderr.contains("note: the JSON report on stdout is ")
+            && out.stderr.contains("mostly its 7 per-session records (session_details); --no-session-details leaves them out"),
+        "{}",
+        out.stderr
+    );
+    let dir = tmp.path().join("report");
+    let out = run(&["--out", dir.to_str().unwrap()]);
+    assert!(
+        out.stderr.contains(&format!("note: {} is ", dir.join("report.json").display())),
+        "{}",
+        out.stderr
+    );
+    let out = run(&["--no-session-details"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(!out.stderr.contains("note:"), "{}", out.stderr);
+}
+
+#[test]
+fn a_closed_stdout_ends_run_and_inspect_quietly() {
+    let c = handwritten();
+    let commands: [&[&str]; 2] = [
+        &["run", &c, "--strategy", "full-history", "--format", "json"],
+        &[
+            "inspect",
+            &c,
+            "--session",
+            "error-recovery",
+            "--strategy",
+            "single-user-coalesced",
+        ],
+    ];
+    for args in commands {
+        // As `recap … | head -1` once head has gone: the pipe has no reader.
+        let (reader, writer) = std::io::pipe().unwrap();
+        drop(reader);
+        let out = recap_testkit::recap_command!()
+            .current_dir(root())
+            .args(args)
+            .stdout(writer)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {stderr}");
+        assert_eq!(stderr, "", "{args:?}: no `Broken pipe` error");
+    }
 }

@@ -6,33 +6,18 @@
 
 mod reliability_common;
 
+use recap_testkit::cli::{Run, run};
+use recap_testkit::recap_command;
 use reliability_common::{big_line, hostile_mix, session_with_result};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Command;
 
 const GOOD_A: &str =
     r#"{"id":"a","mission":"Find it","turns":[{"number":1,"program":"(def x 1)","success":true}]}"#;
 const GOOD_B: &str = r#"{"id":"b","mission":"Find it","turns":[]}"#;
 
-struct Run {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
-fn run(cmd: &mut Command) -> Run {
-    let out: Output = cmd.output().expect("run recap");
-    Run {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
-}
-
 fn validate(paths: &[&Path]) -> Run {
-    run(Command::new(env!("CARGO_BIN_EXE_recap"))
-        .arg("validate")
-        .args(paths))
+    run(recap_command!().arg("validate").args(paths))
 }
 
 /// Writes `bytes` to a fresh file in `dir`; returns its path.
@@ -151,13 +136,13 @@ fn deeply_nested_value_is_rejected_without_a_stack_overflow() {
     rejects_between_good_lines(
         session_with_result(&deep).as_bytes(),
         "json",
-        "recursion limit",
+        "nested deeper than 128 levels",
     );
     let deep_maps = format!("{}1{}", r#"{"a":"#.repeat(depth), "}".repeat(depth));
     rejects_between_good_lines(
         session_with_result(&deep_maps).as_bytes(),
         "json",
-        "recursion limit",
+        "nested deeper than 128 levels",
     );
 }
 
@@ -211,7 +196,7 @@ fn bom_after_the_first_line_is_rejected() {
 }
 
 #[test]
-fn empty_file_has_no_sessions() {
+fn empty_file_has_no_sessions_and_is_an_error() {
     let dir = tempfile::tempdir().expect("tempdir");
     for (name, bytes) in [
         ("empty.jsonl", &b""[..]),
@@ -221,8 +206,16 @@ fn empty_file_has_no_sessions() {
         let r = validate(&[&path]);
         assert_eq!(
             (r.code, r.stdout.as_str()),
-            (0, "0 sessions ok, 0 rejected\n"),
-            "{name}"
+            (2, "0 sessions ok, 0 rejected\n"),
+            "{name}: a corpus without sessions is an error, not a pass"
+        );
+        assert!(
+            r.stderr.contains(&format!(
+                "no sessions: {} is empty or only blank lines",
+                path.display()
+            )),
+            "{name}: {}",
+            r.stderr
         );
     }
 }
@@ -354,4 +347,15 @@ fn hundred_megabyte_line_is_validated_within_bounded_memory() {
         "stderr: {}",
         r.stderr
     );
+}
+
+#[test]
+fn integers_beyond_64_bits_are_rejected_not_rounded_to_floats() {
+    for literal in ["18446744073709551616", "-9223372036854775809"] {
+        rejects_between_good_lines(
+            session_with_result(&format!("[1,{literal}]")).as_bytes(),
+            "json",
+            &format!("integer {literal} does not fit in 64 bits"),
+        );
+    }
 }

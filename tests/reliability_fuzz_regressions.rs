@@ -3,9 +3,9 @@
 //! crate calls too), plus the committed fuzz seeds. Add a crash input as a file under
 //! `tests/fuzz-regressions/<target>/` and it is replayed from then on.
 
-use recap_testkit::{checks, plugin_checks, strategy_checks};
 use recap_core::printer::{PrintOptions, to_clojure};
 use recap_core::value::{SpecialFloat, Value, key_order};
+use recap_testkit::{checks, plugin_checks, strategy_checks};
 use std::cmp::Ordering;
 use std::path::{Path, PathBuf};
 

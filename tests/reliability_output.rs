@@ -1,7 +1,10 @@
 //! Output safety of `recap run --out DIR`: a previous report is never overwritten
-//! silently, and a run killed at any moment leaves either no report or a complete one
-//! (never a half-written JSON file) in DIR.
+//! silently; a run killed at any moment leaves either no report or a complete one
+//! (never a half-written JSON file) in DIR, and nothing beside DIR; the next run cleans
+//! up after it; two runs into one DIR are refused before any work; a DIR whose parent
+//! is not writable works.
 
+use recap_testkit::recap_command;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Instant;
@@ -31,7 +34,7 @@ fn corpus(dir: &Path, n: usize) -> PathBuf {
 }
 
 fn recap_run(corpus: &Path, out: &Path, extra: &[&str]) -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_recap"));
+    let mut cmd = recap_command!();
     cmd.arg("run")
         .arg(corpus)
         .args([
@@ -95,14 +98,27 @@ fn force_replaces_the_report_and_keeps_other_files() {
     );
 }
 
-/// What a reader may see in DIR after a killed run: nothing, or a report whose JSON
-/// parses completely. Never a truncated file.
+/// The names in `dir` that are not hidden (recap's lock file and staging directories
+/// are).
+fn visible(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .expect("read dir")
+        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+        .filter(|n| !n.starts_with('.'))
+        .collect();
+    names.sort();
+    names
+}
+
+/// What a reader may see in DIR after a killed run: no report file, or a report whose
+/// JSON parses completely. Never a truncated file. `report.json` is moved in last, so
+/// whenever it is there the files beside it are the complete report.
 fn assert_no_partial_report(out: &Path) {
     if !out.exists() {
         return;
     }
-    for entry in std::fs::read_dir(out).expect("read out dir") {
-        let path = entry.expect("entry").path();
+    for name in visible(out) {
+        let path = out.join(&name);
         if path.extension().is_some_and(|e| e == "json") {
             let bytes = std::fs::read(&path).expect("read report");
             assert!(
@@ -113,14 +129,15 @@ fn assert_no_partial_report(out: &Path) {
             );
         }
     }
-    assert!(
-        out.join("report.json").is_file(),
-        "a report directory without report.json"
-    );
+    if out.join("report.json").is_file() {
+        for name in ["report.csv", "report.md", "report.txt"] {
+            assert!(out.join(name).is_file(), "report.json without {name}");
+        }
+    }
 }
 
 #[test]
-fn a_killed_run_leaves_no_half_written_report() {
+fn a_killed_run_leaves_no_half_written_report_and_the_next_run_cleans_up() {
     let dir = tempfile::tempdir().expect("tempdir");
     let corpus = corpus(dir.path(), 400);
     // How long a full run takes here, to kill runs at several points within it.
@@ -137,8 +154,16 @@ fn a_killed_run_leaves_no_half_written_report() {
         String::from_utf8_lossy(&full.stderr)
     );
     assert_no_partial_report(&full_out);
+    assert_eq!(
+        std::fs::read_dir(&full_out)
+            .expect("read")
+            .filter(|e| e.as_ref().expect("entry").file_name().to_string_lossy().starts_with('.'))
+            .count(),
+        0,
+        "a finished run leaves no lock file or staging directory"
+    );
 
-    let mut killed_before_commit = 0;
+    let mut killed_before_commit = Vec::new();
     for (i, fraction) in [0.1, 0.5, 0.9, 0.98].iter().enumerate() {
         let out = dir.path().join(format!("killed-{i}"));
         let mut child = recap_run(&corpus, &out, &[]).spawn().expect("spawn recap");
@@ -146,15 +171,15 @@ fn a_killed_run_leaves_no_half_written_report() {
         let _ = child.kill(); // SIGKILL: no destructor, no cleanup runs
         let _ = child.wait();
         assert_no_partial_report(&out);
-        if !out.exists() {
-            killed_before_commit += 1;
+        if !out.join("report.json").exists() {
+            killed_before_commit.push(out);
         }
     }
     assert!(
-        killed_before_commit > 0,
+        !killed_before_commit.is_empty(),
         "no run was killed before it finished (full run took {full_time:?})"
     );
-    // The kills left only staging directories, never files in a report directory.
+    // Everything a killed run leaves is inside its DIR, never beside it.
     for entry in std::fs::read_dir(dir.path()).expect("read tempdir") {
         let name = entry
             .expect("entry")
@@ -162,11 +187,148 @@ fn a_killed_run_leaves_no_half_written_report() {
             .to_string_lossy()
             .into_owned();
         assert!(
-            name == "c.jsonl"
-                || name == "full"
-                || name.starts_with("killed-")
-                || name.starts_with(".recap-report-"),
-            "unexpected {name}"
+            name == "c.jsonl" || name == "full" || name.starts_with("killed-"),
+            "unexpected {name} beside the report directories"
         );
     }
+    // What a killed run left is not a report: the next run into the same DIR needs no
+    // --force, removes the leftovers and says so.
+    for out in killed_before_commit.iter().filter(|o| o.exists()) {
+        let rerun = recap_run(&corpus, out, &[]).output().expect("run recap");
+        let stderr = String::from_utf8_lossy(&rerun.stderr);
+        assert_eq!(rerun.status.code(), Some(0), "{stderr}");
+        let hidden: Vec<String> = std::fs::read_dir(out)
+            .expect("read")
+            .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+            .filter(|n| n.starts_with('.'))
+            .collect();
+        assert!(hidden.is_empty(), "left in {}: {hidden:?}", out.display());
+        assert_no_partial_report(out);
+        assert!(out.join("report.json").is_file());
+    }
+}
+
+#[test]
+fn a_second_run_into_a_directory_in_use_is_refused_before_any_work() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    // Big enough that computing it would take far longer than the refusal may.
+    let corpus = corpus(dir.path(), 400);
+    let out = dir.path().join("report");
+    std::fs::create_dir(&out).expect("mkdir");
+    // Another run holds the directory: its lock is taken the way recap takes it.
+    let held = std::fs::File::create(out.join(".recap.lock")).expect("lock file");
+    held.try_lock().expect("take the lock");
+    let start = Instant::now();
+    let result = recap_run(&corpus, &out, &["--force"])
+        .output()
+        .expect("run recap");
+    let elapsed = start.elapsed();
+    let stderr = String::from_utf8_lossy(&result.stderr);
+    assert_eq!(result.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "another recap run is writing a report into {}",
+            out.display()
+        )),
+        "{stderr}"
+    );
+    assert_eq!(
+        std::fs::read_dir(&out).expect("read").count(),
+        1,
+        "nothing staged: only the lock file"
+    );
+    // A generous bound: a debug build replays 400 sessions in seconds.
+    assert!(
+        elapsed.as_secs_f64() < 2.0,
+        "refused after {elapsed:?}, as if the run had been computed first"
+    );
+    drop(held);
+    let result = recap_run(&corpus, &out, &[]).output().expect("run recap");
+    assert_eq!(
+        result.status.code(),
+        Some(0),
+        "free again once the other run is done: {}",
+        String::from_utf8_lossy(&result.stderr)
+    );
+}
+
+/// The uid of this process, from `/proc` (no libc in tests).
+#[cfg(target_os = "linux")]
+fn uid() -> u32 {
+    let status = std::fs::read_to_string("/proc/self/status").expect("read /proc/self/status");
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("Uid:"))
+        .and_then(|l| l.split_whitespace().next())
+        .and_then(|u| u.parse().ok())
+        .expect("a Uid line")
+}
+
+/// `cmd` as an unprivileged user: root may write anywhere, so a permission test run by
+/// root drops to `nobody` (65534) through `setpriv`.
+#[cfg(target_os = "linux")]
+fn unprivileged(cmd: &Command) -> Command {
+    if uid() != 0 {
+        let mut same = Command::new(cmd.get_program());
+        same.args(cmd.get_args());
+        return same;
+    }
+    let mut dropped = Command::new("setpriv");
+    dropped
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"])
+        .arg(cmd.get_program())
+        .args(cmd.get_args());
+    dropped
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn a_writable_directory_under_a_read_only_parent_takes_the_report() {
+    use std::os::unix::fs::{PermissionsExt, chown};
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let base = tmp.path();
+    let corpus = corpus(base, 2);
+    // As a mounted volume looks: the parent is not writable, DIR is.
+    let parent = base.join("mnt");
+    let out = parent.join("out");
+    std::fs::create_dir_all(&out).expect("mkdir");
+    let as_root = uid() == 0;
+    let mode = |p: &Path, m: u32| {
+        std::fs::set_permissions(p, std::fs::Permissions::from_mode(m)).expect("chmod")
+    };
+    mode(base, 0o755);
+    mode(&corpus, 0o644);
+    if as_root {
+        chown(&out, Some(65534), Some(65534)).expect("chown");
+    }
+    mode(&parent, 0o555);
+    let result = unprivileged(&recap_run(&corpus, &out, &[]))
+        .output()
+        .expect("run recap");
+    mode(&parent, 0o755);
+    let stderr = String::from_utf8_lossy(&result.stderr);
+    assert_eq!(result.status.code(), Some(0), "{stderr}");
+    assert!(out.join("report.json").is_file(), "{stderr}");
+    assert_eq!(
+        visible(&parent),
+        ["out"],
+        "nothing was written beside DIR"
+    );
+
+    // A DIR that is not writable is one clear error, the reason said once.
+    let locked = base.join("locked");
+    std::fs::create_dir(&locked).expect("mkdir");
+    mode(&locked, 0o555);
+    let result = unprivileged(&recap_run(&corpus, &locked, &[]))
+        .output()
+        .expect("run recap");
+    mode(&locked, 0o755);
+    let stderr = String::from_utf8_lossy(&result.stderr);
+    assert_eq!(result.status.code(), Some(2), "{stderr}");
+    assert_eq!(
+        stderr.matches("Permission denied").count(),
+        1,
+        "the error names its cause once: {stderr}"
+    );
+    assert!(stderr.contains(&locked.display().to_string()), "{stderr}");
 }

@@ -6,31 +6,15 @@
 //!
 //! The fixtures (`tests/reliability-fixtures/examples/`) pass recap's load-time checks
 //! and self-test and misbehave from 3 completed turns on. They are built once per test
-//! binary by a nested `cargo build` (see the plugin host's `tests/support`).
+//! binary by a nested `cargo build` (`recap_testkit::plugins`).
 
-use recap_testkit::plugins as support;
+use recap_testkit::cli::{Run, run};
+use recap_testkit::plugins::reliability_fixture as fixture;
+use recap_testkit::recap_command;
 
 use serde_json::Value as Json;
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::Command;
-use std::sync::OnceLock;
 use std::time::{Duration, Instant};
-
-fn fixture(name: &str) -> PathBuf {
-    static LIBS: OnceLock<BTreeMap<String, PathBuf>> = OnceLock::new();
-    let libs = LIBS.get_or_init(|| {
-        let manifest = support::workspace_root().join("tests/reliability-fixtures/Cargo.toml");
-        support::build_cdylibs(&[
-            "--manifest-path",
-            manifest.to_str().expect("UTF-8 path"),
-            "--examples",
-        ])
-    });
-    libs.get(name)
-        .unwrap_or_else(|| panic!("no fixture library {name}; built: {libs:?}"))
-        .clone()
-}
 
 /// Three sessions of 6 turns (turn 4 failed), `max_turns` 8.
 fn corpus(dir: &Path) -> PathBuf {
@@ -76,7 +60,7 @@ struct RunResult {
 fn run_with_plugin(lib: &Path, strategy: &str, out: bool) -> (RunResult, tempfile::TempDir) {
     let dir = tempfile::tempdir().expect("tempdir");
     let corpus = corpus(dir.path());
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_recap"));
+    let mut cmd = recap_command!();
     cmd.arg("run")
         .arg(&corpus)
         .args([
@@ -92,20 +76,14 @@ fn run_with_plugin(lib: &Path, strategy: &str, out: bool) -> (RunResult, tempfil
         cmd.arg("--out").arg(dir.path().join("report"));
     }
     let start = Instant::now();
-    let out = cmd.output().expect("run recap");
+    let run = run(&mut cmd);
     let elapsed = start.elapsed();
-    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-    let report = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
-        panic!(
-            "stdout is not a JSON report ({e}); exit {:?}\nstderr: {stderr}",
-            out.status.code()
-        )
-    });
+    let report = run.json();
     (
         RunResult {
-            code: out.status.code().unwrap_or(-1),
+            code: run.code,
             report,
-            stderr,
+            stderr: run.stderr,
             elapsed,
         },
         dir,
@@ -254,18 +232,14 @@ fn plugin_that_never_returns_times_out_and_is_disabled() {
 fn plugin_that_hangs_at_load_fails_its_self_test_with_a_time_out() {
     let lib = fixture("rt_hang_always");
     let start = Instant::now();
-    let out = Command::new(env!("CARGO_BIN_EXE_recap"))
+    let Run {
+        code,
+        stdout,
+        stderr,
+    } = run(recap_command!()
         .args(["plugins", "check", "--plugin-timeout", "0.5"])
-        .arg(&lib)
-        .output()
-        .expect("run recap");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(
-        out.status.code(),
-        Some(1),
-        "stdout: {stdout}\nstderr: {stderr}"
-    );
+        .arg(&lib));
+    assert_eq!(code, 1, "stdout: {stdout}\nstderr: {stderr}");
     let all = format!("{stdout}{stderr}");
     assert!(all.contains("self-test failed"), "{all}");
     assert!(
@@ -324,4 +298,61 @@ fn faulty_plugin_run_still_writes_every_report_file() {
     for name in ["full-history", "single-user-coalesced", "rt-invalid-json"] {
         assert!(csv.contains(name), "{name} missing from the CSV:\n{csv}");
     }
+}
+
+#[test]
+fn a_session_goes_on_after_a_failed_call_and_each_panic_is_told_once() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let corpus = corpus(dir.path());
+    let out = dir.path().join("report");
+    let r = run(recap_command!()
+        .arg("run")
+        .arg(&corpus)
+        .args(["--strategy", "full-history", "--strategy", "rt-panic-once"])
+        .arg("--plugin")
+        .arg(fixture("rt_panic_once"))
+        .args(["--format", "csv", "--jobs", "2", "--dump-prompts", "--out"])
+        .arg(&out)
+        // Panics would each print a backtrace under this, were they printed.
+        .env("RUST_BACKTRACE", "1"));
+    assert_eq!(r.code, 1, "render errors are problems; stderr: {}", r.stderr);
+
+    // Call 3 of each session failed; calls 4 and 5 after it were rendered.
+    let report: Json =
+        serde_json::from_slice(&std::fs::read(out.join("report.json")).expect("read"))
+            .expect("report.json");
+    let run = run_of(&report, "rt-panic-once");
+    assert_eq!(run["render_errors"]["count"], 3, "one failure per session: {run}");
+    assert_eq!(run["render_errors"]["sessions"], 3, "{run}");
+    let dumps = std::fs::read_to_string(out.join("prompts/rt-panic-once.jsonl")).expect("dump");
+    let mut rendered: Vec<(String, u64)> = dumps
+        .lines()
+        .map(|l| {
+            let d: Json = serde_json::from_str(l).expect("dump line");
+            (d["session"].as_str().expect("session").to_string(), d["call"].as_u64().expect("call"))
+        })
+        .collect();
+    rendered.sort();
+    let expected: Vec<(String, u64)> = (0..3)
+        .flat_map(|s| [0, 1, 2, 4, 5].map(|k| (format!("s{s}"), k)))
+        .collect();
+    assert_eq!(rendered, expected);
+
+    // On stderr: no panic message or backtrace per call, one summary line, saying where
+    // the plugin panicked.
+    assert!(!r.stderr.contains("panicked at"), "{}", r.stderr);
+    assert!(!r.stderr.contains("stack backtrace"), "{}", r.stderr);
+    let summary: Vec<&str> = r
+        .stderr
+        .lines()
+        .filter(|l| l.starts_with("rt-panic-once: "))
+        .collect();
+    assert_eq!(summary.len(), 1, "{}", r.stderr);
+    assert!(
+        summary[0].starts_with("rt-panic-once: 3 calls failed to render in 3 of 3 sessions (panic: 3); first: ")
+            && summary[0].contains("the strategy panicked at examples/rt_panic_once.rs:")
+            && summary[0].contains("rt-panic-once fails at 3 turns"),
+        "{}",
+        summary[0]
+    );
 }

@@ -4,41 +4,17 @@
 
 mod reliability_common;
 
+use recap_testkit::cli::run;
+use recap_testkit::recap_command;
 use reliability_common::{big_line, hostile_mix};
 use serde_json::Value as Json;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-struct Run {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
-impl Run {
-    fn report(&self) -> Json {
-        serde_json::from_str(&self.stdout).unwrap_or_else(|e| {
-            panic!(
-                "stdout is not a JSON report ({e}); exit {}\nstderr: {}",
-                self.code, self.stderr
-            )
-        })
-    }
-}
-
-fn run(cmd: &mut Command) -> Run {
-    let out = cmd.output().expect("run recap");
-    Run {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
-}
-
 /// `recap run CORPUS... --strategy full-history --strategy single-user-coalesced
 /// --format json --jobs 2`.
 fn recap_run(corpora: &[&Path]) -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_recap"));
+    let mut cmd = recap_command!();
     cmd.arg("run")
         .args(corpora)
         .args([
@@ -78,7 +54,7 @@ fn run_lists_every_rejected_session_and_runs_the_rest() {
         "rejections are problems: exit 1; stderr: {}",
         r.stderr
     );
-    let report = r.report();
+    let report = r.json();
     let listed = report["rejected"].as_array().expect("rejected is a list");
     assert_eq!(listed.len(), rejected.len(), "{listed:#?}");
     for ((line, field), entry) in rejected.iter().zip(listed) {
@@ -95,80 +71,75 @@ fn run_lists_every_rejected_session_and_runs_the_rest() {
 }
 
 #[test]
-fn run_over_an_empty_corpus_reports_nothing_and_succeeds() {
+fn run_over_an_empty_corpus_is_an_error_that_says_so() {
     let dir = tempfile::tempdir().expect("tempdir");
     let empty = write(&dir, "empty.jsonl", b"");
     let blank = write(&dir, "blank.jsonl", b"\r\n \n");
-    let r = run(&mut recap_run(&[&empty, &blank]));
-    assert_eq!(r.code, 0, "stderr: {}", r.stderr);
-    let report = r.report();
-    assert_eq!(report["rejected"], serde_json::json!([]));
-    assert_eq!(sessions_of(&report, "full-history"), 0);
+    let out = dir.path().join("report");
+    let r = run(recap_run(&[&empty, &blank]).arg("--out").arg(&out));
+    assert_eq!(r.code, 2, "stderr: {}", r.stderr);
+    assert_eq!(r.stdout, "", "no table of zeros");
+    assert!(
+        r.stderr.contains(&format!(
+            "no sessions to replay: {}, {} are empty or only blank lines",
+            empty.display(),
+            blank.display()
+        )),
+        "{}",
+        r.stderr
+    );
+    assert!(!out.exists(), "no empty report is written");
 }
 
 #[test]
-fn run_reports_unreadable_files_and_runs_the_others() {
-    let (bytes, good, rejected) = hostile_mix();
+fn run_whose_every_line_is_rejected_is_an_error_after_the_rejections() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let bad = write(&dir, "bad.jsonl", b"{\"id\":\"a\"}\n{\"id\":\"b\"}\n");
+    let r = run(&mut recap_run(&[&bad]));
+    assert_eq!(r.code, 2, "stderr: {}", r.stderr);
+    assert_eq!(r.stdout, "");
+    assert!(
+        r.stderr.contains("2 corpus lines rejected, not replayed:")
+            && r.stderr.contains("2 × mission: required field is missing")
+            && r.stderr.contains("every one of the 2 corpus lines was rejected"),
+        "{}",
+        r.stderr
+    );
+}
+
+#[test]
+fn run_with_unreadable_files_stops_before_anything_runs_or_is_written() {
+    let (bytes, _, _) = hostile_mix();
     let dir = tempfile::tempdir().expect("tempdir");
     let missing = dir.path().join("missing.jsonl");
     let a_directory = dir.path().join("sub");
     std::fs::create_dir(&a_directory).expect("mkdir");
     let mix = write(&dir, "mix.jsonl", &bytes);
-    let r = run(&mut recap_run(&[&missing, &a_directory, &mix]));
-    assert_eq!(
-        r.code, 1,
-        "unreadable files are problems: exit 1; {}",
-        r.stderr
-    );
-    let report = r.report();
-    let listed = report["rejected"].as_array().expect("rejected is a list");
-    assert_eq!(listed.len(), 2 + rejected.len(), "{listed:#?}");
-    // Input order: the two unreadable files first, each as one line-0 `file` rejection.
-    for (entry, path, says) in [
-        (&listed[0], &missing, "cannot open"),
-        (&listed[1], &a_directory, "is a directory"),
-    ] {
-        let text = entry.to_string();
-        assert_eq!(entry["corpus"], path.display().to_string(), "{text}");
-        assert_eq!(entry["line"], 0, "{text}");
-        assert_eq!(entry["field"], "file", "{text}");
-        assert_eq!(entry["session"], Json::Null, "{text}");
-        assert!(
-            entry["message"].as_str().is_some_and(|m| m.contains(says)),
-            "{text}"
-        );
+    let out = dir.path().join("report");
+    for format in ["table", "csv", "json"] {
+        let r = run(recap_command!()
+            .arg("run")
+            .args([&missing, &a_directory, &mix])
+            .args(["--strategy", "full-history", "--format", format, "--out"])
+            .arg(&out));
+        assert_eq!(r.code, 2, "{format}: {}", r.stderr);
+        assert_eq!(r.stdout, "", "{format}: nothing computed, nothing printed");
+        for line in [
+            "2 of 3 corpus files cannot be read, so nothing was run:".to_string(),
+            format!("  {}: cannot open: ", missing.display()),
+            format!(
+                "  {}: is a directory, expected a JSON Lines file",
+                a_directory.display()
+            ),
+        ] {
+            assert!(r.stderr.contains(&line), "{format}: {line:?} not in {}", r.stderr);
+        }
+        assert!(!out.exists(), "{format}: no report directory");
     }
-    let corpora = report["settings"]["corpora"].as_array().expect("corpora");
-    assert_eq!(corpora.len(), 3);
-    for c in &corpora[..2] {
-        assert_eq!(
-            (&c["sessions"], &c["rejected"]),
-            (&Json::from(0), &Json::from(1)),
-            "{c}"
-        );
-    }
-    assert_eq!(sessions_of(&report, "full-history"), good as u64);
-    assert_eq!(sessions_of(&report, "single-user-coalesced"), good as u64);
-}
-
-#[test]
-fn run_with_no_readable_file_lists_each_and_exits_1() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let missing = dir.path().join("missing.jsonl");
-    let r = run(Command::new(env!("CARGO_BIN_EXE_recap")).args([
-        "run".as_ref(),
-        missing.as_os_str(),
-        dir.path().as_os_str(),
-        "--strategy".as_ref(),
-        "full-history".as_ref(),
-    ]));
-    assert_eq!(r.code, 1, "stderr: {}", r.stderr);
-    for line in [
-        format!("rejected: {}:0: file: cannot open:", missing.display()),
-        format!("rejected: {}:0: file: is a directory", dir.path().display()),
-    ] {
-        assert!(r.stdout.contains(&line), "{line:?} not in:\n{}", r.stdout);
-    }
+    // The corrected run is not refused for a report the failed one left.
+    let r = run(recap_run(&[&mix]).arg("--out").arg(&out));
+    assert_eq!(r.code, 1, "rejections in the mix: exit 1; {}", r.stderr);
+    assert!(out.join("report.json").is_file());
 }
 
 #[test]
@@ -184,7 +155,7 @@ fn run_handles_huge_values_and_deep_nesting() {
     let path = write(&dir, "huge.jsonl", format!("{line}\n").as_bytes());
     let r = run(&mut recap_run(&[&path]));
     assert_eq!(r.code, 0, "stderr: {}", r.stderr);
-    let report = r.report();
+    let report = r.json();
     assert_eq!(sessions_of(&report, "single-user-coalesced"), 1);
     for run in report["runs"].as_array().expect("runs") {
         assert_eq!(run["render_errors"]["count"], 0, "{run}");
@@ -208,7 +179,7 @@ fn run_with_a_two_megabyte_print_counts_it() {
     let path = write(&dir, "big.jsonl", &bytes);
     let r = run(&mut recap_run(&[&path]));
     assert_eq!(r.code, 0, "stderr: {}", r.stderr);
-    let report = r.report();
+    let report = r.json();
     let full = &report["runs"][0];
     assert_eq!(full["strategy"], "full-history");
     // 2 MiB of `x` is far more than 100,000 tokens in any BPE vocabulary.
@@ -242,7 +213,7 @@ fn run_rejects_a_malformed_hundred_megabyte_line_within_bounded_memory() {
         .arg(env!("CARGO_BIN_EXE_recap"))
         .arg(&path));
     assert_eq!(r.code, 1, "stderr: {}", r.stderr);
-    let report = r.report();
+    let report = r.json();
     let rejected = report["rejected"].as_array().expect("rejected");
     assert_eq!(rejected.len(), 1, "{rejected:?}");
     assert_eq!(rejected[0]["line"], 2);

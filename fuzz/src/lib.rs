@@ -1,8 +1,8 @@
 //! Shared code of recap's fuzz targets: the properties they check ([`checks`],
-//! [`strategy_checks`], [`plugin_checks`] — also compiled into the main test suite) and
-//! the structure-aware input builders ([`inputs`]).
+//! [`strategy_checks`], [`plugin_checks`]: `recap-testkit`'s, which the main test suite
+//! replays on every saved crash input) and the structure-aware input builders
+//! ([`inputs`]).
 
-pub mod checks;
 pub mod inputs;
-pub mod plugin_checks;
-pub mod strategy_checks;
+
+pub use recap_testkit::{checks, plugin_checks, strategy_checks};

@@ -4,6 +4,7 @@
 use anyhow::{Result, bail};
 use recap_core::Registry;
 use recap_plugin_host::{Plugin, load_all, plugin_files_in, register};
+use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -127,6 +128,7 @@ fn check(args: CheckArgs) -> Result<ExitCode> {
     }
     // Registering next to the built-ins also catches name clashes.
     let mut registry = recap_builtins::registry();
+    let mut out = std::io::stdout().lock();
     let (mut ok, mut failed) = (0usize, 0usize);
     for file in &files {
         let (plugins, errors) = load_all(std::slice::from_ref(file));
@@ -138,20 +140,21 @@ fn check(args: CheckArgs) -> Result<ExitCode> {
         match outcome {
             Ok(plugin) => {
                 ok += 1;
-                print_ok(&plugin);
+                print_ok(&mut out, &plugin)?;
             }
             Err(e) => {
                 failed += 1;
-                println!("FAIL  {}", e.path.display());
-                println!("        {}", e.problem);
+                writeln!(out, "FAIL  {}", e.path.display())?;
+                writeln!(out, "        {}", e.problem)?;
             }
         }
     }
     let checked = ok + failed;
-    println!(
+    writeln!(
+        out,
         "{checked} plugin librar{} checked: {ok} ok, {failed} failed",
         if checked == 1 { "y" } else { "ies" },
-    );
+    )?;
     Ok(if failed == 0 {
         ExitCode::SUCCESS
     } else {
@@ -159,15 +162,16 @@ fn check(args: CheckArgs) -> Result<ExitCode> {
     })
 }
 
-fn print_ok(plugin: &Arc<Plugin>) {
+fn print_ok(out: &mut impl Write, plugin: &Arc<Plugin>) -> std::io::Result<()> {
     let (major, minor) = plugin.abi();
-    println!(
+    writeln!(
+        out,
         "ok    {} {} (ABI {major}.{minor})  {}",
         plugin.name(),
         plugin.version(),
         plugin.path().display()
-    );
-    println!("        self-test: {}", plugin.self_test());
+    )?;
+    writeln!(out, "        self-test: {}", plugin.self_test())?;
     let options = if plugin.options().is_empty() {
         "none".to_string()
     } else {
@@ -189,8 +193,9 @@ fn print_ok(plugin: &Arc<Plugin>) {
             .iter()
             .map(|id| format!("{id} (unknown to this recap)")),
     );
-    println!(
+    writeln!(
+        out,
         "        options: {options}; invariants: {}",
         invariants.join(", ")
-    );
+    )
 }

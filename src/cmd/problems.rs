@@ -89,11 +89,21 @@ pub fn rejections(rejected: &[Rejected]) -> Vec<String> {
         if rejected.len() == 1 { "" } else { "s" }
     )];
     for (kind, (count, first)) in kinds {
-        lines.push(format!(
-            "  {count:>width$} × {kind} (first: {}: {})",
-            where_(first),
-            first.message
-        ));
+        lines.push(if count == 1 {
+            // Alone of its kind: the rejection itself says it best.
+            format!(
+                "  {count:>width$} × {}: {}: {}",
+                where_(first),
+                first.field,
+                first.message
+            )
+        } else {
+            format!(
+                "  {count:>width$} × {kind} (first: {}: {})",
+                where_(first),
+                first.message
+            )
+        });
     }
     lines
 }
@@ -218,6 +228,19 @@ mod tests {
                 "302 corpus lines rejected, not replayed:",
                 "  300 × json: malformed JSON (first: c.jsonl:1: malformed JSON: expected value at line 1 column 1)",
                 "    2 × turns[…].result: integer N is out of the i64 range (first: c.jsonl:400: integer 99999999999999999999 is out of the i64 range)",
+            ]
+        );
+    }
+
+    #[test]
+    fn a_rejection_alone_of_its_kind_is_shown_as_it_is() {
+        let mut one = rejected(3, "mission", "required field is missing");
+        one.session = Some("x".into());
+        assert_eq!(
+            rejections(&[one]),
+            [
+                "1 corpus line rejected, not replayed:",
+                "  1 × c.jsonl:3 (session x): mission: required field is missing",
             ]
         );
     }

@@ -2,13 +2,17 @@
 
 use anyhow::{Context, Result, bail};
 use recap_core::{CorpusReader, Message, Registry, RenderRequest, Session};
+use recap_harness::tokenizer::{Backend, Encoding, Tokenizer};
 use std::io::Write;
+use std::sync::Arc;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum Format {
-    /// An array of {"role", "content"} objects: the exact bytes, for scripts.
+    /// The prompt as an OpenAI chat-completions `messages` array ({"role", "content"},
+    /// plus `tool_calls`, `tool_call_id` and `name` in chat-form sessions): the exact
+    /// bytes, sendable to any compatible endpoint as they are.
     Json,
     /// A readable view with a header per message.
     Text,
@@ -30,6 +34,9 @@ pub struct Args {
     strategy: String,
     #[arg(long, value_enum, default_value_t = Format::Text)]
     format: Format,
+    /// The tokenizer strategies with token budgets count with.
+    #[arg(long, value_name = "NAME", default_value = "o200k_base", value_parser = ["o200k_base", "cl100k_base", "deepseek_v3"])]
+    tokenizer: String,
     #[command(flatten)]
     plugins: super::plugins::PluginArgs,
 }
@@ -50,11 +57,27 @@ fn parse_turns(text: &str) -> Result<usize, String> {
 
 pub fn run(args: Args) -> Result<ExitCode> {
     // Built-ins plus the strategies of `--plugin` / `--plugin-dir` libraries.
-    let registry: Registry = args.plugins.registry()?;
+    let mut registry: Registry = args.plugins.registry()?;
+    let encoding: Encoding = args
+        .tokenizer
+        .parse()
+        .with_context(|| format!("--tokenizer {:?}", args.tokenizer))?;
+    registry.set_counter(Arc::new(Tokenizer::get(encoding, Backend::Fast)));
     let strategy = registry
         .build(&args.strategy)
         .with_context(|| format!("--strategy {:?}", args.strategy))?;
     let session = find_session(&args.corpus, &args.session)?;
+    let forms = strategy.forms();
+    if !forms.contains(&session.form) {
+        let forms: Vec<&str> = forms.iter().map(|f| f.as_str()).collect();
+        bail!(
+            "strategy {} renders {} sessions only, and session {:?} is in the {} form (see `recap strategies`)",
+            strategy.spec(),
+            forms.join(" and "),
+            session.id,
+            session.form
+        );
+    }
     let k = call_index(&session, args.turns)?;
     let request = RenderRequest::for_call(&session, k)
         .with_context(|| format!("session {:?}, --turns {k}", session.id))?;
@@ -66,7 +89,8 @@ pub fn run(args: Args) -> Result<ExitCode> {
     let mut out = stdout.lock();
     match args.format {
         Format::Json => {
-            serde_json::to_writer(&mut out, &messages)?;
+            let wire: Vec<_> = messages.iter().map(Message::openai).collect();
+            serde_json::to_writer(&mut out, &wire)?;
             writeln!(out)?;
         }
         Format::Text => write_text(&mut out, &session, k, &strategy.spec(), &messages)?,
@@ -116,14 +140,17 @@ fn find_session(corpus: &Path, id: &str) -> Result<Session> {
 /// The call to render: `--turns K` as given (checked), or all turns clamped to the
 /// last call the budget allows.
 fn call_index(session: &Session, turns: Option<usize>) -> Result<usize> {
-    let recorded = session.turns.len();
+    let recorded = session.turn_count();
     let last_call = recorded.min(session.max_turns.saturating_sub(1) as usize);
+    let budget = match session.budget() {
+        Some(n) => format!("max_turns {n}"),
+        None => "no recorded turn budget".to_string(),
+    };
     match turns {
         Some(k) if k <= last_call => Ok(k),
         Some(k) => bail!(
-            "--turns {k}: session {:?} has {recorded} turns and max_turns {}, so --turns must be in 0..={last_call}",
+            "--turns {k}: session {:?} has {recorded} turns and {budget}, so --turns must be in 0..={last_call}",
             session.id,
-            session.max_turns
         ),
         None => {
             if recorded > last_call {
@@ -144,23 +171,35 @@ fn write_text(
     spec: &str,
     messages: &[Message],
 ) -> std::io::Result<()> {
-    let left = session.max_turns as usize - k;
+    let left = match session.budget() {
+        Some(n) => format!("{} left", n as usize - k),
+        None => "no turn budget".to_string(),
+    };
     let chars: usize = messages.iter().map(|m| m.content.chars().count()).sum();
     writeln!(
         out,
-        "# session {} · call after {k} of {} turns ({left} left) · {spec} · {} messages, {chars} chars",
+        "# session {} · call after {k} of {} turns ({left}) · {spec} · {} messages, {chars} chars",
         session.id,
-        session.turns.len(),
+        session.turn_count(),
         messages.len()
     )?;
     for (i, m) in messages.iter().enumerate() {
+        let answers = match (&m.tool_call_id, &m.name) {
+            (Some(id), Some(name)) => format!(" → {name} {id}"),
+            (Some(id), None) => format!(" → {id}"),
+            _ => String::new(),
+        };
         writeln!(
             out,
-            "\n=== [{i}] {} ({} chars) ===",
+            "\n=== [{i}] {}{answers} ({} chars) ===",
             m.role.as_str().to_uppercase(),
             m.content.chars().count()
         )?;
         writeln!(out, "{}", m.content)?;
+        // Tool calls in the JSON the model wrote, one per line, after the text.
+        for call in &m.tool_calls {
+            writeln!(out, "[tool call {} {}] {}", call.id, call.name, call.arguments)?;
+        }
     }
     Ok(())
 }

@@ -264,9 +264,12 @@ fn no_sessions(report: &Report) -> anyhow::Error {
             if names.len() == 1 { "is" } else { "are" }
         )
     } else {
+        let which = match report.rejected.len() {
+            1 => "the only corpus line was".to_string(),
+            n => format!("every one of the {n} corpus lines was"),
+        };
         anyhow::anyhow!(
-            "no sessions to replay: every one of the {} corpus lines was rejected (see above; `recap validate` lists each)",
-            report.rejected.len()
+            "no sessions to replay: {which} rejected (see above; `recap validate` lists each)"
         )
     }
 }
@@ -342,11 +345,17 @@ pub fn run(args: Args) -> Result<ExitCode> {
         args.corpora.clone()
     };
     check_readable(&corpora)?;
-    let registry = args.plugins.registry()?;
+    let mut registry = args.plugins.registry()?;
+    let tokenizers = tokenizers(&args)?;
+    // Token budgets count with the first tokenizer of the run: the one its first rows
+    // report.
+    if let Some(first) = tokenizers.first() {
+        registry.set_counter(std::sync::Arc::new(*first));
+    }
     let baseline = registry
         .build("full-history")
         .context("the full-history baseline is not registered")?;
-    let mut cfg = RunConfig::new(strategies(&args, &registry)?, baseline, tokenizers(&args)?)?;
+    let mut cfg = RunConfig::new(strategies(&args, &registry)?, baseline, tokenizers)?;
     cfg.cache_read_ratio = args.cache_read_ratio;
     cfg.jobs = match args.jobs {
         Some(j) => j as usize,

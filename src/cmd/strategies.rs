@@ -10,7 +10,12 @@ pub struct Args {}
 
 pub fn run(_args: Args) -> Result<ExitCode> {
     // Plugins (`--plugin`) register into this registry before listing.
-    let registry: Registry = recap_builtins::registry();
+    let mut registry: Registry = recap_builtins::registry();
+    // Building a default instance tells its forms; budgets need a tokenizer to build.
+    registry.set_counter(std::sync::Arc::new(recap_harness::Tokenizer::get(
+        recap_harness::Encoding::O200kBase,
+        recap_harness::Backend::Fast,
+    )));
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
     write_listing(&mut out, &registry)?;
@@ -24,6 +29,10 @@ pub fn write_listing(out: &mut impl Write, registry: &Registry) -> std::io::Resu
         }
         writeln!(out, "{}  ({})", info.name, info.origin)?;
         writeln!(out, "    {}", info.summary)?;
+        if let Ok(strategy) = registry.build(&info.name) {
+            let forms: Vec<&str> = strategy.forms().iter().map(|f| f.as_str()).collect();
+            writeln!(out, "    forms: {}", forms.join(", "))?;
+        }
         if info.options.is_empty() {
             writeln!(out, "    options: none")?;
         } else {

@@ -2,7 +2,8 @@
  * recap strategy plugin ABI, version 1.0 — C declarations.
  *
  * Mirrors crates/recap-abi/src/ffi.rs; the wire format (request and response JSON)
- * is documented in crates/recap-abi/README.md.
+ * is documented in crates/recap-abi/README.md, the sessions and values a request
+ * carries in docs/format.md.
  *
  * A plugin is a shared library exporting two functions:
  *

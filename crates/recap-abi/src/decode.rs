@@ -3,8 +3,9 @@
 //! this is on the per-call path).
 //!
 //! It is a fast path only: whatever it does not accept exactly as
-//! `Turn::from_json` would — a type error, a missing field, a duplicate key, an
-//! unknown `$` tag, a lone surrogate — makes it give up, and the caller decodes
+//! `Turn::from_json` would (after the wire's unknown fields are dropped) — a type
+//! error, a missing field, a duplicate key, an unknown `$` tag, a lone surrogate —
+//! makes it give up, and the caller decodes
 //! through the tree instead, which yields the reference result or the reference
 //! error. Tests hold the two to the same turns.
 //!
@@ -153,6 +154,8 @@ impl Decoder<'_> {
                 }
                 "feedback" => feedback = self.r.opt_string()?,
                 "usage" => usage = self.usage()?,
+                // A chat turn in a PTC-Lisp session: the reference decoder says why.
+                "assistant" => return Err(GiveUp),
                 _ => self.r.skip()?,
             }
         }
@@ -485,9 +488,9 @@ mod tests {
     fn tree(bytes: &[u8]) -> (usize, Vec<Turn>) {
         let (offset, turns) = crate::wire::decode_session_delta(bytes).unwrap();
         let turns = turns
-            .iter()
+            .into_iter()
             .enumerate()
-            .map(|(i, t)| Turn::from_json(t, &format!("turns[{i}]")).unwrap())
+            .map(|(i, t)| crate::wire::ptc_turn(t, i).unwrap())
             .collect();
         (offset, turns)
     }
@@ -544,13 +547,14 @@ mod tests {
         }
     }
 
-    /// The tree decoder's answer: `None` when it rejects the request.
+    /// The tree decoder's answer (unknown fields ignored, as on the wire): `None` when
+    /// it rejects the request.
     fn reference(bytes: &[u8]) -> Option<(usize, Vec<Turn>)> {
         let (offset, turns) = crate::wire::decode_session_delta(bytes).ok()?;
         let turns = turns
-            .iter()
+            .into_iter()
             .enumerate()
-            .map(|(i, t)| Turn::from_json(t, &format!("turns[{i}]")).ok())
+            .map(|(i, t)| crate::wire::ptc_turn(t, i).ok())
             .collect::<Option<_>>()?;
         Some((offset, turns))
     }

@@ -6,7 +6,7 @@
 use crate::json::{put_i64, put_str, put_u64};
 use recap_core::session::fenced_program;
 use recap_core::value::encodes_as_object;
-use recap_core::{Closure, SpecialFloat, Turn, Value};
+use recap_core::{ChatTurn, Closure, Observation, SpecialFloat, Turn, Value};
 use serde::Serialize;
 
 /// Floats (ryu's shortest form) and the rare free-form objects, through serde_json.
@@ -116,6 +116,86 @@ pub fn put_turn(out: &mut Vec<u8>, turn: &Turn) {
     if let Some(u) = &turn.usage {
         key(out, first, "usage");
         put(out, u);
+    }
+    out.push(b'}');
+}
+
+/// One chat-form turn in the corpus encoding (SPEC 11.1), as `ChatTurn::to_json`
+/// writes it: `success` only when false, `is_error` and `environment` only when true.
+pub fn put_chat_turn(out: &mut Vec<u8>, turn: &ChatTurn) {
+    out.extend_from_slice(b"{\"number\":");
+    put_u64(out, u64::from(turn.number));
+    out.extend_from_slice(b",\"assistant\":{\"content\":");
+    match &turn.assistant.content {
+        Some(c) => put_str(out, c),
+        None => out.extend_from_slice(b"null"),
+    }
+    out.extend_from_slice(b",\"tool_calls\":[");
+    for (i, c) in turn.assistant.tool_calls.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        out.extend_from_slice(b"{\"id\":");
+        put_str(out, &c.id);
+        out.extend_from_slice(b",\"name\":");
+        put_str(out, &c.name);
+        out.extend_from_slice(b",\"arguments\":");
+        put_str(out, &c.arguments);
+        out.push(b'}');
+    }
+    out.push(b']');
+    if let Some(r) = &turn.assistant.reasoning {
+        out.extend_from_slice(b",\"reasoning\":");
+        put_str(out, r);
+    }
+    out.extend_from_slice(b"},\"observations\":[");
+    for (i, o) in turn.observations.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        put_observation(out, o);
+    }
+    out.push(b']');
+    if !turn.success {
+        out.extend_from_slice(b",\"success\":false");
+    }
+    if let Some(u) = &turn.usage {
+        out.extend_from_slice(b",\"usage\":");
+        put(out, u);
+    }
+    out.push(b'}');
+}
+
+fn put_observation(out: &mut Vec<u8>, o: &Observation) {
+    match o {
+        Observation::Tool {
+            tool_call_id,
+            name,
+            content,
+            is_error,
+        } => {
+            out.extend_from_slice(b"{\"role\":\"tool\",\"tool_call_id\":");
+            put_str(out, tool_call_id);
+            if let Some(n) = name {
+                out.extend_from_slice(b",\"name\":");
+                put_str(out, n);
+            }
+            out.extend_from_slice(b",\"content\":");
+            put_str(out, content);
+            if *is_error {
+                out.extend_from_slice(b",\"is_error\":true");
+            }
+        }
+        Observation::User {
+            content,
+            environment,
+        } => {
+            out.extend_from_slice(b"{\"role\":\"user\",\"content\":");
+            put_str(out, content);
+            if *environment {
+                out.extend_from_slice(b",\"environment\":true");
+            }
+        }
     }
     out.push(b'}');
 }
@@ -265,7 +345,6 @@ fn put_map(out: &mut Vec<u8>, entries: &[(Value, Value)]) {
     }
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -292,6 +371,21 @@ mod tests {
             }
         }
         assert!(turns > 100);
+    }
+
+    #[test]
+    fn chat_turns_equal_to_json() {
+        let mut checked = 0;
+        for session in recap_gen::generate_chat_corpus(11, 30, 1..=8) {
+            for turn in &session.chat_turns {
+                let mut out = Vec::new();
+                put_chat_turn(&mut out, turn);
+                let json: Json = serde_json::from_slice(&out).expect("valid JSON");
+                assert_eq!(json, turn.to_json(), "{}", session.id);
+                checked += 1;
+            }
+        }
+        assert!(checked > 50, "{checked}");
     }
 
     #[test]

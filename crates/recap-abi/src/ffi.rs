@@ -10,8 +10,10 @@ use std::ffi::{CStr, c_void};
 /// The ABI generation. A host loads a plugin only when the probe returns a major it
 /// supports (this host: exactly this one).
 pub const ABI_MAJOR: u32 = 1;
-/// Additive revisions within the major; informational for the host.
-pub const ABI_MINOR: u32 = 0;
+/// Additive revisions within the major; informational for the host. 1.1 added the
+/// chat form (`forms` in `describe`, chat requests, tool-carrying messages, token
+/// counts), all in the JSON: the C layout is 1.0's.
+pub const ABI_MINOR: u32 = 1;
 
 /// First field of every descriptor: the bytes `RECAPSTR` read as a big-endian u64.
 /// Catches a library that happens to export a symbol of the same name.
@@ -112,7 +114,7 @@ pub struct DescriptorHeader {
 
 /// The v1 descriptor. Lives for the whole process (a `static` in the plugin); the
 /// host never writes to it. Fields after `abi_minor` may be read only when `size`
-/// covers them; every field below is part of v1.0.
+/// covers them; every field below is part of v1.0 (1.1 added none).
 #[repr(C)]
 #[derive(Debug)]
 pub struct PluginDescriptorV1 {

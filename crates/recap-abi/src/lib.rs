@@ -10,6 +10,7 @@
 //!
 //! * [`ffi`]: the C layer (mirrored by `include/recap_strategy.h`).
 //! * [`wire`]: the JSON envelopes, shared by the SDK and the host.
+//! * [`tokens`]: the per-message token counts a host sends with chat requests.
 //! * [`sdk`] and [`export_strategy!`]: turn a [`recap_core::Strategy`] into a plugin.
 //! * [`json`]: the fast JSON writer and reader both sides use on the per-call path.
 //!
@@ -23,7 +24,9 @@ mod decode;
 mod encode;
 pub mod ffi;
 pub mod json;
+mod lenient;
 pub mod sdk;
+pub mod tokens;
 pub mod wire;
 
 pub use ffi::{
@@ -31,3 +34,4 @@ pub use ffi::{
     RecapStr,
 };
 pub use sdk::Plugin;
+pub use tokens::TokenCounts;

@@ -10,9 +10,11 @@ use crate::ffi::{
     ABI_MAJOR, ABI_MINOR, DESCRIPTOR_V1_SIZE, MAGIC, PluginDescriptorV1, RecapBuf, RecapStr,
     STATUS_BAD_REQUEST, STATUS_ERROR, STATUS_OK, STATUS_PANIC,
 };
-use crate::wire::{self, Description, ErrorBody, InvariantWire, OptionWire};
+use crate::tokens::TokenCounts;
+use crate::wire::{self, DeltaTurns, Description, ErrorBody, InvariantWire, OptionWire};
 use recap_core::{
-    Message, OptionInfo, RenderRequest, Session, SessionState, SpecError, Strategy, StrategySpec,
+    Form, Message, OptionInfo, RenderError, RenderRequest, Session, SessionState, SpecError,
+    Strategy, StrategySpec,
 };
 use std::collections::BTreeMap;
 use std::ffi::c_void;
@@ -35,6 +37,23 @@ pub trait Plugin: Strategy + Sized + 'static {
 
     /// Builds an instance from `name:key=value,...`; must succeed with no options.
     fn from_spec(spec: &StrategySpec) -> Result<Self, SpecError>;
+
+    /// Whether the strategy reads the host's token counts: then every call is rendered
+    /// with [`Plugin::render_with_tokens`] instead of [`Strategy::render_session`].
+    const USES_TOKEN_COUNTS: bool = false;
+
+    /// Renders with the per-message token counts the host sends with chat requests
+    /// (counted with the run's tokenizer; `None` when the run has none, and always for
+    /// PTC-Lisp requests). `tokens.turns` has one list per turn of the request. Called
+    /// only when [`Plugin::USES_TOKEN_COUNTS`] is set; the default ignores the counts.
+    fn render_with_tokens(
+        &self,
+        request: &RenderRequest<'_>,
+        tokens: Option<&TokenCounts>,
+    ) -> Result<Vec<Message>, RenderError> {
+        let _ = tokens;
+        self.render(request)
+    }
 }
 
 /// `[a-z0-9][a-z0-9_-]{0,63}`: what a plugin's strategy name must look like. Names end
@@ -188,18 +207,54 @@ fn panic_message(payload: Box<dyn std::any::Any + Send>) -> String {
     message
 }
 
+thread_local! {
+    /// Set while [`guarded`] runs a body: a panic then becomes an error response.
+    static GUARDING: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    /// Where the last panic under [`guarded`] happened.
+    static PANICKED_AT: std::cell::RefCell<Option<String>> = const { std::cell::RefCell::new(None) };
+}
+
+/// A plugin's panics are reported through the host (once per call in its report), so
+/// the plugin's own runtime must not also print each one on the host's stderr: the
+/// panic hook stays quiet under [`guarded`] and keeps the location for the error
+/// message; other panics go to the hook that was there before.
+fn install_quiet_panic_hook() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            if GUARDING.with(std::cell::Cell::get) {
+                let at = info.location().map(|l| l.to_string());
+                PANICKED_AT.with(|p| *p.borrow_mut() = at);
+            } else {
+                previous(info);
+            }
+        }));
+    });
+}
+
 /// Runs `body`, catching panics; returns the status and the bytes to hand out.
 fn guarded(body: impl FnOnce() -> Result<Vec<u8>, Failure>) -> (i32, Vec<u8>) {
-    let failure = match catch_unwind(AssertUnwindSafe(body)) {
+    install_quiet_panic_hook();
+    let was_guarding = GUARDING.with(|g| g.replace(true));
+    let caught = catch_unwind(AssertUnwindSafe(body));
+    GUARDING.with(|g| g.set(was_guarding));
+    let failure = match caught {
         Ok(Ok(bytes)) => return (STATUS_OK, bytes),
         Ok(Err(failure)) => failure,
-        Err(payload) => Failure {
-            status: STATUS_PANIC,
-            error: ErrorBody::new(
-                wire::KIND_PANIC,
-                format!("the strategy panicked: {}", panic_message(payload)),
-            ),
-        },
+        Err(payload) => {
+            let at = PANICKED_AT
+                .with(|p| p.borrow_mut().take())
+                .map(|l| format!(" at {l}"))
+                .unwrap_or_default();
+            Failure {
+                status: STATUS_PANIC,
+                error: ErrorBody::new(
+                    wire::KIND_PANIC,
+                    format!("the strategy panicked{at}: {}", panic_message(payload)),
+                ),
+            }
+        }
     };
     (failure.status, wire::error_response(&failure.error))
 }
@@ -290,12 +345,32 @@ fn build<T: Plugin>(options: BTreeMap<String, String>) -> Result<T, Failure> {
     Ok(T::from_spec(&spec)?)
 }
 
-fn render_session_turns<T: Plugin>(
+/// Refuses a session in a form the strategy does not declare (a host never sends one;
+/// the check keeps a strategy from rendering what it was not written for).
+fn check_form<T: Plugin>(strategy: &T, form: Form) -> Result<(), Failure> {
+    if strategy.forms().contains(&form) {
+        return Ok(());
+    }
+    Err(Failure {
+        status: STATUS_ERROR,
+        error: ErrorBody::new(
+            wire::KIND_UNSUPPORTED_FORM,
+            format!("{} does not render {form}-form sessions", T::NAME),
+        ),
+    })
+}
+
+/// The call after every turn of `session`.
+fn render_all_turns<T: Plugin>(
     strategy: &T,
     session: &Session,
+    tokens: Option<&TokenCounts>,
 ) -> Result<Vec<Message>, Failure> {
-    let request = RenderRequest::for_call(session, session.turns.len())
+    let request = RenderRequest::for_call(session, session.turn_count())
         .map_err(|e| Failure::bad_request(e.to_string()))?;
+    if T::USES_TOKEN_COUNTS {
+        return Ok(strategy.render_with_tokens(&request, tokens)?);
+    }
     Ok(strategy.render(&request)?)
 }
 
@@ -311,9 +386,11 @@ pub unsafe extern "C" fn render<T: Plugin>(
     // SAFETY: forwarded from the ABI contract of `render`.
     unsafe {
         entry(request, request_len, out, |bytes| {
-            let (options, session) = wire::decode_session_request(bytes)?;
-            let strategy = build::<T>(options)?;
-            let messages = render_session_turns(&strategy, &session)?;
+            let request = wire::decode_request(bytes)?;
+            let strategy = build::<T>(request.options)?;
+            check_form(&strategy, request.session.form)?;
+            let messages =
+                render_all_turns(&strategy, &request.session, request.token_counts.as_ref())?;
             Ok(wire::messages_response(&messages, None))
         })
     }
@@ -344,6 +421,13 @@ pub unsafe extern "C" fn describe<T: Plugin>(
                     .iter()
                     .map(InvariantWire::from)
                     .collect(),
+                forms: Some(
+                    strategy
+                        .forms()
+                        .iter()
+                        .map(|f| f.as_str().to_string())
+                        .collect(),
+                ),
             };
             Ok(wire::description_response(&description))
         })
@@ -372,6 +456,8 @@ struct SdkSession<T> {
     session: Session,
     /// The strategy's own per-session state for [`Strategy::render_session`].
     state: SessionState,
+    /// The host's token counts of the turns held (chat sessions, when sent).
+    tokens: Option<TokenCounts>,
     /// The messages of the previous response, for `messages_kept`.
     previous: Vec<Message>,
     /// Set while a call is running; a call that did not finish (panic) leaves the
@@ -396,18 +482,23 @@ pub unsafe extern "C" fn session_open<T: Plugin>(
     // SAFETY: forwarded from the ABI contract of `session_open`.
     let status = unsafe {
         entry(request, request_len, out, |bytes| {
-            let (options, mut parsed) = wire::decode_session_request(bytes)?;
-            let strategy = build::<T>(options)?;
+            let request = wire::decode_request(bytes)?;
+            let strategy = build::<T>(request.options)?;
+            let mut parsed = request.session;
+            check_form(&strategy, parsed.form)?;
             // Strategies may key their per-session caches on where the turns live
             // (the built-ins do): room up front keeps the turns from moving as the
             // session grows, within reason.
-            parsed
-                .turns
-                .reserve((parsed.max_turns as usize).min(MAX_RESERVED_TURNS));
+            let room = (parsed.max_turns as usize).min(MAX_RESERVED_TURNS);
+            match parsed.form {
+                Form::Ptc => parsed.turns.reserve(room),
+                Form::Chat => parsed.chat_turns.reserve(room),
+            }
             let state = Box::new(SdkSession {
                 strategy,
                 session: parsed,
                 state: SessionState::new(),
+                tokens: request.token_counts,
                 previous: Vec::new(),
                 poisoned: false,
             });
@@ -454,9 +545,24 @@ pub unsafe extern "C" fn session_render<T: Plugin>(
     }
 }
 
+/// Checks that the turns of a delta continue the session's numbering from `offset`.
+fn check_numbers(offset: usize, numbers: impl Iterator<Item = u32>) -> Result<(), Failure> {
+    for (i, number) in numbers.enumerate() {
+        let index = offset + i;
+        if number as usize != index + 1 {
+            return Err(Failure::bad_request(format!(
+                "request field turns[{index}].number: expected {}, got {number}",
+                index + 1,
+            )));
+        }
+    }
+    Ok(())
+}
+
 fn session_step<T: Plugin>(state: &mut SdkSession<T>, bytes: &[u8]) -> Result<Vec<u8>, Failure> {
-    let (offset, new_turns) = wire::decode_session_turns(bytes)?;
-    let held = state.session.turns.len();
+    let delta = wire::decode_delta(bytes, state.session.form)?;
+    let offset = delta.turns_offset;
+    let held = state.session.turn_count();
     if offset > held {
         return Err(Failure::bad_request(format!(
             "turns_offset {offset} is past the {held} turns this session holds"
@@ -466,25 +572,40 @@ fn session_step<T: Plugin>(state: &mut SdkSession<T>, bytes: &[u8]) -> Result<Ve
         // The host went back: the history the strategy's state was built from is gone.
         state.state = SessionState::new();
     }
-    state.session.turns.truncate(offset);
-    for (i, turn) in new_turns.into_iter().enumerate() {
-        let index = offset + i;
-        if turn.number as usize != index + 1 {
-            return Err(Failure::bad_request(format!(
-                "request field turns[{index}].number: expected {}, got {}",
-                index + 1,
-                turn.number
-            )));
+    match delta.turns {
+        DeltaTurns::Ptc(turns) => {
+            check_numbers(offset, turns.iter().map(|t| t.number))?;
+            state.session.turns.truncate(offset);
+            state.session.turns.extend(turns);
         }
-        state.session.turns.push(turn);
+        DeltaTurns::Chat(turns) => {
+            check_numbers(offset, turns.iter().map(|t| t.number))?;
+            state.session.chat_turns.truncate(offset);
+            state.session.chat_turns.extend(turns);
+        }
     }
-    // The strategy's incremental path (equal to `render` by the trait's contract,
-    // held to it by recap's parity tests for the built-ins).
-    let k = state.session.turns.len();
-    RenderRequest::for_call(&state.session, k).map_err(|e| Failure::bad_request(e.to_string()))?;
-    let messages = state
-        .strategy
-        .render_session(&state.session, k, &mut state.state)?;
+    match (&mut state.tokens, delta.token_counts) {
+        (Some(tokens), Some(counts)) if tokens.turns.len() >= offset => {
+            tokens.turns.truncate(offset);
+            tokens.turns.extend(counts);
+        }
+        // Counts for only part of the session count nothing: drop them all.
+        (tokens, _) => *tokens = None,
+    }
+    let k = state.session.turn_count();
+    let request = RenderRequest::for_call(&state.session, k)
+        .map_err(|e| Failure::bad_request(e.to_string()))?;
+    let messages = if T::USES_TOKEN_COUNTS {
+        state
+            .strategy
+            .render_with_tokens(&request, state.tokens.as_ref())?
+    } else {
+        // The strategy's incremental path (equal to `render` by the trait's contract,
+        // held to it by recap's parity tests for the built-ins).
+        state
+            .strategy
+            .render_session(&state.session, k, &mut state.state)?
+    };
     let kept = messages
         .iter()
         .zip(&state.previous)

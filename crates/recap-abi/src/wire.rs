@@ -3,11 +3,27 @@
 //!
 //! Requests are written by hand into a byte buffer rather than through a serde tree,
 //! because the host builds them incrementally: the fixed part of a session once, then
-//! one turn at a time.
+//! one turn at a time. This module holds the requests; [`messages`] the responses and
+//! [`describe`] the description.
+//!
+//! ABI 1.1 added the chat form (SPEC 11): a chat request says `"form": "chat"`, carries
+//! chat turns, may have `"max_turns": null`, and may carry the host's per-message token
+//! counts (`token_counts`, see [`TokenCounts`]). PTC-Lisp requests are written exactly as
+//! in ABI 1.0 (apart from `abi.minor`), so a 1.0 plugin reads them as it always did.
+
+mod describe;
+mod messages;
+
+pub use describe::{
+    Description, InvariantWire, OptionWire, description_response, form_named,
+};
+pub use messages::{ErrorBody, Response, error_response, messages_response};
 
 use crate::ffi::{ABI_MAJOR, ABI_MINOR};
 use crate::json;
-use recap_core::{Invariant, Message, OptionInfo, Session, ToolSpec, Turn, Value};
+use crate::lenient;
+use crate::tokens::TokenCounts;
+use recap_core::{ChatTurn, Form, Session, ToolSpec, Turn, Value};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value as Json};
 use std::collections::BTreeMap;
@@ -17,6 +33,8 @@ use std::io::Write;
 pub const KIND_BAD_REQUEST: &str = "bad_request";
 pub const KIND_INVALID_OPTIONS: &str = "invalid_options";
 pub const KIND_PANIC: &str = "panic";
+/// A request in a form the strategy does not declare (hosts never send one).
+pub const KIND_UNSUPPORTED_FORM: &str = "unsupported_form";
 
 /// The fields of a request that stay the same for every call of one session.
 #[derive(Debug, Clone, Copy)]
@@ -25,7 +43,9 @@ pub struct SessionHeader<'a> {
     pub id: &'a str,
     pub system_prompt: &'a str,
     pub mission: &'a str,
-    pub max_turns: u32,
+    pub form: Form,
+    /// The turn budget; `None` (written `null`) when a chat session recorded none.
+    pub max_turns: Option<u32>,
     pub tools: &'a BTreeMap<String, ToolSpec>,
     pub data: &'a BTreeMap<String, Value>,
 }
@@ -36,25 +56,30 @@ impl<'a> SessionHeader<'a> {
             id: &session.id,
             system_prompt: &session.system_prompt,
             mission: &session.mission,
-            max_turns: session.max_turns,
+            form: session.form,
+            max_turns: session.budget(),
             tools: &session.tools,
             data: &session.data,
         }
     }
 
     pub fn of_request(request: &recap_core::RenderRequest<'a>) -> Self {
+        // A request has no `budget_recorded`: a chat session without a budget has
+        // `u32::MAX` there (see `Session::max_turns`).
+        let unrecorded = request.form == Form::Chat && request.max_turns == u32::MAX;
         Self {
             id: "",
             system_prompt: request.system_prompt,
             mission: request.mission,
-            max_turns: request.max_turns,
+            form: request.form,
+            max_turns: (!unrecorded).then_some(request.max_turns),
             tools: request.tools,
             data: request.data,
         }
     }
 }
 
-fn put_json<T: Serialize + ?Sized>(out: &mut Vec<u8>, value: &T) {
+pub(crate) fn put_json<T: Serialize + ?Sized>(out: &mut Vec<u8>, value: &T) {
     // Serialising strings, numbers and JSON trees into memory has no failure mode
     // (no I/O, every map key is a string).
     serde_json::to_writer(&mut *out, value).expect("serialising JSON into a Vec cannot fail");
@@ -64,7 +89,7 @@ fn put_raw(out: &mut Vec<u8>, bytes: &str) {
     out.extend_from_slice(bytes.as_bytes());
 }
 
-/// `{"abi":{"major":1,"minor":0},"host":{...},"options":{...}` (the object left open).
+/// `{"abi":{"major":1,"minor":1},"host":{...},"options":{...}` (the object left open).
 fn put_envelope(out: &mut Vec<u8>, options: &BTreeMap<String, String>) {
     // Writing to a Vec cannot fail.
     let _ = write!(
@@ -76,7 +101,9 @@ fn put_envelope(out: &mut Vec<u8>, options: &BTreeMap<String, String>) {
     put_json(out, options);
 }
 
-/// `,"id":..,"system_prompt":..,"mission":..,"max_turns":..,"tools":{..},"data":{..}`.
+/// `,"id":..,"system_prompt":..,"mission":..[,"form":"chat"],"max_turns":..,"tools":{..},"data":{..}`.
+/// The form is written for chat only: absent means PTC-Lisp, which keeps PTC-Lisp
+/// requests byte-identical to ABI 1.0's.
 fn put_header(out: &mut Vec<u8>, header: &SessionHeader<'_>) {
     put_raw(out, ",\"id\":");
     json::put_str(out, header.id);
@@ -84,7 +111,16 @@ fn put_header(out: &mut Vec<u8>, header: &SessionHeader<'_>) {
     json::put_str(out, header.system_prompt);
     put_raw(out, ",\"mission\":");
     json::put_str(out, header.mission);
-    let _ = write!(out, ",\"max_turns\":{}", header.max_turns);
+    if header.form != Form::Ptc {
+        put_raw(out, ",\"form\":");
+        json::put_str(out, header.form.as_str());
+    }
+    match header.max_turns {
+        Some(n) => {
+            let _ = write!(out, ",\"max_turns\":{n}");
+        }
+        None => put_raw(out, ",\"max_turns\":null"),
+    }
     put_raw(out, ",\"tools\":{");
     for (i, (name, spec)) in header.tools.iter().enumerate() {
         if i > 0 {
@@ -97,6 +133,9 @@ fn put_header(out: &mut Vec<u8>, header: &SessionHeader<'_>) {
         }
         if let Some(d) = &spec.description {
             t.insert("description".into(), Json::from(d.as_str()));
+        }
+        if let Some(p) = &spec.parameters {
+            t.insert("parameters".into(), p.clone());
         }
         out.push(b':');
         put_json(out, &t);
@@ -113,8 +152,42 @@ fn put_header(out: &mut Vec<u8>, header: &SessionHeader<'_>) {
     out.push(b'}');
 }
 
+/// `[[n, ...], ...]`: the counts of some turns' messages.
+fn put_count_lists(out: &mut Vec<u8>, turns: &[Vec<u64>]) {
+    out.push(b'[');
+    for (i, counts) in turns.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        out.push(b'[');
+        for (j, n) in counts.iter().enumerate() {
+            if j > 0 {
+                out.push(b',');
+            }
+            json::put_u64(out, *n);
+        }
+        out.push(b']');
+    }
+    out.push(b']');
+}
+
+/// `,"token_counts":{"tokenizer":..,"system":..,"mission":..,"turns":[...]}` with the
+/// counts of `turns` (those the request carries).
+fn put_token_counts(out: &mut Vec<u8>, counts: &TokenCounts, turns: &[Vec<u64>]) {
+    put_raw(out, ",\"token_counts\":{\"tokenizer\":");
+    json::put_str(out, &counts.tokenizer);
+    put_raw(out, ",\"system\":");
+    json::put_u64(out, counts.system);
+    put_raw(out, ",\"mission\":");
+    json::put_u64(out, counts.mission);
+    put_raw(out, ",\"turns\":");
+    put_count_lists(out, turns);
+    out.push(b'}');
+}
+
 /// Writes a render request up to and including `"turns":[`. Append turns with
-/// [`put_turn`] (comma-separated) and finish with [`REQUEST_END`].
+/// [`put_turn`] or [`put_chat_turn`] (comma-separated) and finish with
+/// [`REQUEST_END`], or [`put_request_end`] to add token counts.
 pub fn put_render_request_head(
     out: &mut Vec<u8>,
     options: &BTreeMap<String, String>,
@@ -128,12 +201,27 @@ pub fn put_render_request_head(
 /// Closes the turns array and the request object.
 pub const REQUEST_END: &[u8] = b"]}";
 
+/// Closes the turns array, adds the token counts of the turns sent (when the host has
+/// a tokenizer) and closes the request object.
+pub fn put_request_end(out: &mut Vec<u8>, counts: Option<(&TokenCounts, &[Vec<u64>])>) {
+    out.push(b']');
+    if let Some((counts, turns)) = counts {
+        put_token_counts(out, counts, turns);
+    }
+    out.push(b'}');
+}
+
 /// Appends one turn in the corpus encoding (SPEC section 4), without a separator.
 pub fn put_turn(out: &mut Vec<u8>, turn: &Turn) {
     crate::encode::put_turn(out, turn);
 }
 
-/// A complete render request.
+/// Appends one chat turn in the corpus encoding (SPEC 11.1), without a separator.
+pub fn put_chat_turn(out: &mut Vec<u8>, turn: &ChatTurn) {
+    crate::encode::put_chat_turn(out, turn);
+}
+
+/// A complete render request of a PTC-Lisp session.
 pub fn render_request(
     options: &BTreeMap<String, String>,
     header: &SessionHeader<'_>,
@@ -151,14 +239,41 @@ pub fn render_request(
     out
 }
 
-/// The request for `session_open`: a render request without `turns`.
+/// A complete render request of a chat session (`header.form` must be chat), with the
+/// token counts of its turns when the host has a tokenizer (`counts.turns` covers at
+/// least `turns`).
+pub fn chat_render_request(
+    options: &BTreeMap<String, String>,
+    header: &SessionHeader<'_>,
+    turns: &[ChatTurn],
+    counts: Option<&TokenCounts>,
+) -> Vec<u8> {
+    let mut out = Vec::with_capacity(1024);
+    put_render_request_head(&mut out, options, header);
+    for (i, turn) in turns.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        put_chat_turn(&mut out, turn);
+    }
+    let counted = counts.map(|c| (c, &c.turns[..turns.len().min(c.turns.len())]));
+    put_request_end(&mut out, counted);
+    out
+}
+
+/// The request for `session_open`: a render request without `turns` (and, in a chat
+/// session, the counts of SYSTEM and USER(mission) alone).
 pub fn session_open_request(
     options: &BTreeMap<String, String>,
     header: &SessionHeader<'_>,
+    counts: Option<&TokenCounts>,
 ) -> Vec<u8> {
     let mut out = Vec::with_capacity(512);
     put_envelope(&mut out, options);
     put_header(&mut out, header);
+    if let Some(counts) = counts {
+        put_token_counts(&mut out, counts, &[]);
+    }
     out.push(b'}');
     out
 }
@@ -185,6 +300,33 @@ pub fn put_session_render_request(out: &mut Vec<u8>, turns_offset: usize, turns:
         put_turn(out, turn);
     }
     out.extend_from_slice(REQUEST_END);
+}
+
+/// As [`put_session_render_request`] for a chat session, with the token counts of the
+/// turns sent (`counts[i]` for `turns[i]`) when the host has a tokenizer.
+pub fn put_chat_session_render_request(
+    out: &mut Vec<u8>,
+    turns_offset: usize,
+    turns: &[ChatTurn],
+    counts: Option<&[Vec<u64>]>,
+) {
+    out.clear();
+    out.extend_from_slice(b"{\"turns_offset\":");
+    json::put_u64(out, turns_offset as u64);
+    out.extend_from_slice(b",\"turns\":[");
+    for (i, turn) in turns.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        put_chat_turn(out, turn);
+    }
+    out.push(b']');
+    if let Some(counts) = counts {
+        out.extend_from_slice(b",\"token_counts\":{\"turns\":");
+        put_count_lists(out, counts);
+        out.push(b'}');
+    }
+    out.push(b'}');
 }
 
 /// The request for `describe`.
@@ -247,24 +389,153 @@ fn options_of(obj: &Map<String, Json>) -> Result<BTreeMap<String, String>, Reque
     }
 }
 
+/// The declared form: `None` when absent (older hosts; the turns decide).
+fn form_of(obj: &Map<String, Json>) -> Result<Option<Form>, RequestError> {
+    match obj.get("form") {
+        None | Some(Json::Null) => Ok(None),
+        Some(Json::String(name)) => form_named(name).map(Some).ok_or_else(|| {
+            RequestError(format!(
+                "form: unknown form {name:?}; this plugin knows {}",
+                Form::ALL.map(Form::as_str).join(" and ")
+            ))
+        }),
+        Some(other) => Err(RequestError(format!(
+            "form: expected a string, got {other}"
+        ))),
+    }
+}
+
+/// `token_counts` as sent: the opening counts in a render or `session_open` request,
+/// only `turns` in a `session_render` request.
+#[derive(Debug, Deserialize)]
+struct CountsWire {
+    #[serde(default)]
+    tokenizer: Option<String>,
+    #[serde(default)]
+    system: Option<u64>,
+    #[serde(default)]
+    mission: Option<u64>,
+    #[serde(default)]
+    turns: Option<Vec<Vec<u64>>>,
+}
+
+fn counts_wire(obj: &mut Map<String, Json>) -> Result<Option<CountsWire>, RequestError> {
+    match obj.remove("token_counts") {
+        None | Some(Json::Null) => Ok(None),
+        Some(j) => serde_json::from_value(j)
+            .map(Some)
+            .map_err(|e| RequestError(format!("token_counts: {e}"))),
+    }
+}
+
+/// Checks that `counts[i]` has one count per message of `turns[i]`.
+fn check_counts(counts: &[Vec<u64>], turns: &[ChatTurn], offset: usize) -> Result<(), RequestError> {
+    if counts.len() != turns.len() {
+        return Err(RequestError(format!(
+            "token_counts.turns: {} entries for {} turns",
+            counts.len(),
+            turns.len()
+        )));
+    }
+    for (i, (c, t)) in counts.iter().zip(turns).enumerate() {
+        if c.len() != t.message_count() {
+            return Err(RequestError(format!(
+                "token_counts.turns[{}]: {} counts for a turn of {} messages",
+                offset + i,
+                c.len(),
+                t.message_count()
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// A render or `session_open` request, read.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Request {
+    pub options: BTreeMap<String, String>,
+    /// The session with the turns the request carries (none for `session_open`).
+    pub session: Session,
+    /// The host's token counts (chat requests from a host with a tokenizer), one list
+    /// per turn of `session`.
+    pub token_counts: Option<TokenCounts>,
+}
+
+/// Reads a render or `session_open` request: the options, the session (with the turns
+/// it carries, possibly none) and the token counts.
+pub fn decode_request(bytes: &[u8]) -> Result<Request, RequestError> {
+    let mut obj = parse_object(bytes)?;
+    check_abi(&obj)?;
+    let options = options_of(&obj)?;
+    let declared = form_of(&obj)?;
+    let counts = counts_wire(&mut obj)?;
+    let budget_absent = matches!(obj.get("max_turns"), None | Some(Json::Null));
+    lenient::session(&mut obj);
+    // A request need not name its session; Session::from_json insists on an id.
+    obj.entry("id").or_insert_with(|| Json::from(""));
+    let mut session = Session::from_json(&Json::Object(obj))
+        .map_err(|e| RequestError(format!("request field {e}")))?;
+    match declared {
+        Some(form) if session.turn_count() > 0 && session.form != form => {
+            return Err(RequestError(format!(
+                "form: the request says {form} but its turns are in the {} form",
+                session.form
+            )));
+        }
+        // Without turns the form cannot be seen in them: the declaration decides, and
+        // an absent budget means none was recorded.
+        Some(Form::Chat) if session.form != Form::Chat => {
+            session.form = Form::Chat;
+            if budget_absent {
+                session.max_turns = u32::MAX;
+                session.budget_recorded = false;
+            }
+        }
+        _ => {}
+    }
+    let token_counts = match counts {
+        // Counts describe chat messages; a PTC-Lisp request has none to describe.
+        Some(_) if session.form != Form::Chat => None,
+        None => None,
+        Some(c) => {
+            let (Some(tokenizer), Some(system), Some(mission)) = (c.tokenizer, c.system, c.mission)
+            else {
+                return Err(RequestError(
+                    "token_counts: expected tokenizer, system and mission".into(),
+                ));
+            };
+            let turns = c.turns.unwrap_or_default();
+            check_counts(&turns, &session.chat_turns, 0)?;
+            Some(TokenCounts {
+                tokenizer,
+                system,
+                mission,
+                turns,
+            })
+        }
+    };
+    Ok(Request {
+        options,
+        session,
+        token_counts,
+    })
+}
+
 /// Reads a render or `session_open` request: the options and the session (with the
 /// turns it carries, possibly none).
 pub fn decode_session_request(
     bytes: &[u8],
 ) -> Result<(BTreeMap<String, String>, Session), RequestError> {
-    let mut obj = parse_object(bytes)?;
-    check_abi(&obj)?;
-    let options = options_of(&obj)?;
-    // A request need not name its session; Session::from_json insists on an id.
-    obj.entry("id").or_insert_with(|| Json::from(""));
-    let session = Session::from_json(&Json::Object(obj))
-        .map_err(|e| RequestError(format!("request field {e}")))?;
-    Ok((options, session))
+    decode_request(bytes).map(|r| (r.options, r.session))
 }
 
 /// Reads a `session_render` request: `(turns_offset, turns as JSON)`.
 pub fn decode_session_delta(bytes: &[u8]) -> Result<(usize, Vec<Json>), RequestError> {
     let mut obj = parse_object(bytes)?;
+    delta_parts(&mut obj)
+}
+
+fn delta_parts(obj: &mut Map<String, Json>) -> Result<(usize, Vec<Json>), RequestError> {
     let offset = match obj.get("turns_offset") {
         None | Some(Json::Null) => 0,
         Some(j) => j
@@ -288,8 +559,8 @@ pub fn decode_session_delta(bytes: &[u8]) -> Result<(usize, Vec<Json>), RequestE
     Ok((offset, turns))
 }
 
-/// Reads a `session_render` request into `(turns_offset, turns)`; turn `i` of the
-/// request is named `turns[turns_offset + i]` in errors.
+/// Reads a `session_render` request of a PTC-Lisp session into `(turns_offset,
+/// turns)`; turn `i` of the request is named `turns[turns_offset + i]` in errors.
 pub fn decode_session_turns(bytes: &[u8]) -> Result<(usize, Vec<Turn>), RequestError> {
     if let Some(fast) = crate::decode::session_delta(bytes) {
         return Ok(fast);
@@ -297,14 +568,73 @@ pub fn decode_session_turns(bytes: &[u8]) -> Result<(usize, Vec<Turn>), RequestE
     // The reference decoder: slower, but with recap-core's exact errors.
     let (offset, turns) = decode_session_delta(bytes)?;
     let turns = turns
-        .iter()
+        .into_iter()
         .enumerate()
-        .map(|(i, json)| {
-            Turn::from_json(json, &format!("turns[{}]", offset + i))
-                .map_err(|e| RequestError(format!("request field {e}")))
-        })
+        .map(|(i, json)| ptc_turn(json, offset + i))
         .collect::<Result<_, _>>()?;
     Ok((offset, turns))
+}
+
+/// One PTC-Lisp turn of a request, its unknown fields ignored.
+pub(crate) fn ptc_turn(mut json: Json, index: usize) -> Result<Turn, RequestError> {
+    lenient::turn(&mut json);
+    Turn::from_json(&json, &format!("turns[{index}]"))
+        .map_err(|e| RequestError(format!("request field {e}")))
+}
+
+/// The turns of a `session_render` request, in the session's form.
+#[derive(Debug, Clone, PartialEq)]
+pub enum DeltaTurns {
+    Ptc(Vec<Turn>),
+    Chat(Vec<ChatTurn>),
+}
+
+/// A `session_render` request, read.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Delta {
+    /// Keep this many of the turns the session holds …
+    pub turns_offset: usize,
+    /// … then append these.
+    pub turns: DeltaTurns,
+    /// The token counts of the appended turns, one list per turn (chat sessions of a
+    /// host with a tokenizer).
+    pub token_counts: Option<Vec<Vec<u64>>>,
+}
+
+/// Reads a `session_render` request of a session in `form`.
+pub fn decode_delta(bytes: &[u8], form: Form) -> Result<Delta, RequestError> {
+    if form == Form::Ptc {
+        let (turns_offset, turns) = decode_session_turns(bytes)?;
+        return Ok(Delta {
+            turns_offset,
+            turns: DeltaTurns::Ptc(turns),
+            token_counts: None,
+        });
+    }
+    let mut obj = parse_object(bytes)?;
+    let counts = counts_wire(&mut obj)?;
+    let (offset, turns) = delta_parts(&mut obj)?;
+    let turns = turns
+        .into_iter()
+        .enumerate()
+        .map(|(i, mut json)| {
+            lenient::turn(&mut json);
+            ChatTurn::from_json(&json, &format!("turns[{}]", offset + i))
+                .map_err(|e| RequestError(format!("request field {e}")))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let token_counts = match counts.and_then(|c| c.turns) {
+        None => None,
+        Some(c) => {
+            check_counts(&c, &turns, offset)?;
+            Some(c)
+        }
+    };
+    Ok(Delta {
+        turns_offset: offset,
+        turns: DeltaTurns::Chat(turns),
+        token_counts,
+    })
 }
 
 /// Reads a `describe` request (an empty buffer means default options).
@@ -317,252 +647,11 @@ pub fn decode_describe_request(bytes: &[u8]) -> Result<BTreeMap<String, String>,
     options_of(&obj)
 }
 
-/// `{"error": {...}}`: what a failed call returns.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ErrorBody {
-    pub kind: String,
-    pub message: String,
-    /// For `invalid_options`: the option at fault and its value, when known.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub key: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub value: Option<String>,
-}
-
-impl ErrorBody {
-    pub fn new(kind: impl Into<String>, message: impl Into<String>) -> Self {
-        Self {
-            kind: kind.into(),
-            message: message.into(),
-            key: None,
-            value: None,
-        }
-    }
-}
-
-#[derive(Serialize)]
-struct ErrorEnvelope<'a> {
-    error: &'a ErrorBody,
-}
-
-pub fn error_response(error: &ErrorBody) -> Vec<u8> {
-    let mut out = Vec::with_capacity(64 + error.message.len());
-    put_json(&mut out, &ErrorEnvelope { error });
-    out
-}
-
-/// `{"messages":[...]}`, or in a session `{"messages":[new...],"messages_kept":n}`.
-pub fn messages_response(messages: &[Message], messages_kept: Option<usize>) -> Vec<u8> {
-    let size: usize = messages.iter().map(|m| m.content.len() + 36).sum();
-    let mut out = Vec::with_capacity(size + 48);
-    out.extend_from_slice(b"{\"messages\":[");
-    for (i, m) in messages.iter().enumerate() {
-        if i > 0 {
-            out.push(b',');
-        }
-        out.extend_from_slice(b"{\"role\":\"");
-        out.extend_from_slice(m.role.as_str().as_bytes());
-        out.extend_from_slice(b"\",\"content\":");
-        json::put_str(&mut out, &m.content);
-        out.push(b'}');
-    }
-    out.push(b']');
-    if let Some(n) = messages_kept {
-        out.extend_from_slice(b",\"messages_kept\":");
-        json::put_u64(&mut out, n as u64);
-    }
-    out.push(b'}');
-    out
-}
-
-/// A response as the host reads it: exactly one of `messages` and `error`.
-#[derive(Debug, Clone, Deserialize)]
-pub struct Response {
-    #[serde(default)]
-    pub messages: Option<Vec<Message>>,
-    /// Session responses: how many leading messages of the previous response of this
-    /// session come before `messages`.
-    #[serde(default)]
-    pub messages_kept: Option<usize>,
-    #[serde(default)]
-    pub error: Option<ErrorBody>,
-}
-
-impl Response {
-    /// Reads a response: a fast path for the usual `{"messages": [...],
-    /// "messages_kept": n}`, serde_json for everything else (errors included), with
-    /// the same result either way.
-    pub fn from_slice(bytes: &[u8]) -> Result<Response, serde_json::Error> {
-        match fast_messages_response(bytes) {
-            Ok(response) => Ok(response),
-            Err(json::GiveUp) => serde_json::from_slice(bytes),
-        }
-    }
-}
-
-fn fast_messages_response(bytes: &[u8]) -> json::Fast<Response> {
-    use json::GiveUp;
-    let mut r = json::Reader::new(bytes)?;
-    let (mut messages, mut kept) = (None, None);
-    let mut seen_kept = false;
-    let mut m = r.object()?;
-    while let Some(key) = r.key(&mut m)? {
-        match &*key {
-            "messages" if messages.is_none() => {
-                let mut list = Vec::new();
-                let mut a = r.array()?;
-                while r.item(&mut a)? {
-                    list.push(fast_message(&mut r)?);
-                }
-                messages = Some(list);
-            }
-            "messages_kept" if !seen_kept => {
-                seen_kept = true;
-                if !r.null()? {
-                    kept = Some(usize::try_from(r.u64()?).map_err(|_| GiveUp)?);
-                }
-            }
-            // Errors, repeated keys: the reference parser.
-            "messages" | "messages_kept" | "error" => return Err(GiveUp),
-            _ => r.skip()?,
-        }
-    }
-    r.end()?;
-    Ok(Response {
-        messages: Some(messages.ok_or(GiveUp)?),
-        messages_kept: kept,
-        error: None,
-    })
-}
-
-fn fast_message(r: &mut json::Reader<'_>) -> json::Fast<Message> {
-    use json::GiveUp;
-    let (mut role, mut content) = (None, None);
-    let mut m = r.object()?;
-    while let Some(key) = r.key(&mut m)? {
-        match &*key {
-            "role" if role.is_none() => {
-                role = Some(match &*r.str()? {
-                    "system" => recap_core::Role::System,
-                    "user" => recap_core::Role::User,
-                    "assistant" => recap_core::Role::Assistant,
-                    _ => return Err(GiveUp),
-                });
-            }
-            "content" if content.is_none() => content = Some(r.string()?),
-            "role" | "content" => return Err(GiveUp),
-            _ => r.skip()?,
-        }
-    }
-    Ok(Message::new(role.ok_or(GiveUp)?, content.ok_or(GiveUp)?))
-}
-
-/// An option a strategy accepts, in `describe`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct OptionWire {
-    pub key: String,
-    #[serde(default)]
-    pub default: String,
-    #[serde(default)]
-    pub help: String,
-}
-
-impl From<&OptionInfo> for OptionWire {
-    fn from(o: &OptionInfo) -> Self {
-        Self {
-            key: o.key.clone(),
-            default: o.default.clone(),
-            help: o.help.clone(),
-        }
-    }
-}
-
-impl From<&OptionWire> for OptionInfo {
-    fn from(o: &OptionWire) -> Self {
-        Self {
-            key: o.key.clone(),
-            default: o.default.clone(),
-            help: o.help.clone(),
-        }
-    }
-}
-
-/// A declared invariant: `{"id": "limits", "tool_call_limit": 20, "println_limit": 15}`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct InvariantWire {
-    pub id: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tool_call_limit: Option<u32>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub println_limit: Option<u32>,
-}
-
-impl From<&Invariant> for InvariantWire {
-    fn from(inv: &Invariant) -> Self {
-        let (tool_call_limit, println_limit) = match inv {
-            Invariant::Limits {
-                tool_call_limit,
-                println_limit,
-            } => (Some(*tool_call_limit), Some(*println_limit)),
-            _ => (None, None),
-        };
-        Self {
-            id: inv.id().to_string(),
-            tool_call_limit,
-            println_limit,
-        }
-    }
-}
-
-impl InvariantWire {
-    /// The invariant, or `None` for an id this host does not know (a newer plugin) or
-    /// `limits` without both limits.
-    pub fn to_invariant(&self) -> Option<Invariant> {
-        Some(match self.id.as_str() {
-            "system-first" => Invariant::SystemFirst,
-            "mission-verbatim" => Invariant::MissionVerbatim,
-            "mission-leads-first-user" => Invariant::MissionLeadsFirstUser,
-            "role-alternation" => Invariant::RoleAlternation,
-            "failed-turns-verbatim" => Invariant::FailedTurnsVerbatim,
-            "turns-line" => Invariant::TurnsLine,
-            "deterministic" => Invariant::Deterministic,
-            "append-only" => Invariant::AppendOnly,
-            "limits" => Invariant::Limits {
-                tool_call_limit: self.tool_call_limit?,
-                println_limit: self.println_limit?,
-            },
-            _ => return None,
-        })
-    }
-}
-
-/// What `describe` returns: the options schema and, for the options given, the
-/// instance's canonical spec and declared invariants.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Description {
-    pub name: String,
-    #[serde(default)]
-    pub version: String,
-    #[serde(default)]
-    pub summary: String,
-    #[serde(default)]
-    pub spec: Option<String>,
-    #[serde(default)]
-    pub options: Vec<OptionWire>,
-    #[serde(default)]
-    pub invariants: Vec<InvariantWire>,
-}
-
-pub fn description_response(description: &Description) -> Vec<u8> {
-    let mut out = Vec::with_capacity(256);
-    put_json(&mut out, description);
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use recap_core::session::fenced_program;
+    use recap_core::tokens::WordCounter;
     use recap_core::{DefKind, Definition, TurnError};
 
     fn session() -> Session {
@@ -604,7 +693,7 @@ mod tests {
             system_prompt: "sys".into(),
             max_turns: 4,
             budget_recorded: true,
-            form: recap_core::Form::Ptc,
+            form: Form::Ptc,
             tools,
             data,
             meta: Map::new(),
@@ -627,23 +716,119 @@ mod tests {
     }
 
     #[test]
+    fn ptc_requests_carry_nothing_new_but_the_minor() {
+        let s = session();
+        let text = String::from_utf8(render_request(
+            &BTreeMap::new(),
+            &SessionHeader::of_session(&s),
+            &s.turns,
+        ))
+        .unwrap();
+        assert!(text.starts_with(r#"{"abi":{"major":1,"minor":1},"#), "{text}");
+        assert!(
+            text.contains(r#""mission":"Find it","max_turns":4,"tools":{"search":{"signature":"(search q)"}},"#),
+            "{text}"
+        );
+        assert!(!text.contains("\"form\"") && !text.contains("token_counts"), "{text}");
+    }
+
+    #[test]
     fn session_delta_round_trips() {
         let s = session();
         let bytes = session_render_request(1, &s.turns[1..]);
         let (offset, turns) = decode_session_delta(&bytes).unwrap();
         assert_eq!(offset, 1);
         assert_eq!(Turn::from_json(&turns[0], "turns[1]").unwrap(), s.turns[1]);
-        let open = session_open_request(&BTreeMap::new(), &SessionHeader::of_session(&s));
+        let open = session_open_request(&BTreeMap::new(), &SessionHeader::of_session(&s), None);
         let (_, header) = decode_session_request(&open).unwrap();
         assert!(header.turns.is_empty());
         assert_eq!(header.data, s.data);
         assert_eq!(header.tools, s.tools);
+        let delta = decode_delta(&bytes, Form::Ptc).unwrap();
+        assert_eq!(delta.turns, DeltaTurns::Ptc(s.turns[1..].to_vec()));
+    }
+
+    #[test]
+    fn chat_requests_round_trip_with_and_without_token_counts() {
+        let mut seen_unbudgeted = false;
+        for s in recap_gen::generate_chat_corpus(5, 20, 1..=6) {
+            seen_unbudgeted |= !s.budget_recorded;
+            let header = SessionHeader::of_session(&s);
+            let counts = TokenCounts::of_session(&WordCounter, &s.system_prompt, &s.mission, &s.chat_turns);
+            for with_counts in [false, true] {
+                let c = with_counts.then_some(&counts);
+                let bytes = chat_render_request(&BTreeMap::new(), &header, &s.chat_turns, c);
+                let request = decode_request(&bytes).unwrap();
+                let mut expected = s.clone();
+                expected.meta = Map::new();
+                expected.id = s.id.clone();
+                assert_eq!(request.session, expected, "{}", s.id);
+                assert_eq!(request.token_counts.as_ref(), c, "{}", s.id);
+
+                // The same session opened, then sent turn by turn.
+                let open = session_open_request(&BTreeMap::new(), &header, c);
+                let opened = decode_request(&open).unwrap();
+                assert_eq!(opened.session.form, Form::Chat);
+                assert_eq!(opened.session.budget(), s.budget(), "{}", s.id);
+                assert!(opened.session.chat_turns.is_empty());
+                assert_eq!(opened.token_counts.as_ref().map(|c| c.turns.len()), c.map(|_| 0));
+                let mut out = Vec::new();
+                put_chat_session_render_request(
+                    &mut out,
+                    1,
+                    &s.chat_turns[1..],
+                    c.map(|c| &c.turns[1..]),
+                );
+                let delta = decode_delta(&out, Form::Chat).unwrap();
+                assert_eq!(delta.turns_offset, 1);
+                assert_eq!(delta.turns, DeltaTurns::Chat(s.chat_turns[1..].to_vec()));
+                assert_eq!(delta.token_counts.as_deref(), c.map(|c| &c.turns[1..]));
+            }
+        }
+        assert!(seen_unbudgeted, "the corpus has sessions without a budget");
+    }
+
+    #[test]
+    fn chat_requests_say_their_form_and_null_budget() {
+        let s = recap_gen::chat::ChatSessionBuilder::new("m")
+            .tool_turn("", &[("c1", "f", "{}")], &["r"])
+            .build();
+        let bytes = chat_render_request(&BTreeMap::new(), &SessionHeader::of_session(&s), &s.chat_turns, None);
+        let text = String::from_utf8(bytes).unwrap();
+        assert!(text.contains(r#""mission":"m","form":"chat","max_turns":null,"#), "{text}");
+        assert!(text.contains(r#""assistant":{"content":null,"tool_calls":[{"id":"c1","name":"f","arguments":"{}"}]}"#), "{text}");
+        // From a render request too, where no budget is u32::MAX.
+        let request = recap_core::RenderRequest::for_call(&s, 1).unwrap();
+        assert_eq!(SessionHeader::of_request(&request).max_turns, None);
+    }
+
+    #[test]
+    fn token_counts_must_match_the_turns() {
+        let s = recap_gen::chat::ChatSessionBuilder::new("m")
+            .tool_turn("", &[("c1", "f", "{}")], &["r"])
+            .build();
+        let mut counts = TokenCounts::of_session(&WordCounter, "", "m", &s.chat_turns);
+        counts.turns[0].pop();
+        let bytes = chat_render_request(&BTreeMap::new(), &SessionHeader::of_session(&s), &s.chat_turns, Some(&counts));
+        let err = decode_request(&bytes).unwrap_err();
+        assert!(err.0.contains("token_counts.turns[0]: 1 counts for a turn of 2 messages"), "{err:?}");
+        let mut out = Vec::new();
+        put_chat_session_render_request(&mut out, 3, &s.chat_turns, Some(&[]));
+        let err = decode_delta(&out, Form::Chat).unwrap_err();
+        assert!(err.0.contains("0 entries for 1 turns"), "{err:?}");
+        let err = decode_request(br#"{"mission":"m","form":"chat","token_counts":{"system":1}}"#).unwrap_err();
+        assert!(err.0.contains("expected tokenizer, system and mission"), "{err:?}");
     }
 
     #[test]
     fn requests_ignore_unknown_fields_and_reject_other_majors() {
         let ok = br#"{"abi":{"major":1,"minor":7},"future":[1,2],"mission":"m","turns":[]}"#;
         assert!(decode_session_request(ok).is_ok());
+        let ok = br#"{"mission":"m","tools":{"t":{"cost":1}},"turns":[{"number":1,"program":"p","success":true,"ms":3,
+            "tool_calls":[{"name":"t","args":1,"ms":2}]}]}"#;
+        assert_eq!(decode_session_request(ok).unwrap().1.turns.len(), 1);
+        let ok = br#"{"mission":"m","form":"chat","turns":[{"number":1,"assistant":{"content":"a","model":"x"},"observations":[],"latency":1}]}"#;
+        assert_eq!(decode_request(ok).unwrap().session.chat_turns.len(), 1);
         let bad = br#"{"abi":{"major":2,"minor":0},"mission":"m"}"#;
         let err = decode_session_request(bad).unwrap_err();
         assert!(err.0.contains("ABI 2"), "{err:?}");
@@ -668,97 +853,11 @@ mod tests {
         )
         .unwrap_err();
         assert!(err.0.contains("turns[0].result/$kword"), "{err:?}");
-    }
-
-    #[test]
-    fn responses_parse_leniently() {
-        let r: Response = serde_json::from_slice(
-            br#"{"messages":[{"role":"system","content":"s","extra":1}],"new_field":true}"#,
-        )
-        .unwrap();
-        assert_eq!(r.messages.unwrap(), vec![Message::system("s")]);
-        let bytes = messages_response(&[Message::user("u\u{0}")], Some(3));
-        let r: Response = serde_json::from_slice(&bytes).unwrap();
-        assert_eq!(r.messages_kept, Some(3));
-        assert_eq!(r.messages.unwrap()[0].content, "u\u{0}");
-        let bytes = error_response(&ErrorBody::new("panic", "oh"));
-        let r: Response = serde_json::from_slice(&bytes).unwrap();
-        assert_eq!(r.error.unwrap().kind, "panic");
-    }
-
-    #[test]
-    fn responses_read_the_same_through_the_fast_path_and_serde() {
-        let contents = ["", "plain", "a\nb \"q\" \\ \u{1} é日本👍🏽", &"x".repeat(100)];
-        for kept in [None, Some(0), Some(3)] {
-            let messages: Vec<Message> = contents
-                .iter()
-                .enumerate()
-                .map(|(i, c)| match i % 3 {
-                    0 => Message::system(*c),
-                    1 => Message::user(*c),
-                    _ => Message::assistant(*c),
-                })
-                .collect();
-            let bytes = messages_response(&messages, kept);
-            let serde: Response = serde_json::from_slice(&bytes).unwrap();
-            let fast = fast_messages_response(&bytes).expect("the SDK's responses are fast");
-            assert_eq!(fast.messages.as_deref(), Some(messages.as_slice()));
-            assert_eq!(fast.messages_kept, kept);
-            assert_eq!(serde.messages, fast.messages);
-        }
-        // Whatever the fast path takes, it reads as serde does; the rest goes to serde.
-        for text in [
-            r#"{"messages":[]}"#,
-            r#" { "new" : [1, {"a": null}], "messages" : [ {"content":"c","x":1,"role":"user"} ] , "messages_kept" : null } "#,
-            r#"{"messages":[{"role":"user","content":"\u00e9\ud83d\ude00"}],"messages_kept":2}"#,
-            r#"{"messages":[{"role":"robot","content":"c"}]}"#,
-            r#"{"messages":[{"role":"user"}]}"#,
-            r#"{"messages":[{"role":"user","content":"a","content":"b"}]}"#,
-            r#"{"messages":[],"messages_kept":-1}"#,
-            r#"{"messages":[],"messages_kept":1.0}"#,
-            r#"{"messages":null}"#,
-            r#"{"error":{"kind":"panic","message":"m"}}"#,
-            r#"{"messages":[],"error":{"kind":"k","message":"m"}}"#,
-            r#"{"messages":[]} trailing"#,
-            r#"{"messages":[{"role":"user","content":"\ud800"}]}"#,
-        ] {
-            let serde = serde_json::from_slice::<Response>(text.as_bytes());
-            let ours = Response::from_slice(text.as_bytes());
-            match (&serde, &ours) {
-                (Ok(a), Ok(b)) => {
-                    assert_eq!(a.messages, b.messages, "{text}");
-                    assert_eq!(a.messages_kept, b.messages_kept, "{text}");
-                    assert_eq!(a.error, b.error, "{text}");
-                }
-                (Err(_), Err(_)) => {}
-                _ => panic!("{text}: serde {serde:?}, ours {ours:?}"),
-            }
-        }
-    }
-
-    #[test]
-    fn invariants_round_trip_and_unknown_ids_are_none() {
-        for inv in [
-            Invariant::SystemFirst,
-            Invariant::MissionVerbatim,
-            Invariant::MissionLeadsFirstUser,
-            Invariant::RoleAlternation,
-            Invariant::FailedTurnsVerbatim,
-            Invariant::TurnsLine,
-            Invariant::Deterministic,
-            Invariant::AppendOnly,
-            Invariant::Limits {
-                tool_call_limit: 2,
-                println_limit: 3,
-            },
-        ] {
-            assert_eq!(InvariantWire::from(&inv).to_invariant(), Some(inv));
-        }
-        let future = InvariantWire {
-            id: "no-secrets".into(),
-            tool_call_limit: None,
-            println_limit: None,
-        };
-        assert_eq!(future.to_invariant(), None);
+        let err = decode_delta(br#"{"turns_offset":4,"turns":[{"number":5,"assistant":{}, "observations":[{"role":"robot"}]}]}"#, Form::Chat).unwrap_err();
+        assert!(err.0.contains("turns[4].observations[0].role"), "{err:?}");
+        let err = decode_request(br#"{"mission":"m","form":"video"}"#).unwrap_err();
+        assert!(err.0.contains("unknown form \"video\""), "{err:?}");
+        let err = decode_request(br#"{"mission":"m","form":"chat","turns":[{"number":1,"program":"p","success":true}]}"#).unwrap_err();
+        assert!(err.0.contains("says chat but its turns are in the ptc form"), "{err:?}");
     }
 }

@@ -1,6 +1,6 @@
 //! Rough render speed of each built-in over a corpus (every call of every session),
-//! measured side by side with the fastest tokenizer on the same output (issue 7's
-//! "render < 5% of tokenize" target):
+//! measured side by side with the fastest tokenizer on the same output (the "render
+//! < 5% of tokenize" target of `docs/performance.md`):
 //!
 //! ```text
 //! cargo run --release -p recap-builtins --example render-speed -- [CORPUS] [SPEC...]

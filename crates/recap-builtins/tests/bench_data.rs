@@ -2,8 +2,10 @@
 //! rendered by every built-in without an invariant violation.
 
 use recap_core::invariants::check_session;
-use recap_core::{CorpusReader, Session};
+use recap_core::tokens::WordCounter;
+use recap_core::{CorpusReader, Form, Observation, Session};
 use std::path::PathBuf;
+use std::sync::Arc;
 
 fn bench_data(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -46,6 +48,127 @@ fn handwritten_corpus_is_what_its_example_writes() {
         committed == expected,
         "bench-data/handwritten.jsonl is stale: regenerate it"
     );
+}
+
+#[test]
+fn chat_generated_corpus_is_what_the_documented_command_writes() {
+    // cargo run -p recap-gen --example gen-corpus -- --form chat --seed 7 --sessions 30 --turns 1..=40 --out bench-data/chat-generated.jsonl
+    let expected = jsonl(&recap_gen::generate_chat_corpus(7, 30, 1..=40));
+    let committed = std::fs::read_to_string(bench_data("chat-generated.jsonl")).unwrap();
+    assert!(
+        committed == expected,
+        "bench-data/chat-generated.jsonl is stale: regenerate it"
+    );
+    assert!(committed.len() < 2 << 20, "keep chat-generated.jsonl under 2 MB");
+}
+
+#[test]
+fn chat_handwritten_corpus_is_what_its_example_writes() {
+    // cargo run -p recap-gen --example chat-handwritten-corpus > bench-data/chat-handwritten.jsonl
+    let expected = jsonl(&recap_gen::chat_handwritten::sessions().unwrap());
+    let committed = std::fs::read_to_string(bench_data("chat-handwritten.jsonl")).unwrap();
+    assert!(
+        committed == expected,
+        "bench-data/chat-handwritten.jsonl is stale: regenerate it"
+    );
+}
+
+#[test]
+fn chat_handwritten_corpus_covers_its_scenarios() {
+    let sessions = read("chat-handwritten.jsonl");
+    assert!(sessions.len() >= 10);
+    let by_id = |id: &str| {
+        sessions
+            .iter()
+            .find(|s| s.id == id)
+            .unwrap_or_else(|| panic!("{id}"))
+    };
+    let observations = |id: &str| -> Vec<&Observation> {
+        by_id(id)
+            .chat_turns
+            .iter()
+            .flat_map(|t| &t.observations)
+            .collect()
+    };
+    let replies = |id: &str| {
+        observations(id)
+            .iter()
+            .filter(|o| matches!(o, Observation::User { environment: false, .. }))
+            .count()
+    };
+    let calls = |id: &str| {
+        by_id(id)
+            .chat_turns
+            .iter()
+            .map(|t| t.assistant.tool_calls.len())
+            .sum::<usize>()
+    };
+    for id in ["airline-change-flight", "retail-return"] {
+        assert!(replies(id) >= 4 && calls(id) >= 3, "{id}");
+    }
+    for id in ["swe-function-calling", "openhands-run", "claude-code-thinking"] {
+        assert!(calls(id) >= 5, "{id}");
+    }
+    let classic = by_id("swe-classic-fenced");
+    assert!(classic.chat_turns.iter().all(|t| t.assistant.tool_calls.is_empty()
+        && t.assistant.content.as_deref().is_some_and(|c| c.contains("```"))));
+    assert!(observations("swe-classic-fenced")
+        .iter()
+        .all(|o| matches!(o, Observation::User { environment: true, .. })));
+    assert!(by_id("parallel-research")
+        .chat_turns
+        .iter()
+        .any(|t| t.assistant.tool_calls.len() >= 4));
+    assert!(observations("tool-errors-recovery").iter().filter(|o| o.is_error()).count() >= 3);
+    let long = by_id("long-run");
+    assert!(long.chat_turns.len() >= 40);
+    assert!(observations("long-run").iter().any(|o| o.content().lines().count() > 100));
+    assert!(by_id("claude-code-thinking")
+        .chat_turns
+        .iter()
+        .all(|t| t.assistant.reasoning.is_some()));
+    assert_eq!(by_id("zero-turns").turn_count(), 0);
+    assert!(by_id("usage-recorded").chat_turns.iter().all(|t| t.usage.is_some()));
+    for s in &sessions {
+        assert!(s.form == Form::Chat || s.turn_count() == 0, "{}", s.id);
+    }
+}
+
+#[test]
+fn every_chat_strategy_keeps_its_invariants_on_the_chat_corpora() {
+    let mut registry = recap_builtins::registry();
+    registry.set_counter(Arc::new(WordCounter));
+    let names: Vec<String> = registry.infos().map(|i| i.name.clone()).collect();
+    let specs = names.iter().map(String::as_str).chain([
+        "rolling-window:window=1",
+        "observation-masking:window=1",
+        "token-budget-trim:max_tokens=500",
+        "token-budget-trim:max_tokens=500,keep_mission=false",
+        "tool-result-clearing:trigger=0,keep=1,clear_inputs=true",
+        "amortized-forgetting:max_size=6,keep_first=1",
+    ]);
+    let strategies: Vec<_> = specs
+        .map(|spec| (spec, registry.build(spec).unwrap()))
+        .filter(|(_, s)| s.forms().contains(&Form::Chat))
+        .collect();
+    assert!(strategies.len() >= 6 + 6);
+    for file in ["chat-handwritten.jsonl", "chat-generated.jsonl"] {
+        for session in read(file) {
+            for (spec, strategy) in &strategies {
+                if !strategy.forms().contains(&session.form) {
+                    continue;
+                }
+                let violations = check_session(strategy.as_ref(), &session).unwrap();
+                // Dropping the mission is what keep_mission=false allows; it is counted.
+                let allowed = |id: &str| spec.contains("keep_mission=false") && id == "mission-verbatim";
+                assert!(
+                    violations.iter().all(|v| allowed(v.invariant)),
+                    "{file} {} {spec}: {violations:?}",
+                    session.id
+                );
+            }
+        }
+    }
 }
 
 #[test]

@@ -1,5 +1,6 @@
 //! Property tests over generated sessions (recap-gen): the invariants of SPEC section 7
-//! for every built-in, and the properties issue 3 names explicitly.
+//! for every built-in, and properties of single strategies that those invariants do not
+//! cover.
 
 use proptest::prelude::*;
 use recap_core::invariants::{calls, check_session};
@@ -7,21 +8,13 @@ use recap_core::{Message, RenderRequest, Role, Session, Strategy, Value, to_cloj
 use recap_gen::arb_session;
 use std::sync::Arc;
 
-/// The built-ins with their defaults and with small limits, so the limits bind often.
-const SPECS: &[&str] = &[
-    "full-history",
-    "single-user-coalesced",
-    "single-user-coalesced:println_limit=2,tool_call_limit=3",
-    "per-turn-summary",
-    "per-turn-summary:println_limit=1,tool_call_limit=2",
-    "rolling-window",
-    "rolling-window:window=1",
-    "rolling-window:window=2,println_limit=3,tool_call_limit=1",
-];
-
+/// The built-ins with their defaults and with small limits, so the limits bind often
+/// (the specs every cross-strategy property runs), each built anew.
 fn strategies() -> Vec<Arc<dyn Strategy>> {
-    let registry = recap_builtins::registry();
-    SPECS.iter().map(|s| registry.build(s).unwrap()).collect()
+    recap_testkit::specs::build_all()
+        .into_iter()
+        .map(|(_, strategy)| strategy)
+        .collect()
 }
 
 fn render(strategy: &dyn Strategy, session: &Session, k: usize) -> Vec<Message> {

@@ -11,23 +11,13 @@ use recap_core::{Message, RenderError, RenderRequest, Session, SessionState, Str
 use recap_gen::arb_session;
 use std::sync::Arc;
 
-/// Every built-in with its defaults, and the caching ones with small limits and windows.
-const SPECS: &[&str] = &[
-    "full-history",
-    "single-user-coalesced",
-    "single-user-coalesced:println_limit=2,tool_call_limit=3",
-    "per-turn-summary",
-    "per-turn-summary:println_limit=1,tool_call_limit=2",
-    "rolling-window",
-    "rolling-window:window=1",
-    "rolling-window:window=2,println_limit=3,tool_call_limit=1",
-    "ptc-runner",
-    "ptc-trim",
-];
-
+/// Every built-in with its defaults, and the caching ones with small limits and windows
+/// (the specs every cross-strategy property runs).
 fn strategies() -> Vec<Arc<dyn Strategy>> {
-    let registry = recap_builtins::registry();
-    SPECS.iter().map(|s| registry.build(s).unwrap()).collect()
+    recap_testkit::specs::build_all()
+        .into_iter()
+        .map(|(_, strategy)| strategy)
+        .collect()
 }
 
 fn reference(strategy: &dyn Strategy, session: &Session, k: usize) -> Vec<Message> {

@@ -17,7 +17,11 @@ pub(crate) fn obj<'a>(j: &'a Json, at: &str) -> R<&'a Map<String, Json>> {
 }
 
 /// An optional object field: absent or null is an empty object.
-pub(crate) fn opt_obj<'a>(parent: &'a Json, key: &str, at: &str) -> R<Option<&'a Map<String, Json>>> {
+pub(crate) fn opt_obj<'a>(
+    parent: &'a Json,
+    key: &str,
+    at: &str,
+) -> R<Option<&'a Map<String, Json>>> {
     match parent.get(key) {
         None | Some(Json::Null) => Ok(None),
         Some(j) => obj(j, &format!("{at}.{key}")).map(Some),
@@ -47,7 +51,10 @@ pub(crate) fn bool_field(parent: &Json, key: &str, at: &str) -> R<bool> {
     match parent.get(key) {
         None | Some(Json::Null) => Ok(false),
         Some(Json::Bool(b)) => Ok(*b),
-        Some(j) => Err(format!("{at}.{key}: expected a boolean, got {}", json_type_name(j))),
+        Some(j) => Err(format!(
+            "{at}.{key}: expected a boolean, got {}",
+            json_type_name(j)
+        )),
     }
 }
 
@@ -55,7 +62,10 @@ pub(crate) fn str_field<'a>(parent: &'a Json, key: &str, at: &str) -> R<Option<&
     match parent.get(key) {
         None | Some(Json::Null) => Ok(None),
         Some(Json::String(s)) => Ok(Some(s)),
-        Some(j) => Err(format!("{at}.{key}: expected a string, got {}", json_type_name(j))),
+        Some(j) => Err(format!(
+            "{at}.{key}: expected a string, got {}",
+            json_type_name(j)
+        )),
     }
 }
 
@@ -89,12 +99,7 @@ pub(crate) fn tools(parent: &Json, at: &str) -> R<BTreeMap<String, ToolSpec>> {
 
 /// A named map of values (`data`, `memory`): the object's keys are the names.
 pub(crate) fn named_values(parent: &Json, key: &str, at: &str) -> R<BTreeMap<String, Value>> {
-    let Some(map) = opt_obj(parent, key, at)? else {
-        return Ok(BTreeMap::new());
-    };
-    map.iter()
-        .map(|(name, v)| Ok((name.clone(), value(v, &format!("{at}.{key}.{name}"))?)))
-        .collect()
+    entries(parent, key, at, value)
 }
 
 /// Memory as the original held it: a closure value is a function.
@@ -111,17 +116,28 @@ pub(crate) fn memory_entries(memory: &BTreeMap<String, Value>) -> Vec<MemoryEntr
 }
 
 pub(crate) fn string_map(parent: &Json, key: &str, at: &str) -> R<BTreeMap<String, String>> {
+    entries(parent, key, at, |v, here| match v {
+        Json::String(s) => Ok(s.clone()),
+        other => Err(format!(
+            "{here}: expected a string, got {}",
+            json_type_name(other)
+        )),
+    })
+}
+
+/// An optional object field, each value read by `item` with its path
+/// (`{at}.{key}.{name}`); absent or null is empty.
+fn entries<T>(
+    parent: &Json,
+    key: &str,
+    at: &str,
+    mut item: impl FnMut(&Json, &str) -> R<T>,
+) -> R<BTreeMap<String, T>> {
     let Some(map) = opt_obj(parent, key, at)? else {
         return Ok(BTreeMap::new());
     };
     map.iter()
-        .map(|(k, v)| match v {
-            Json::String(s) => Ok((k.clone(), s.clone())),
-            other => Err(format!(
-                "{at}.{key}.{k}: expected a string, got {}",
-                json_type_name(other)
-            )),
-        })
+        .map(|(name, v)| Ok((name.clone(), item(v, &format!("{at}.{key}.{name}"))?)))
         .collect()
 }
 
@@ -135,28 +151,19 @@ pub(crate) struct OwnedCall {
 }
 
 pub(crate) fn calls(parent: &Json, key: &str, at: &str) -> R<Vec<OwnedCall>> {
-    let list = match parent.get(key) {
-        None | Some(Json::Null) => return Ok(Vec::new()),
-        Some(Json::Array(items)) => items,
-        Some(j) => return Err(format!("{at}.{key}: expected an array, got {}", json_type_name(j))),
-    };
-    list.iter()
-        .enumerate()
-        .map(|(i, c)| {
-            let here = format!("{at}.{key}[{i}]");
-            obj(c, &here)?;
-            let name = str_field(c, "name", &here)?
-                .ok_or_else(|| format!("{here}.name: required field is missing"))?;
-            let args = value(
-                c.get("args").unwrap_or(&Json::Null),
-                &format!("{here}.args"),
-            )?;
-            Ok(OwnedCall {
-                name: name.to_string(),
-                args,
-            })
+    list(parent, key, at, |c, here| {
+        obj(c, &here)?;
+        let name = str_field(c, "name", &here)?
+            .ok_or_else(|| format!("{here}.name: required field is missing"))?;
+        let args = value(
+            c.get("args").unwrap_or(&Json::Null),
+            &format!("{here}.args"),
+        )?;
+        Ok(OwnedCall {
+            name: name.to_string(),
+            args,
         })
-        .collect()
+    })
 }
 
 pub(crate) fn call_refs(calls: &[OwnedCall]) -> Vec<CallRef<'_>> {
@@ -170,19 +177,36 @@ pub(crate) fn call_refs(calls: &[OwnedCall]) -> Vec<CallRef<'_>> {
 }
 
 pub(crate) fn strings(parent: &Json, key: &str, at: &str) -> R<Vec<String>> {
-    match parent.get(key) {
-        None | Some(Json::Null) => Ok(Vec::new()),
-        Some(Json::Array(items)) => items
-            .iter()
-            .enumerate()
-            .map(|(i, s)| {
-                s.as_str()
-                    .map(str::to_string)
-                    .ok_or_else(|| format!("{at}.{key}[{i}]: expected a string, got {}", json_type_name(s)))
-            })
-            .collect(),
-        Some(j) => Err(format!("{at}.{key}: expected an array, got {}", json_type_name(j))),
-    }
+    list(parent, key, at, |s, here| {
+        s.as_str()
+            .map(str::to_string)
+            .ok_or_else(|| format!("{here}: expected a string, got {}", json_type_name(s)))
+    })
+}
+
+/// An optional array field, each item read by `item` with its path
+/// (`{at}.{key}[i]`); absent or null is empty.
+pub(crate) fn list<T>(
+    parent: &Json,
+    key: &str,
+    at: &str,
+    mut item: impl FnMut(&Json, String) -> R<T>,
+) -> R<Vec<T>> {
+    let items = match parent.get(key) {
+        None | Some(Json::Null) => return Ok(Vec::new()),
+        Some(Json::Array(items)) => items,
+        Some(j) => {
+            return Err(format!(
+                "{at}.{key}: expected an array, got {}",
+                json_type_name(j)
+            ));
+        }
+    };
+    items
+        .iter()
+        .enumerate()
+        .map(|(i, j)| item(j, format!("{at}.{key}[{i}]")))
+        .collect()
 }
 
 /// Messages as the original returned them: `[{role, content}, ...]`.

@@ -5,11 +5,11 @@
 
 use crate::elixir;
 use crate::fields::{
-    OwnedCall, R, bool_field, call_refs, calls, memory_entries, messages_json, named_values, obj,
-    opt_string, samples, str_field, string_map, strings, tools, usize_field, value,
+    OwnedCall, R, bool_field, call_refs, calls, list, memory_entries, messages_json, named_values,
+    obj, opt_string, samples, str_field, string_map, strings, tools, usize_field, value,
 };
-use recap_core::json_type::json_type_name;
 use recap_core::Value;
+use recap_core::json_type::json_type_name;
 use recap_ptc_runner::history;
 use recap_ptc_runner::namespace::{self, DataOptions, Namespaces};
 use recap_ptc_runner::signature::Signature;
@@ -103,40 +103,34 @@ struct OwnedTurn {
 }
 
 fn turns(input: &Json) -> R<Vec<OwnedTurn>> {
-    let list = match input.get("turns") {
-        None | Some(Json::Null) => return Ok(Vec::new()),
-        Some(Json::Array(items)) => items,
-        Some(j) => return Err(format!("input.turns: expected an array, got {}", json_type_name(j))),
-    };
-    list.iter()
-        .enumerate()
-        .map(|(i, t)| {
-            let at = format!("input.turns[{i}]");
-            obj(t, &at)?;
-            let success = match t.get("success") {
-                Some(Json::Bool(b)) => *b,
-                Some(j) => {
-                    return Err(format!("{at}.success: expected a boolean, got {}", json_type_name(j)));
-                }
-                None => return Err(format!("{at}.success: required field is missing")),
-            };
-            let result = value(
-                t.get("result").unwrap_or(&Json::Null),
-                &format!("{at}.result"),
-            )?;
-            Ok(OwnedTurn {
-                success,
-                program: str_field(t, "program", &at)?.map(str::to_string),
-                error: if success {
-                    String::new()
-                } else {
-                    error_message(&result)
-                },
-                prints: strings(t, "prints", &at)?,
-                calls: calls(t, "tool_calls", &at)?,
-            })
+    list(input, "turns", "input", |t, at| {
+        obj(t, &at)?;
+        let success = match t.get("success") {
+            Some(Json::Bool(b)) => *b,
+            Some(j) => {
+                return Err(format!(
+                    "{at}.success: expected a boolean, got {}",
+                    json_type_name(j)
+                ));
+            }
+            None => return Err(format!("{at}.success: required field is missing")),
+        };
+        let result = value(
+            t.get("result").unwrap_or(&Json::Null),
+            &format!("{at}.result"),
+        )?;
+        Ok(OwnedTurn {
+            success,
+            program: str_field(t, "program", &at)?.map(str::to_string),
+            error: if success {
+                String::new()
+            } else {
+                error_message(&result)
+            },
+            prints: strings(t, "prints", &at)?,
+            calls: calls(t, "tool_calls", &at)?,
         })
-        .collect()
+    })
 }
 
 /// The original's error text of a failed turn's result: the `:message` of a map, else

@@ -104,6 +104,12 @@ impl AssistantTurn {
 }
 
 impl ChatTurn {
+    /// Decodes one chat-form turn object; `at` prefixes field paths in errors
+    /// (`turns[2]`). Turn numbering is not checked here: that needs the turns before it.
+    pub fn from_json(json: &Json, at: &str) -> Result<ChatTurn, FieldError> {
+        decode_chat_turn(json, at)
+    }
+
     /// The turn's messages in history order: the response, then each observation.
     pub fn messages(&self) -> impl Iterator<Item = Message> + '_ {
         std::iter::once(self.assistant.to_message())

@@ -2,8 +2,14 @@
 //!
 //! Every line yields either a session or an error naming file, line and field; a bad
 //! line never stops the lines after it. Blank lines are not sessions and are skipped.
+//!
+//! One exception: a file that is one JSON value spread over many lines (a JSON array of
+//! sessions, or a pretty-printed object) is not JSON Lines at all. Every line of it
+//! would be "malformed JSON"; instead the file gets one rejection that says what it is
+//! and how to convert it, and is not read further.
 
 use crate::session::{FieldError, Session};
+use crate::strict_json::StrictError;
 use std::collections::HashSet;
 use std::fmt;
 use std::fs::File;
@@ -49,7 +55,12 @@ pub struct CorpusReader<R> {
     buf: Vec<u8>,
     seen_ids: HashSet<String>,
     failed: bool,
+    /// No non-blank line read yet (where a multi-line JSON value would begin).
+    at_first_value: bool,
 }
+
+/// serde_json's nesting limit (`recursion limit exceeded` beyond it).
+pub const MAX_NESTING: usize = 128;
 
 /// Opens a corpus file, or says why it cannot be read as one: a rejection at line 0,
 /// field `file`, which `recap validate` and `recap run` both report.
@@ -88,6 +99,7 @@ impl<R: BufRead> CorpusReader<R> {
             buf: Vec::new(),
             seen_ids: HashSet::new(),
             failed: false,
+            at_first_value: true,
         }
     }
 
@@ -112,12 +124,20 @@ impl<R: BufRead> CorpusReader<R> {
                 FieldError::new("line", format!("invalid UTF-8 at byte {}", e.valid_up_to())),
             )
         })?;
-        let json = crate::strict_json::from_str(text).map_err(|e| {
-            self.reject(
+        let json = crate::strict_json::from_str_exact(text)
+            .map_err(|e| self.reject(None, json_error(&e)))?;
+        if json.is_array() {
+            return Err(self.reject(
                 None,
-                FieldError::new("json", format!("malformed JSON: {e}")),
-            )
-        })?;
+                FieldError::new(
+                    "session",
+                    format!(
+                        "expected an object, got an array (a JSON array of sessions? one session object per line: `jq -c '.[]' {} > corpus.jsonl`)",
+                        self.file.display()
+                    ),
+                ),
+            ));
+        }
         let id = json.get("id").and_then(|v| v.as_str()).map(str::to_string);
         let session = Session::from_json(&json).map_err(|e| self.reject(id.clone(), e))?;
         if !self.seen_ids.insert(session.id.clone()) {
@@ -130,6 +150,63 @@ impl<R: BufRead> CorpusReader<R> {
             ));
         }
         Ok(session)
+    }
+}
+
+fn not_json_lines(what: &str, file: &Path) -> FieldError {
+    let name = file.display();
+    let convert = if what == "a JSON array" {
+        format!(
+            "convert it with `jq -c '.[]' {name} > corpus.jsonl`, or, for OpenAI chat logs, `recap import openai-chat {name} -o corpus.jsonl`"
+        )
+    } else {
+        format!("convert it with `jq -c . {name} > corpus.jsonl`")
+    };
+    FieldError::new(
+        "file",
+        format!(
+            "{what} spread over several lines, not JSON Lines (one session object per line); {convert}"
+        ),
+    )
+}
+
+/// A corpus line's JSON error in the reader's words.
+fn json_error(e: &StrictError) -> FieldError {
+    match e {
+        StrictError::Json(e) if e.to_string().starts_with("recursion limit exceeded") => {
+            FieldError::new(
+                "json",
+                format!(
+                    "nested deeper than {MAX_NESTING} levels (at column {}); recap reads values nested at most {MAX_NESTING} deep, the session and turn objects included",
+                    e.column()
+                ),
+            )
+        }
+        StrictError::Json(e) => FieldError::new("json", format!("malformed JSON: {e}")),
+        StrictError::WideInteger(literal) => FieldError::new(
+            "json",
+            format!(
+                "integer {literal} does not fit in 64 bits (recap would have to round it); record it as a string or a float"
+            ),
+        ),
+    }
+}
+
+/// What a file is when its first line opens a JSON value that does not end on it: an
+/// array of sessions, or one pretty-printed object. `None` for a JSON Lines file (its
+/// first line may still be bad; that is an ordinary rejection).
+fn multi_line_value(first_line: &[u8]) -> Option<&'static str> {
+    let text = std::str::from_utf8(first_line).ok()?.trim();
+    let opens = if text.starts_with('[') {
+        "a JSON array"
+    } else if text == "{" {
+        "one JSON object"
+    } else {
+        return None;
+    };
+    match serde_json::from_str::<serde::de::IgnoredAny>(text) {
+        Err(e) if e.is_eof() => Some(opens),
+        _ => None,
     }
 }
 
@@ -166,6 +243,16 @@ impl<R: BufRead> Iterator for CorpusReader<R> {
             trim_line_end(&mut self.buf);
             if self.buf.iter().all(u8::is_ascii_whitespace) {
                 continue;
+            }
+            if std::mem::take(&mut self.at_first_value) {
+                let bytes = self.buf.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(&self.buf);
+                if let Some(what) = multi_line_value(bytes) {
+                    self.failed = true;
+                    return Some(Entry {
+                        line: self.line,
+                        session: Err(self.reject(None, not_json_lines(what, &self.file))),
+                    });
+                }
             }
             let session = self.parse_line();
             return Some(Entry {

@@ -5,7 +5,7 @@
 use crate::session::{Definition, Turn};
 
 /// The live definitions before a call, in order of (latest) definition.
-pub fn fold<'a>(turns: &'a [Turn]) -> Vec<&'a Definition> {
+pub fn fold(turns: &[Turn]) -> Vec<&Definition> {
     let mut live = Vec::new();
     fold_into(&mut live, turns);
     live

@@ -6,7 +6,6 @@
 //! ([`Message::to_openai_json`]).
 
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value as Json};
 use std::fmt;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -107,41 +106,56 @@ impl Message {
 
     /// The message in the OpenAI chat-completions request shape: tool calls as
     /// `{"id", "type": "function", "function": {"name", "arguments"}}`, and an ASSISTANT
-    /// message that only calls tools has `"content": null`, as the API writes it.
-    pub fn to_openai_json(&self) -> Json {
-        let mut o = Map::new();
-        o.insert("role".into(), Json::from(self.role.as_str()));
-        let content = if self.content.is_empty() && !self.tool_calls.is_empty() {
-            Json::Null
-        } else {
-            Json::from(self.content.as_str())
-        };
-        o.insert("content".into(), content);
-        if !self.tool_calls.is_empty() {
-            let calls = self
+    /// message that only calls tools has `"content": null`, as the API writes it. Keys
+    /// come in the API's documented order, so output is byte-stable.
+    pub fn openai(&self) -> OpenAiMessage<'_> {
+        OpenAiMessage {
+            role: self.role.as_str(),
+            content: (!(self.content.is_empty() && !self.tool_calls.is_empty()))
+                .then_some(self.content.as_str()),
+            tool_calls: self
                 .tool_calls
                 .iter()
-                .map(|c| {
-                    let mut function = Map::new();
-                    function.insert("name".into(), Json::from(c.name.as_str()));
-                    function.insert("arguments".into(), Json::from(c.arguments.as_str()));
-                    let mut call = Map::new();
-                    call.insert("id".into(), Json::from(c.id.as_str()));
-                    call.insert("type".into(), Json::from("function"));
-                    call.insert("function".into(), Json::Object(function));
-                    Json::Object(call)
+                .map(|c| OpenAiToolCall {
+                    id: &c.id,
+                    kind: "function",
+                    function: OpenAiFunction {
+                        name: &c.name,
+                        arguments: &c.arguments,
+                    },
                 })
-                .collect();
-            o.insert("tool_calls".into(), Json::Array(calls));
+                .collect(),
+            tool_call_id: self.tool_call_id.as_deref(),
+            name: self.name.as_deref(),
         }
-        if let Some(id) = &self.tool_call_id {
-            o.insert("tool_call_id".into(), Json::from(id.as_str()));
-        }
-        if let Some(name) = &self.name {
-            o.insert("name".into(), Json::from(name.as_str()));
-        }
-        Json::Object(o)
     }
+}
+
+/// A [`Message`] as the OpenAI chat-completions API takes it ([`Message::openai`]).
+#[derive(Debug, Serialize)]
+pub struct OpenAiMessage<'a> {
+    pub role: &'a str,
+    pub content: Option<&'a str>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub tool_calls: Vec<OpenAiToolCall<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tool_call_id: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub name: Option<&'a str>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct OpenAiToolCall<'a> {
+    pub id: &'a str,
+    #[serde(rename = "type")]
+    pub kind: &'a str,
+    pub function: OpenAiFunction<'a>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct OpenAiFunction<'a> {
+    pub name: &'a str,
+    pub arguments: &'a str,
 }
 
 #[cfg(test)]
@@ -155,20 +169,20 @@ mod tests {
             name: "get_user".into(),
             arguments: r#"{"id": 7}"#.into(),
         };
+        let json = |m: &Message| serde_json::to_string(&m.openai()).unwrap();
         let a = Message::assistant_with_calls("", vec![call]);
         assert_eq!(
-            a.to_openai_json().to_string(),
-            r#"{"content":null,"role":"assistant","tool_calls":[{"function":{"arguments":"{\"id\": 7}","name":"get_user"},"id":"call_1","type":"function"}]}"#
+            json(&a),
+            r#"{"role":"assistant","content":null,"tool_calls":[{"id":"call_1","type":"function","function":{"name":"get_user","arguments":"{\"id\": 7}"}}]}"#
         );
         let t = Message::tool("call_1", Some("get_user".into()), "ok");
         assert_eq!(
-            t.to_openai_json().to_string(),
-            r#"{"content":"ok","name":"get_user","role":"tool","tool_call_id":"call_1"}"#
+            json(&t),
+            r#"{"role":"tool","content":"ok","tool_call_id":"call_1","name":"get_user"}"#
         );
-        // Plain text messages keep the two-key shape.
-        assert_eq!(
-            Message::user("hi").to_openai_json().to_string(),
-            r#"{"content":"hi","role":"user"}"#
-        );
+        // Plain text messages keep the two-key shape, the same bytes as before tools.
+        let u = Message::user("hi");
+        assert_eq!(json(&u), r#"{"role":"user","content":"hi"}"#);
+        assert_eq!(json(&u), serde_json::to_string(&u).unwrap());
     }
 }

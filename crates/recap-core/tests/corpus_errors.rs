@@ -157,7 +157,10 @@ fn deeply_nested_array_is_a_clear_error_not_a_stack_overflow() {
         r#"{{"id":"deep","mission":"m","turns":[{{"number":1,"program":"p","success":true,"result":{value}}}]}}"#
     ));
     assert_eq!(e.field, "json");
-    assert!(e.message.contains("recursion limit"), "{e}");
+    assert!(
+        e.message.starts_with("nested deeper than 128 levels"),
+        "says what the limit is, not that JSON is malformed: {e}"
+    );
 }
 
 #[test]
@@ -247,4 +250,67 @@ fn raw_nul_byte_is_malformed_json_but_escaped_nul_is_data() {
     assert_eq!(e.field, "json");
     let ok = read(r#"{"id":"a","mission":"m\u0000n"}"#);
     assert_eq!(ok[0].as_ref().expect("valid").mission, "m\u{0}n");
+}
+
+#[test]
+fn a_json_array_over_many_lines_is_one_rejection_saying_how_to_convert_it() {
+    let sessions: Vec<String> = (0..200)
+        .map(|i| format!("  {{\"id\": \"s{i}\",\n   \"mission\": \"m\"}}"))
+        .collect();
+    let text = format!("[\n{}\n]\n", sessions.join(",\n"));
+    let results = read(&text);
+    assert_eq!(results.len(), 1, "one rejection for the file, not one per line");
+    let e = results[0].as_ref().expect_err("an array is not JSON Lines");
+    assert_eq!((e.line, e.field.as_str()), (1, "file"));
+    assert!(e.message.starts_with("a JSON array spread over several lines"), "{e}");
+    assert!(e.message.contains("jq -c '.[]' corpus.jsonl"), "{e}");
+    assert!(e.message.contains("recap import openai-chat"), "{e}");
+}
+
+#[test]
+fn a_pretty_printed_object_is_one_rejection_saying_how_to_convert_it() {
+    let results = read("\n{\n  \"id\": \"a\",\n  \"mission\": \"m\"\n}\n");
+    assert_eq!(results.len(), 1);
+    let e = results[0].as_ref().expect_err("not JSON Lines");
+    assert_eq!((e.line, e.field.as_str()), (2, "file"));
+    assert!(e.message.contains("one JSON object spread over several lines"), "{e}");
+    assert!(e.message.contains("jq -c . corpus.jsonl"), "{e}");
+}
+
+#[test]
+fn a_json_array_on_one_line_is_rejected_with_the_same_advice() {
+    let e = reject(r#"[{"id":"a","mission":"m"},{"id":"b","mission":"m"}]"#);
+    assert_eq!(e.field, "session");
+    assert!(e.message.starts_with("expected an object, got an array"), "{e}");
+    assert!(e.message.contains("jq -c '.[]'"), "{e}");
+}
+
+#[test]
+fn a_truncated_first_line_of_a_json_lines_file_is_an_ordinary_rejection() {
+    let results = read(&format!("{{\"id\":\"a\",\"mission\n{GOOD}\n"));
+    assert_eq!(results.len(), 2, "the file is still read line by line");
+    assert_eq!(results[0].as_ref().expect_err("truncated").field, "json");
+    assert!(results[1].is_ok());
+}
+
+#[test]
+fn integers_beyond_64_bits_are_rejected_not_rounded_to_floats() {
+    for literal in ["18446744073709551616", "-9223372036854775809", "1e400000000000000000000"] {
+        let line = format!(
+            r#"{{"id":"w","mission":"m","turns":[{{"number":1,"program":"p","success":true,"result":[1,{literal}]}}]}}"#
+        );
+        let e = reject(&line);
+        assert_eq!(e.field, "json", "{literal}");
+        if literal.contains('e') {
+            // Not an integer: an out-of-range float literal, refused by the parser.
+            assert!(e.message.starts_with("malformed JSON"), "{e}");
+        } else {
+            assert_eq!(
+                e.message,
+                format!(
+                    "integer {literal} does not fit in 64 bits (recap would have to round it); record it as a string or a float"
+                )
+            );
+        }
+    }
 }

@@ -1,4 +1,4 @@
-//! Property tests of the value model and the printer (issue 2): the JSON encoding
+//! Property tests of the value model and the printer: the JSON encoding
 //! round-trips, the printer never panics, and its `truncated` flag is true exactly when
 //! something was cut.
 //!

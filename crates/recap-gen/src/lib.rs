@@ -3,8 +3,12 @@
 //!
 //! - [`values`] and [`sessions`]: proptest strategies ([`arb_session`] for property
 //!   tests, [`session_in`] for a chosen number of turns);
-//! - [`generate_corpus`]: a deterministic, seeded corpus built on the same strategies;
-//! - [`builder`]: builders for hand-written sessions;
+//! - [`chat_sessions`]: the same for chat-form sessions (SPEC 11: tool calls, user
+//!   replies, fenced commands; [`arb_chat_session`], [`chat_session_in`]);
+//! - [`generate_corpus`] and [`generate_chat_corpus`]: deterministic, seeded corpora
+//!   built on those strategies;
+//! - [`builder`] and [`chat`]: builders for hand-written sessions, and the hand-authored
+//!   bench corpora built with them ([`handwritten`], [`chat_handwritten`]);
 //! - [`shared`]: the shared golden cases and corpora beside the workspace, skipped with a
 //!   visible notice when missing (failing under `CI=true`).
 //!
@@ -13,14 +17,18 @@
 
 pub mod builder;
 pub mod chat;
+pub mod chat_handwritten;
+pub mod chat_pools;
+pub mod chat_sessions;
 pub mod handwritten;
 pub mod sessions;
 pub mod shared;
 pub mod values;
 
+pub use chat_sessions::{arb_chat_session, chat_session_in, chat_session_with};
 pub use sessions::{arb_session, session_in, session_with};
 
-use proptest::strategy::{Strategy, ValueTree};
+use proptest::strategy::{BoxedStrategy, Strategy, ValueTree};
 use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
 use recap_core::Session;
 use std::io::{self, Write};
@@ -34,17 +42,36 @@ pub fn generate_corpus(
     n_sessions: usize,
     turns_range: RangeInclusive<u32>,
 ) -> Vec<Session> {
+    draw(seed, n_sessions, &session_in(turns_range), "gen")
+}
+
+/// `n_sessions` chat-form sessions whose number of turns lies in `turns_range` (at least
+/// 1, see [`chat_session_in`]), the same for the same arguments. Ids are
+/// `chat-gen-{seed}-{index}`.
+pub fn generate_chat_corpus(
+    seed: u64,
+    n_sessions: usize,
+    turns_range: RangeInclusive<u32>,
+) -> Vec<Session> {
+    draw(seed, n_sessions, &chat_session_in(turns_range), "chat-gen")
+}
+
+fn draw(
+    seed: u64,
+    n_sessions: usize,
+    strategy: &BoxedStrategy<Session>,
+    prefix: &str,
+) -> Vec<Session> {
     let mut runner = seeded_runner(seed);
-    let strategy = session_in(turns_range);
     (0..n_sessions)
         .map(|i| {
-            // The strategies use no filters that can exhaust their retries, so a tree
-            // can always be drawn.
+            // The filters of the strategies reject rarely (a blank free-text mission),
+            // far from exhausting their retries, so a tree can always be drawn.
             let tree = strategy
                 .new_tree(&mut runner)
                 .unwrap_or_else(|reason| panic!("session generator rejected every draw: {reason}"));
             let mut session = tree.current();
-            session.id = format!("gen-{seed}-{i:04}");
+            session.id = format!("{prefix}-{seed}-{i:04}");
             session
         })
         .collect()
@@ -104,10 +131,35 @@ mod tests {
         assert_eq!(read, sessions);
     }
 
+    #[test]
+    fn chat_corpus_is_deterministic_valid_and_in_range() {
+        let a = generate_chat_corpus(7, 6, 0..=8);
+        assert_eq!(a, generate_chat_corpus(7, 6, 0..=8));
+        assert_ne!(a, generate_chat_corpus(8, 6, 0..=8));
+        let mut buf = Vec::new();
+        write_jsonl(&mut buf, &a).unwrap();
+        let reader = recap_core::CorpusReader::new(std::path::Path::new("mem.jsonl"), &buf[..]);
+        let read: Vec<Session> = reader.map(|e| e.session.unwrap()).collect();
+        assert_eq!(read, a);
+        for (i, s) in a.iter().enumerate() {
+            assert_eq!(s.id, format!("chat-gen-7-{i:04}"));
+            assert_eq!(s.form, recap_core::Form::Chat);
+            assert!((1..=8).contains(&s.chat_turns.len()), "{}", s.chat_turns.len());
+        }
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(64))]
         #[test]
         fn generated_sessions_round_trip_through_json(session in arb_session()) {
+            let json = session.to_json();
+            let back = Session::from_json(&json);
+            prop_assert!(back.is_ok(), "rejected: {:?}", back.err());
+            prop_assert_eq!(back.unwrap(), session);
+        }
+
+        #[test]
+        fn generated_chat_sessions_round_trip_through_json(session in arb_chat_session()) {
             let json = session.to_json();
             let back = Session::from_json(&json);
             prop_assert!(back.is_ok(), "rejected: {:?}", back.err());

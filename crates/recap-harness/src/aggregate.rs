@@ -1,6 +1,7 @@
 //! Folding per-session outcomes into run rows, strictly in input order.
 
-use crate::engine::{Processed, RunConfig};
+use crate::config::RunConfig;
+use crate::outcome::Processed;
 use crate::report::{
     CallMean, CorpusInfo, Fidelity, Rejected, RenderErrorExample, RenderErrors, Report, Run,
     SCHEMA_VERSION, SessionDetail, Settings, TokenCounting, ViolationExample, Violations,

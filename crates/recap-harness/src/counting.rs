@@ -212,6 +212,13 @@ impl RoleTokens {
     }
 }
 
+/// A message's tokens in a prompt, given its content's: `<|start|>role<|message|>` and
+/// `<|end|>` around the content. With [`PROMPT_OVERHEAD`] once per prompt, the whole
+/// formula of prompt tokens: every count of the harness goes through here.
+pub fn message_tokens(roles: &RoleTokens, m: &Message, content_tokens: u32) -> u64 {
+    MESSAGE_OVERHEAD as u64 + u64::from(roles.get(m.role)) + u64::from(content_tokens)
+}
+
 /// Counts one call's tokens. `prev` must be the messages `mem` was last updated with.
 /// `counts_out` receives each message's content token count.
 #[allow(clippy::too_many_arguments)]
@@ -240,7 +247,7 @@ pub fn count_call(
     let mut prompt = PROMPT_OVERHEAD as u64;
     let mut cached = 0u64;
     for (i, (m, &n)) in cur.iter().zip(counts_out.iter()).enumerate() {
-        let whole = (MESSAGE_OVERHEAD as u32 + roles.get(m.role) + n) as u64;
+        let whole = message_tokens(roles, m, n);
         prompt += whole;
         if prev.is_some() && i < diff.first_diff {
             cached += whole;
@@ -265,18 +272,20 @@ pub fn count_call(
     CallTokens { prompt, cached }
 }
 
-/// Prompt tokens of a whole prompt, tokenizing every message (no reuse): the
-/// definition, for tests and `recap inspect`.
+/// Prompt tokens of a whole prompt, tokenizing every message (no reuse): for benches
+/// and tests.
 pub fn prompt_tokens(tok: &Tokenizer, messages: &[Message]) -> u64 {
+    let roles = RoleTokens::new(tok);
     PROMPT_OVERHEAD as u64
         + messages
             .iter()
-            .map(|m| {
-                (MESSAGE_OVERHEAD
-                    + tok.count_tokens(m.role.as_str())
-                    + tok.count_tokens(&m.content)) as u64
-            })
+            .map(|m| message_tokens(&roles, m, content_tokens(tok, m)))
             .sum::<u64>()
+}
+
+/// A message's content tokens, tokenized whole.
+pub fn content_tokens(tok: &Tokenizer, m: &Message) -> u32 {
+    tok.count_tokens(&m.content) as u32
 }
 
 #[cfg(test)]

@@ -3,9 +3,10 @@
 //! (program, prints, tool calls, definitions, error) beside what the strategy sent for
 //! that call, with the token count of every message.
 
-use crate::counting::RoleTokens;
-use crate::facts::{Facts, retained};
-use crate::tokenizer::{MESSAGE_OVERHEAD, PROMPT_OVERHEAD, Tokenizer};
+use crate::calls::calls;
+use crate::counting::{RoleTokens, content_tokens, message_tokens};
+use crate::retention::SessionRetention;
+use crate::tokenizer::{PROMPT_OVERHEAD, Tokenizer};
 use recap_core::{PrintOptions, RenderRequest, Session, Strategy, Turn, to_clojure};
 use std::fmt::Write as _;
 
@@ -120,11 +121,12 @@ pub fn inspect(
     strategy: &dyn Strategy,
     opts: &InspectOptions,
 ) -> Result<String, InspectError> {
-    let n = session.turns.len();
+    let all = calls(session);
+    let n = all.len();
     if n == 0 {
         return Err(InspectError::NoTurns(session.id.clone()));
     }
-    let calls: Vec<usize> = match opts.turn {
+    let shown: Vec<usize> = match opts.turn {
         Some(t) if (1..=n).contains(&t) => vec![t - 1],
         Some(t) => {
             return Err(InspectError::NoSuchTurn {
@@ -133,8 +135,9 @@ pub fn inspect(
                 asked: t,
             });
         }
-        None => (0..n).collect(),
+        None => all.collect(),
     };
+    let mut retention = SessionRetention::new(session);
     let roles: Vec<RoleTokens> = opts.tokenizers.iter().map(RoleTokens::new).collect();
     let names: Vec<&str> = opts
         .tokenizers
@@ -153,7 +156,7 @@ pub fn inspect(
     );
     out.push_str("mission:\n");
     indent(&mut out, &session.mission, opts.max_chars);
-    for k in calls {
+    for k in shown {
         let _ = writeln!(
             out,
             "\n════ call {} of {n}: the prompt after {k} completed turns, which produced turn {} ════",
@@ -181,10 +184,7 @@ pub fn inspect(
                         .iter()
                         .enumerate()
                         .map(|(t, tok)| {
-                            let n = (MESSAGE_OVERHEAD
-                                + roles[t].get(m.role) as usize
-                                + tok.count_tokens(&m.content))
-                                as u64;
+                            let n = message_tokens(&roles[t], m, content_tokens(tok, m));
                             totals[t] += n;
                             format!("{n} tokens ({})", names[t])
                         })
@@ -198,10 +198,9 @@ pub fn inspect(
                     );
                     indent(&mut body, &m.content, opts.max_chars);
                 }
-                let facts = Facts::from_turns(&session.turns[..k]);
-                let kept = retained(facts.list(), &messages);
+                let kept = retention.marks(k, &messages);
+                let facts = retention.facts_before(k);
                 let missing: Vec<&str> = facts
-                    .list()
                     .iter()
                     .zip(&kept)
                     .filter(|(_, k)| !**k)

@@ -7,15 +7,23 @@
 //! JSON (docs/report-schema.md), plus SVG charts.
 
 mod aggregate;
+pub mod calls;
 pub mod chart_labels;
 pub mod charts;
+pub mod chat_facts;
+mod config;
 pub mod counting;
+mod driver;
 pub mod engine;
-pub mod facts;
 pub mod inspect;
+mod outcome;
 pub mod output;
+mod prompt_dump;
 pub mod report;
+pub mod retention;
 pub mod segments;
+mod session_run;
+mod source;
 pub mod stats;
 pub mod sweep;
 pub mod tokenizer;

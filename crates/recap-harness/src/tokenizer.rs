@@ -226,6 +226,16 @@ impl Tokenizer {
     }
 }
 
+/// Strategies with token budgets count with the run's tokenizer (SPEC 11.3).
+impl recap_core::TokenCounter for Tokenizer {
+    fn name(&self) -> &str {
+        self.encoding.name()
+    }
+    fn count(&self, text: &str) -> u64 {
+        self.count_tokens(text) as u64
+    }
+}
+
 /// Fixed per-message overhead of the chat format: `<|start|>`, `<|message|>`, `<|end|>`
 /// around the role and content (SPEC section 9).
 pub const MESSAGE_OVERHEAD: usize = 3;

@@ -10,7 +10,7 @@
 //! The shared corpora live in `../shared/corpora` beside the workspace; when missing the
 //! shared half is skipped with a message, or fails when CI=true.
 
-use recap_core::{CorpusReader, RenderRequest, Session, Strategy};
+use recap_core::{CorpusReader, Form, RenderRequest, Session, Strategy};
 use recap_harness::segments::segments;
 use recap_harness::{Backend, Encoding, Tokenizer};
 use std::collections::HashSet;
@@ -121,11 +121,15 @@ impl Checker {
     }
 }
 
+/// The built-ins that render the PTC-Lisp form (every corpus read here is in it).
 fn builtins() -> Vec<Arc<dyn Strategy>> {
-    let registry = recap_builtins::registry();
+    let mut registry = recap_builtins::registry();
+    // Strategies with token budgets count with the run's tokenizer.
+    registry.set_counter(Arc::new(Tokenizer::get(Encoding::O200kBase, Backend::Fast)));
     registry
         .infos()
         .map(|i| registry.build(&i.name).expect("built-in builds"))
+        .filter(|s| s.forms().contains(&Form::Ptc))
         .collect()
 }
 

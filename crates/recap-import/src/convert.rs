@@ -9,6 +9,10 @@
 use recap_core::Value;
 use serde_json::Value as Json;
 
+/// A short description of a JSON value's type, for problem messages: the corpus
+/// decoder's wording.
+pub use recap_core::json_type::json_type_name as json_type;
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Keys {
     /// `{"a": 1}` → `{:a 1}` (SPEC section 1 default).
@@ -39,18 +43,6 @@ pub fn value_from_json(json: &Json, keys: Keys) -> Value {
                 })
                 .collect(),
         ),
-    }
-}
-
-/// A short description of a JSON value's type, for problem messages.
-pub fn json_type(j: &Json) -> &'static str {
-    match j {
-        Json::Null => "null",
-        Json::Bool(_) => "a boolean",
-        Json::Number(_) => "a number",
-        Json::String(_) => "a string",
-        Json::Array(_) => "an array",
-        Json::Object(_) => "an object",
     }
 }
 

@@ -24,6 +24,24 @@ impl Severity {
     }
 }
 
+/// Where in a file something was found: its line, and the record (the item of a JSON
+/// list) when the file holds several.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct At {
+    pub line: usize,
+    pub record: Option<usize>,
+}
+
+impl At {
+    pub fn line(line: usize) -> At {
+        At { line, record: None }
+    }
+
+    pub fn new(line: usize, record: Option<usize>) -> At {
+        At { line, record }
+    }
+}
+
 /// One thing an importer could not map.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Problem {
@@ -37,6 +55,9 @@ pub struct Problem {
     /// The turn number it concerns.
     pub turn: Option<u32>,
     pub severity: Severity,
+    /// A short stable name for what went wrong (`unmapped-key`, `truncated`,
+    /// `no-result`…), for counting problems by kind; `docs/importers.md` explains each.
+    pub kind: &'static str,
     pub message: String,
 }
 
@@ -49,6 +70,7 @@ impl Problem {
             session: None,
             turn: None,
             severity,
+            kind: "",
             message: message.into(),
         }
     }
@@ -66,6 +88,15 @@ impl Problem {
         self
     }
 
+    /// Both line and record of `at` (line 0 is "no line").
+    pub fn at(mut self, at: At) -> Self {
+        if at.line > 0 {
+            self.line = Some(at.line);
+        }
+        self.record = at.record;
+        self
+    }
+
     pub fn at_record(mut self, record: usize) -> Self {
         self.record = Some(record);
         self
@@ -78,6 +109,11 @@ impl Problem {
 
     pub fn in_turn(mut self, turn: u32) -> Self {
         self.turn = Some(turn);
+        self
+    }
+
+    pub fn kind(mut self, kind: &'static str) -> Self {
+        self.kind = kind;
         self
     }
 }

@@ -17,7 +17,7 @@
 //! turn once), `decode` (encode, then the plugin's reader), `clone` (a deep copy of
 //! each turn, the floor of any transport), `stats` (bytes each response carries).
 //!
-//! The criterion benchmark of issue 7 is the authority; this is a quick check.
+//! The criterion benchmark (`benches/plugin.rs`) is the authority; this is a quick check.
 
 use recap_core::invariants::calls;
 use recap_core::{CorpusReader, Registry, RenderRequest, Session, SessionState, Strategy};

@@ -8,7 +8,7 @@ use recap_abi::ffi::{
     SessionRenderFn,
 };
 use recap_abi::wire::{self, Description, ErrorBody, Response};
-use recap_core::{Message, RenderError};
+use recap_core::{Message, RenderError, Role};
 use std::ffi::c_void;
 use std::fmt;
 use std::ptr::NonNull;
@@ -180,7 +180,10 @@ pub fn parse_response(status: i32, bytes: &[u8]) -> Result<Response, CallError> 
             status,
             error: Box::new(error.clone()),
         }),
-        (Some(_), None, STATUS_OK) => Ok(response),
+        (Some(messages), None, STATUS_OK) => match messages.iter().enumerate().find_map(misshapen) {
+            Some(reason) => Err(CallError::invalid(status, reason)),
+            None => Ok(response),
+        },
         (Some(_), None, _) => Err(CallError::invalid(
             status,
             "a non-zero status with messages instead of an error",
@@ -190,6 +193,25 @@ pub fn parse_response(status: i32, bytes: &[u8]) -> Result<Response, CallError> 
             format!("neither \"messages\" nor \"error\" in {}", excerpt(bytes)),
         )),
     }
+}
+
+/// What is wrong with message `i`, when it carries a field its role cannot have: tool
+/// calls belong to ASSISTANT messages, a call id (and a tool name) to TOOL messages,
+/// which need the id (provider APIs refuse a result that names no call).
+fn misshapen((i, m): (usize, &Message)) -> Option<String> {
+    let role = m.role;
+    let problem = if !m.tool_calls.is_empty() && role != Role::Assistant {
+        "tool_calls on a message that is not an assistant message"
+    } else if role == Role::Tool && m.tool_call_id.is_none() {
+        "a tool message without tool_call_id"
+    } else if role != Role::Tool && m.tool_call_id.is_some() {
+        "tool_call_id on a message that is not a tool message"
+    } else if role != Role::Tool && m.name.is_some() {
+        "name on a message that is not a tool message"
+    } else {
+        return None;
+    };
+    Some(format!("messages[{i}] ({role}): {problem}"))
 }
 
 /// Runs one call (`job`) into the plugin of `fns` within the time limit. The job owns

@@ -7,7 +7,7 @@ use crate::selftest::{self, SelfTestReport};
 use libloading::Library;
 use recap_abi::ffi::{ABI_MAJOR, DESCRIPTOR_SYMBOL, PROBE_SYMBOL, PluginDescriptorV1};
 use recap_abi::wire;
-use recap_core::{Invariant, OptionInfo};
+use recap_core::{Form, Invariant, OptionInfo};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -23,6 +23,8 @@ pub struct Plugin {
     options: Vec<OptionInfo>,
     invariants: Vec<Invariant>,
     unknown_invariants: Vec<String>,
+    forms: Vec<Form>,
+    unknown_forms: Vec<String>,
     self_test: SelfTestReport,
     pub(crate) fns: Fns,
 }
@@ -57,6 +59,15 @@ impl Plugin {
     /// Declared invariant ids this host does not know (from a newer ABI minor).
     pub fn unknown_invariants(&self) -> &[String] {
         &self.unknown_invariants
+    }
+    /// The session forms it renders with default options (`describe`'s `forms`;
+    /// PTC-Lisp alone for a plugin without `describe` or built against ABI 1.0).
+    pub fn forms(&self) -> &[Form] {
+        &self.forms
+    }
+    /// Declared form names this host does not know (from a newer ABI minor).
+    pub fn unknown_forms(&self) -> &[String] {
+        &self.unknown_forms
     }
     /// Whether the plugin renders sessions incrementally (the `session_*` functions).
     pub fn has_sessions(&self) -> bool {
@@ -103,6 +114,8 @@ pub fn load(path: &Path) -> Result<Arc<Plugin>, LoadError> {
     let mut options = Vec::new();
     let mut invariants = Invariant::UNIVERSAL.to_vec();
     let mut unknown_invariants = Vec::new();
+    let mut forms = vec![Form::Ptc];
+    let mut unknown_forms = Vec::new();
     if let Some(d) = description {
         if d.name != validated.name {
             return Err(fail(Problem::Describe(call::CallError::InvalidResponse {
@@ -113,12 +126,23 @@ pub fn load(path: &Path) -> Result<Arc<Plugin>, LoadError> {
                 ),
             })));
         }
-        summary = d.summary;
+        summary = d.summary.clone();
         options = d.options.iter().map(OptionInfo::from).collect();
         (invariants, unknown_invariants) = split_invariants(&d.invariants);
+        (forms, unknown_forms) = d.split_forms();
+        if forms.is_empty() {
+            return Err(fail(Problem::Describe(call::CallError::InvalidResponse {
+                status: 0,
+                reason: format!(
+                    "describe declares no session form this recap renders (forms: {}; known: {})",
+                    unknown_forms.join(", "),
+                    Form::ALL.map(Form::as_str).join(", ")
+                ),
+            })));
+        }
     }
 
-    let self_test = selftest::run(&validated.fns)
+    let self_test = selftest::run(&validated.fns, &forms)
         .map_err(|(step, error)| fail(Problem::SelfTest { step, error }))?;
 
     Ok(Arc::new(Plugin {
@@ -130,6 +154,8 @@ pub fn load(path: &Path) -> Result<Arc<Plugin>, LoadError> {
         options,
         invariants,
         unknown_invariants,
+        forms,
+        unknown_forms,
         self_test,
         fns: validated.fns,
     }))

@@ -58,6 +58,8 @@ pub fn load_all(files: &[PathBuf]) -> (Vec<Arc<Plugin>>, Vec<LoadError>) {
 
 /// Registers the plugin's strategy in `registry` under its own name; options given in
 /// a spec string are validated by the plugin's `describe` and forwarded on every call.
+/// Instances built by a registry holding the run's tokenizer send the plugin token
+/// counts with chat requests.
 pub fn register(registry: &mut Registry, plugin: &Arc<Plugin>) -> Result<(), LoadError> {
     let info = StrategyInfo {
         name: plugin.name().to_string(),
@@ -71,9 +73,9 @@ pub fn register(registry: &mut Registry, plugin: &Arc<Plugin>) -> Result<(), Loa
     };
     let factory_plugin = Arc::clone(plugin);
     registry
-        .register(info, move |spec| {
+        .register_with_context(info, move |spec, context| {
             PluginStrategy::new(Arc::clone(&factory_plugin), spec)
-                .map(|s| Arc::new(s) as Arc<dyn Strategy>)
+                .map(|s| Arc::new(s.counting_with(context.counter.clone())) as Arc<dyn Strategy>)
         })
         .map_err(|e| match e {
             SpecError::Duplicate { name, first, .. } => {

@@ -1,11 +1,15 @@
 //! The self-test every plugin passes before it is registered: render each call of a
-//! tiny built-in session with default options, through the full-request path and (when
-//! the plugin has them) the session functions, and check what every strategy owes.
+//! tiny built-in session of every form the plugin declares, with default options,
+//! through the full-request path and (when the plugin has them) the session functions,
+//! and check what every strategy owes. Chat requests carry token counts (of a
+//! word-counting stand-in tokenizer), so that path is exercised too.
 
 use crate::call::{self, CallError, Fns};
 use crate::strategy::HostSession;
+use recap_abi::TokenCounts;
 use recap_abi::wire::{self, SessionHeader};
-use recap_core::{Message, Role, Session};
+use recap_core::tokens::WordCounter;
+use recap_core::{Form, Message, Role, Session};
 use std::collections::BTreeMap;
 
 /// What the self-test exercised.
@@ -15,14 +19,18 @@ pub struct SelfTestReport {
     pub calls: usize,
     /// Whether the session functions were exercised too.
     pub sessions: bool,
+    /// The forms whose sample session was rendered: those the plugin declares.
+    pub forms: Vec<Form>,
 }
 
 impl std::fmt::Display for SelfTestReport {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let forms: Vec<&str> = self.forms.iter().map(|f| f.as_str()).collect();
         write!(
             f,
-            "passed ({} renders{})",
+            "passed ({} renders of {} sessions{})",
             self.calls,
+            forms.join(" and "),
             if self.sessions {
                 ", incremental sessions included"
             } else {
@@ -66,6 +74,47 @@ pub(crate) fn sample_session() -> Session {
     Session::from_json(&json).expect("the self-test session is a valid session")
 }
 
+/// Three chat turns: parallel tool calls (one failing) with no text, a reply from the
+/// user, and a fenced command whose output comes back as environment output. No budget.
+pub(crate) fn sample_chat_session() -> Session {
+    let json = serde_json::json!({
+        "id": "recap-plugin-self-test-chat",
+        "system_prompt": SYSTEM_PROMPT,
+        "mission": MISSION,
+        "max_turns": null,
+        "tools": {"search": {"description": "Searches products",
+                             "parameters": {"type": "object", "properties": {"query": {"type": "string"}}}}},
+        "turns": [
+            {
+                "number": 1,
+                "assistant": {"content": null, "reasoning": "Search first.", "tool_calls": [
+                    {"id": "call_1", "name": "search", "arguments": "{\"query\": \"laptop\"}"},
+                    {"id": "call_2", "name": "search", "arguments": "{\"query\": "}
+                ]},
+                "observations": [
+                    {"role": "tool", "tool_call_id": "call_1", "name": "search",
+                     "content": "A: 900\nB: 700"},
+                    {"role": "tool", "tool_call_id": "call_2", "content": "invalid arguments",
+                     "is_error": true}
+                ],
+                "usage": {"input_tokens": 120}
+            },
+            {
+                "number": 2,
+                "assistant": {"content": "B is the cheapest. Shall I check its stock?", "tool_calls": []},
+                "observations": [{"role": "user", "content": "Yes, please."}]
+            },
+            {
+                "number": 3,
+                "assistant": {"content": "```\nstock B\n```"},
+                "observations": [{"role": "user", "content": "B: 4 in stock\n", "environment": true}],
+                "success": false
+            }
+        ]
+    });
+    Session::from_json(&json).expect("the chat self-test session is a valid session")
+}
+
 type Failure = (String, CallError);
 
 fn broken(step: String, reason: String) -> Failure {
@@ -98,16 +147,57 @@ fn check_universal(step: &str, k: usize, messages: &[Message]) -> Result<(), Fai
     Ok(())
 }
 
-/// Runs the self-test; on failure, which step failed and how.
-pub(crate) fn run(fns: &Fns) -> Result<SelfTestReport, Failure> {
-    let session = sample_session();
+/// Runs the self-test on the sample session of each of `forms`; on failure, which
+/// step failed and how.
+pub(crate) fn run(fns: &Fns, forms: &[Form]) -> Result<SelfTestReport, Failure> {
+    let mut calls = 0;
+    for form in forms {
+        calls += run_form(fns, *form)?;
+    }
+    Ok(SelfTestReport {
+        calls,
+        sessions: fns.sessions.is_some(),
+        forms: forms.to_vec(),
+    })
+}
+
+/// The sample session of `form`, and the step names' prefix (PTC-Lisp steps keep their
+/// 1.0 names).
+fn sample(form: Form) -> (Session, &'static str) {
+    match form {
+        Form::Ptc => (sample_session(), ""),
+        Form::Chat => (sample_chat_session(), "chat "),
+    }
+}
+
+/// The full render request of call `k` of `session`.
+fn full_request(session: &Session, k: usize) -> Vec<u8> {
     let options = BTreeMap::new();
-    let header = SessionHeader::of_session(&session);
+    let header = SessionHeader::of_session(session);
+    match session.form {
+        Form::Ptc => wire::render_request(&options, &header, &session.turns[..k]),
+        Form::Chat => {
+            let turns = &session.chat_turns[..k];
+            let counts = TokenCounts::of_session(
+                &WordCounter,
+                &session.system_prompt,
+                &session.mission,
+                turns,
+            );
+            wire::chat_render_request(&options, &header, turns, Some(&counts))
+        }
+    }
+}
+
+/// The self-test of one form; returns the calls rendered.
+fn run_form(fns: &Fns, form: Form) -> Result<usize, Failure> {
+    let (session, prefix) = sample(form);
+    let options = BTreeMap::new();
     let mut calls = 0;
     let mut full = Vec::new();
-    for k in 0..=session.turns.len() {
-        let step = format!("render after {k} turn(s)");
-        let request = wire::render_request(&options, &header, &session.turns[..k]);
+    for k in 0..=session.turn_count() {
+        let step = format!("{prefix}render after {k} turn(s)");
+        let request = full_request(&session, k);
         let messages = call::render(fns, &request).map_err(|e| (step.clone(), e))?;
         check_universal(&step, k, &messages)?;
         let again = call::render(fns, &request).map_err(|e| (step.clone(), e))?;
@@ -120,15 +210,14 @@ pub(crate) fn run(fns: &Fns) -> Result<SelfTestReport, Failure> {
         calls += 2;
         full.push(messages);
     }
-    let sessions = fns.sessions.is_some();
-    if sessions {
+    if fns.sessions.is_some() {
         let mut host = HostSession::new(0, &session);
         // In order, then a step back (a session may be rewound).
-        let order: Vec<usize> = (0..=session.turns.len()).chain([1]).collect();
+        let order: Vec<usize> = (0..=session.turn_count()).chain([1]).collect();
         for k in order {
-            let step = format!("session render after {k} turn(s)");
+            let step = format!("{prefix}session render after {k} turn(s)");
             let messages = host
-                .render(fns, &options, &session, k)
+                .render(fns, &options, Some(&WordCounter), &session, k)
                 .map_err(|e| (step.clone(), e))?;
             if messages != full[k] {
                 return Err(broken(
@@ -139,5 +228,5 @@ pub(crate) fn run(fns: &Fns) -> Result<SelfTestReport, Failure> {
             calls += 1;
         }
     }
-    Ok(SelfTestReport { calls, sessions })
+    Ok(calls)
 }

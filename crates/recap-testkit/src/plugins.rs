@@ -80,20 +80,24 @@ fn lookup(libs: &BTreeMap<String, PathBuf>, name: &str) -> PathBuf {
         .clone()
 }
 
+/// `cargo build --manifest-path <manifest> <args>`; see [`build_cdylibs`].
+fn build_in(manifest: &Path, args: &[&str]) -> BTreeMap<String, PathBuf> {
+    let manifest = manifest.to_str().expect("UTF-8 path");
+    build_cdylibs(&[&["--manifest-path", manifest], args].concat())
+}
+
 /// The sample plugins of `strategies/`, built from recap's workspace.
 pub fn sample(name: &str) -> PathBuf {
     static LIBS: OnceLock<BTreeMap<String, PathBuf>> = OnceLock::new();
     let libs = LIBS.get_or_init(|| {
-        let manifest = workspace_root().join("Cargo.toml");
-        build_cdylibs(&[
-            "--manifest-path",
-            manifest.to_str().expect("UTF-8 path"),
+        let args = [
             "--lib",
             "-p",
             "recap-ptc-output-masking",
             "-p",
             "recap-aggressive",
-        ])
+        ];
+        build_in(&workspace_root().join("Cargo.toml"), &args)
     });
     lookup(libs, name)
 }
@@ -102,13 +106,10 @@ pub fn sample(name: &str) -> PathBuf {
 pub fn fixture(name: &str) -> PathBuf {
     static LIBS: OnceLock<BTreeMap<String, PathBuf>> = OnceLock::new();
     let libs = LIBS.get_or_init(|| {
-        build_cdylibs(&[
-            "--manifest-path",
-            fixtures_manifest().to_str().expect("UTF-8 path"),
-            "-p",
-            "recap-plugin-fixtures",
-            "--examples",
-        ])
+        build_in(
+            &fixtures_manifest(),
+            &["-p", "recap-plugin-fixtures", "--examples"],
+        )
     });
     lookup(libs, name)
 }
@@ -119,11 +120,7 @@ pub fn reliability_fixture(name: &str) -> PathBuf {
     static LIBS: OnceLock<BTreeMap<String, PathBuf>> = OnceLock::new();
     let libs = LIBS.get_or_init(|| {
         let manifest = workspace_root().join("tests/reliability-fixtures/Cargo.toml");
-        build_cdylibs(&[
-            "--manifest-path",
-            manifest.to_str().expect("UTF-8 path"),
-            "--examples",
-        ])
+        build_in(&manifest, &["--examples"])
     });
     lookup(libs, name)
 }
@@ -133,13 +130,10 @@ pub fn reliability_fixture(name: &str) -> PathBuf {
 pub fn wrapped_builtin(name: &str) -> Option<PathBuf> {
     static LIBS: OnceLock<BTreeMap<String, PathBuf>> = OnceLock::new();
     let libs = LIBS.get_or_init(|| {
-        build_cdylibs(&[
-            "--manifest-path",
-            fixtures_manifest().to_str().expect("UTF-8 path"),
-            "-p",
-            "recap-plugin-wrapped-builtins",
-            "--examples",
-        ])
+        build_in(
+            &fixtures_manifest(),
+            &["-p", "recap-plugin-wrapped-builtins", "--examples"],
+        )
     });
     libs.get(&format!("wrap_{}", name.replace('-', "_")))
         .cloned()

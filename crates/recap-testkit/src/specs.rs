@@ -2,7 +2,9 @@
 //! `strategies`, `render_session` equal to `render`): every built-in with its defaults,
 //! and option settings where cuts, windows and folding happen on almost every call.
 
-use recap_core::Registry;
+use recap_core::tokens::WordCounter;
+use recap_core::{Registry, Strategy};
+use std::sync::Arc;
 
 /// Settings tried besides each strategy's defaults: the smallest limits and windows,
 /// and mixed ones.
@@ -30,4 +32,27 @@ pub fn builtin_specs(registry: &Registry) -> Vec<String> {
             .map(|v| v.to_string()),
     );
     specs
+}
+
+/// The built-in strategies. No run's tokenizer exists here, so strategies with token
+/// budgets count with recap-core's stand-in ([`WordCounter`]).
+pub fn builtins() -> Registry {
+    let mut registry = recap_builtins::registry();
+    registry.set_counter(Arc::new(WordCounter));
+    registry
+}
+
+/// Each of [`builtin_specs`] of [`builtins`] built anew, with its spec; panics on a
+/// spec that does not build.
+pub fn build_all() -> Vec<(String, Arc<dyn Strategy>)> {
+    let registry = builtins();
+    builtin_specs(&registry)
+        .into_iter()
+        .map(|spec| {
+            let strategy = registry
+                .build(&spec)
+                .unwrap_or_else(|e| panic!("built-in spec {spec:?} does not build: {e}"));
+            (spec, strategy)
+        })
+        .collect()
 }

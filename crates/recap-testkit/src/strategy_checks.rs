@@ -1,26 +1,16 @@
 //! The property the `strategies` fuzz target checks, shared with the main test suite
 //! (`tests/reliability_fuzz_regressions.rs`).
 
-use crate::specs::builtin_specs;
+use crate::specs::build_all;
 use recap_core::invariants::{calls, check_session};
-use recap_core::{Registry, RenderRequest, Session, SessionState, Strategy};
+use recap_core::{RenderRequest, Session, SessionState, Strategy};
 use std::sync::{Arc, OnceLock};
 
-/// Every built-in strategy with its defaults, plus the variants of [`builtin_specs`].
+/// Every built-in strategy with its defaults, plus the variants of
+/// [`builtin_specs`](crate::specs::builtin_specs), built once per process.
 pub fn strategies() -> &'static [(String, Arc<dyn Strategy>)] {
     static ALL: OnceLock<Vec<(String, Arc<dyn Strategy>)>> = OnceLock::new();
-    ALL.get_or_init(|| {
-        let registry: Registry = recap_builtins::registry();
-        builtin_specs(&registry)
-            .into_iter()
-            .map(|spec| {
-                let strategy = registry
-                    .build(&spec)
-                    .unwrap_or_else(|e| panic!("built-in spec {spec:?} does not build: {e}"));
-                (spec, strategy)
-            })
-            .collect()
-    })
+    ALL.get_or_init(build_all)
 }
 
 /// A valid session renders through every built-in, at every call, without an error,

@@ -6,7 +6,30 @@
 //! "keep_recent_turns"?: n, "keep_initial_user"?: bool, "token_counter"?: null}`.
 
 use crate::trim::TrimConfig;
+use recap_core::{SpecError, StrategySpec};
 use serde_json::Value as Json;
+
+/// A trigger option of a spec string: an integer ≥ 1, or `none` (what `recap
+/// strategies` shows for an unset trigger), which counts as not given.
+pub fn spec_trigger(spec: &StrategySpec, key: &str) -> Result<Option<u64>, SpecError> {
+    match spec.options.get(key).map(String::as_str) {
+        None | Some("none") => Ok(None),
+        Some(_) => spec.positive_int(key, 1).map(|n| Some(u64::from(n))),
+    }
+}
+
+/// `trigger_turns=none` without a token trigger: compaction could never start, which
+/// the original refuses as an empty trigger.
+pub fn no_trigger_left(spec: &StrategySpec) -> SpecError {
+    SpecError::BadValue {
+        strategy: spec.name.clone(),
+        key: "trigger_turns".into(),
+        value: "none".into(),
+        expected:
+            "an integer ≥ 1, or give trigger_tokens: with both unset nothing would trigger the trim"
+                .into(),
+    }
+}
 
 const TOP_KEYS: [&str; 5] = [
     "strategy",
@@ -108,6 +131,16 @@ fn positive(v: Option<&Json>, label: &str) -> Result<Option<u64>, String> {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn a_trigger_given_as_none_counts_as_not_given() {
+        let spec = |text: &str| StrategySpec::parse(text).unwrap();
+        let s = spec("ptc-trim:trigger_tokens=none,trigger_turns=4");
+        assert_eq!(spec_trigger(&s, "trigger_tokens"), Ok(None));
+        assert_eq!(spec_trigger(&s, "trigger_turns"), Ok(Some(4)));
+        assert!(spec_trigger(&spec("ptc-trim:trigger_tokens=0"), "trigger_tokens").is_err());
+        assert!(spec_trigger(&spec("ptc-trim:trigger_tokens=nil"), "trigger_tokens").is_err());
+    }
 
     #[test]
     fn defaults_and_disabled() {

@@ -90,18 +90,14 @@ impl PtcTrim {
             });
         }
         let mut config = TrimConfig::default();
-        let turns = spec.options.contains_key("trigger_turns");
-        let tokens = spec.options.contains_key("trigger_tokens");
+        let turns = config::spec_trigger(spec, "trigger_turns")?;
+        let tokens = config::spec_trigger(spec, "trigger_tokens")?;
         // As in the original, a given trigger replaces the default one wholesale.
-        if turns || tokens {
-            config.trigger_turns = match turns {
-                true => Some(u64::from(spec.positive_int("trigger_turns", 8)?)),
-                false => None,
-            };
-            config.trigger_tokens = match tokens {
-                true => Some(u64::from(spec.positive_int("trigger_tokens", 1)?)),
-                false => None,
-            };
+        if turns.is_some() || tokens.is_some() {
+            config.trigger_turns = turns;
+            config.trigger_tokens = tokens;
+        } else if spec.options.contains_key("trigger_turns") {
+            return Err(config::no_trigger_left(spec));
         }
         config.keep_recent_turns = spec.positive_int("keep_recent_turns", 3)? as usize;
         if let Some(v) = spec.options.get("keep_initial_user") {
@@ -270,7 +266,10 @@ fn transcript_text<'a>(request: &RenderRequest<'a>, i: usize) -> Cow<'a, str> {
 fn render_kept(request: &RenderRequest<'_>, plan: &trim::Plan) -> Vec<Message> {
     let mut out = Vec::with_capacity(1 + plan.kept_len());
     out.push(Message::system(request.system_prompt));
-    out.extend(plan.kept().map(|i| Message::new(transcript_role(i), transcript_text(request, i).into_owned())));
+    out.extend(
+        plan.kept()
+            .map(|i| Message::new(transcript_role(i), transcript_text(request, i).into_owned())),
+    );
     out
 }
 

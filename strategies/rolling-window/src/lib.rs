@@ -12,7 +12,8 @@ use recap_core::{
     SpecError, Strategy, StrategyInfo, StrategySpec,
 };
 use recap_single_user_coalesced::{
-    SummaryCache, SummaryOptions, canonical_spec, context_len_hint, reject_unknown, write_context,
+    SummaryCache, SummaryOptions, canonical_spec, context_len_hint, reject_unknown, single_shot,
+    summary_invariants, write_context,
 };
 use std::sync::Arc;
 
@@ -84,8 +85,11 @@ impl Strategy for RollingWindow {
         if request.form == Form::Chat {
             return Ok(self.render_chat(&request));
         }
-        if k <= window || request.max_turns == 1 {
+        if k <= window {
             return Ok(recap_full_history::render(&request));
+        }
+        if let Some(full) = single_shot(&request) {
+            return Ok(full);
         }
         let older = k - window;
         let cache = SummaryCache::for_session(state, session);
@@ -95,17 +99,7 @@ impl Strategy for RollingWindow {
     }
 
     fn invariants(&self) -> Vec<Invariant> {
-        let mut all = Invariant::UNIVERSAL.to_vec();
-        all.extend([
-            Invariant::MissionLeadsFirstUser,
-            Invariant::FailedTurnsVerbatim,
-            Invariant::TurnsLine,
-            Invariant::Limits {
-                tool_call_limit: self.options.tool_call_limit,
-                println_limit: self.options.println_limit,
-            },
-        ]);
-        all
+        summary_invariants(self.options)
     }
 
     fn forms(&self) -> Vec<Form> {
@@ -122,8 +116,11 @@ impl RollingWindow {
         let k = request.turns.len();
         let window = self.window as usize;
         // k ≤ window: nothing to fold. SS-001: single-shot mode is not compressed.
-        if k <= window || request.max_turns == 1 {
+        if k <= window {
             return recap_full_history::render(request);
+        }
+        if let Some(full) = single_shot(request) {
+            return full;
         }
         let older = &request.turns[..k - window];
         let mut first =

@@ -40,7 +40,6 @@ fn nth_char_start_counts_chars_not_bytes() {
     }
 }
 
-
 #[test]
 fn trn_002_sample_options_are_3_and_80() {
     assert_eq!(PrintOptions::SAMPLE, PrintOptions::new(Some(3), Some(80)));

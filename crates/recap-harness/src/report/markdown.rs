@@ -1,6 +1,7 @@
 //! The markdown view: the summary table plus notes as a list.
 
-use super::{Report, notes, summary_rows};
+use super::columns::{Align, shown_columns, shown_rows};
+use super::{Report, notes};
 
 /// Text as a literal in a Markdown table cell or list item: a `|` would end the cell,
 /// a line break the row, and `*`, `_`, `` ` `` or `\` could start emphasis or code
@@ -22,7 +23,8 @@ fn cell(s: &str) -> String {
 }
 
 pub fn to_markdown(report: &Report) -> String {
-    let (header, rows) = summary_rows(report);
+    let header: Vec<&str> = shown_columns().map(|c| c.header).collect();
+    let rows = shown_rows(report);
     let mut out = String::from("# recap run\n\n");
     out.push_str("Corpora: ");
     let corpora: Vec<String> = report
@@ -39,8 +41,11 @@ pub fn to_markdown(report: &Report) -> String {
     out.push_str(&corpora.join(", "));
     out.push_str("\n\n");
     out.push_str(&format!("| {} |\n", header.join(" | ")));
-    let align: Vec<&str> = (0..header.len())
-        .map(|i| if i < 2 { ":---" } else { "---:" })
+    let align: Vec<&str> = shown_columns()
+        .map(|c| match c.align {
+            Align::Left => ":---",
+            Align::Right => "---:",
+        })
         .collect();
     out.push_str(&format!("| {} |\n", align.join(" | ")));
     for row in rows {

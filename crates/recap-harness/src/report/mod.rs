@@ -5,6 +5,7 @@
 //! are wall-clock timings; every other field is identical between runs of the same
 //! input whatever the job count.
 
+mod columns;
 mod csv;
 mod markdown;
 mod table;
@@ -206,7 +207,7 @@ impl Report {
     }
 }
 
-/// Shared cell formatting of the human-readable views.
+/// Shared cell formatting of the human-readable views (and chart axes).
 pub(crate) mod fmt {
     pub fn pct(v: Option<f64>) -> String {
         v.map_or_else(|| "-".into(), |v| format!("{:.1}%", v * 100.0))
@@ -245,49 +246,6 @@ pub(crate) mod fmt {
             run.strategy.clone()
         }
     }
-}
-
-/// The column set shared by the table and markdown views.
-pub(crate) fn summary_rows(report: &Report) -> (Vec<&'static str>, Vec<Vec<String>>) {
-    let header = vec![
-        "strategy",
-        "tokenizer",
-        "sessions",
-        "calls",
-        "prompt tokens",
-        "peak",
-        "savings",
-        "cached",
-        "eff. cost",
-        "retention",
-        "violations",
-        "errors",
-        "render p50",
-        "render p95",
-    ];
-    let rows = report
-        .runs
-        .iter()
-        .map(|r| {
-            vec![
-                fmt::strategy(r),
-                r.tokenizer.clone(),
-                fmt::int(r.sessions),
-                fmt::int(r.calls),
-                fmt::int(r.prompt_tokens_total),
-                fmt::int(r.prompt_tokens_peak),
-                fmt::pct(r.savings_vs_full_history),
-                fmt::pct(r.cache_hit_rate),
-                fmt::float_int(r.effective_cost),
-                fmt::pct(r.retention),
-                fmt::int(r.invariant_violations.count),
-                fmt::int(r.render_errors.count),
-                fmt::ns(r.render_ns_median),
-                fmt::ns(r.render_ns_p95),
-            ]
-        })
-        .collect();
-    (header, rows)
 }
 
 /// Notes under the table: implicit baseline, fidelity, examples, rejections.

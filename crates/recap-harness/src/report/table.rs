@@ -1,6 +1,7 @@
 //! The aligned terminal table.
 
-use super::{Report, notes, summary_rows};
+use super::columns::{Align, shown_columns, shown_rows};
+use super::{Report, notes};
 
 /// Column widths count characters, so `µs` and `…` do not skew alignment.
 fn width(s: &str) -> usize {
@@ -9,14 +10,15 @@ fn width(s: &str) -> usize {
 
 /// The summary table: text columns left-aligned, numbers right-aligned, then notes.
 pub fn to_table(report: &Report) -> String {
-    let (header, rows) = summary_rows(report);
+    let header: Vec<&str> = shown_columns().map(|c| c.header).collect();
+    let left: Vec<bool> = shown_columns().map(|c| c.align == Align::Left).collect();
+    let rows = shown_rows(report);
     let mut widths: Vec<usize> = header.iter().map(|h| width(h)).collect();
     for row in &rows {
         for (w, cell) in widths.iter_mut().zip(row) {
             *w = (*w).max(width(cell));
         }
     }
-    let left = |col: usize| col < 2;
     let line = |cells: Vec<&str>| {
         let mut out = String::new();
         for (i, (cell, w)) in cells.iter().zip(&widths).enumerate() {
@@ -24,7 +26,7 @@ pub fn to_table(report: &Report) -> String {
                 out.push_str("  ");
             }
             let pad = " ".repeat(w - width(cell));
-            if left(i) {
+            if left[i] {
                 out.push_str(cell);
                 if i + 1 < cells.len() {
                     out.push_str(&pad);

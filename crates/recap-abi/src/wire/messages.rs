@@ -1,0 +1,388 @@
+//! Responses: `{"messages": [...]}` (with `messages_kept` in a session) or
+//! `{"error": {...}}`. Since ABI 1.1 a message may carry `tool_calls` (ASSISTANT),
+//! `tool_call_id` and `name` (TOOL), and `content` may be `null` (an ASSISTANT message
+//! that only calls tools, as provider APIs write it), read as empty text.
+
+use super::put_json;
+use crate::json;
+use recap_core::{Message, MessageToolCall, Role};
+use serde::{Deserialize, Deserializer, Serialize};
+
+/// `{"error": {...}}`: what a failed call returns.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ErrorBody {
+    pub kind: String,
+    pub message: String,
+    /// For `invalid_options`: the option at fault and its value, when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub key: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub value: Option<String>,
+}
+
+impl ErrorBody {
+    pub fn new(kind: impl Into<String>, message: impl Into<String>) -> Self {
+        Self {
+            kind: kind.into(),
+            message: message.into(),
+            key: None,
+            value: None,
+        }
+    }
+}
+
+#[derive(Serialize)]
+struct ErrorEnvelope<'a> {
+    error: &'a ErrorBody,
+}
+
+pub fn error_response(error: &ErrorBody) -> Vec<u8> {
+    let mut out = Vec::with_capacity(64 + error.message.len());
+    put_json(&mut out, &ErrorEnvelope { error });
+    out
+}
+
+/// `{"messages":[...]}`, or in a session `{"messages":[new...],"messages_kept":n}`.
+pub fn messages_response(messages: &[Message], messages_kept: Option<usize>) -> Vec<u8> {
+    let size: usize = messages.iter().map(|m| m.content.len() + 36).sum();
+    let mut out = Vec::with_capacity(size + 48);
+    out.extend_from_slice(b"{\"messages\":[");
+    for (i, m) in messages.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        put_message(&mut out, m);
+    }
+    out.push(b']');
+    if let Some(n) = messages_kept {
+        out.extend_from_slice(b",\"messages_kept\":");
+        json::put_u64(&mut out, n as u64);
+    }
+    out.push(b'}');
+    out
+}
+
+/// One message; the ABI 1.1 fields only when set, so that a text message is written
+/// exactly as ABI 1.0 wrote it.
+fn put_message(out: &mut Vec<u8>, m: &Message) {
+    out.extend_from_slice(b"{\"role\":\"");
+    out.extend_from_slice(m.role.as_str().as_bytes());
+    out.extend_from_slice(b"\",\"content\":");
+    json::put_str(out, &m.content);
+    if !m.tool_calls.is_empty() {
+        out.extend_from_slice(b",\"tool_calls\":[");
+        for (i, c) in m.tool_calls.iter().enumerate() {
+            if i > 0 {
+                out.push(b',');
+            }
+            out.extend_from_slice(b"{\"id\":");
+            json::put_str(out, &c.id);
+            out.extend_from_slice(b",\"name\":");
+            json::put_str(out, &c.name);
+            out.extend_from_slice(b",\"arguments\":");
+            json::put_str(out, &c.arguments);
+            out.push(b'}');
+        }
+        out.push(b']');
+    }
+    if let Some(id) = &m.tool_call_id {
+        out.extend_from_slice(b",\"tool_call_id\":");
+        json::put_str(out, id);
+    }
+    if let Some(name) = &m.name {
+        out.extend_from_slice(b",\"name\":");
+        json::put_str(out, name);
+    }
+    out.push(b'}');
+}
+
+/// A response as the host reads it: exactly one of `messages` and `error`.
+#[derive(Debug, Clone, Deserialize)]
+pub struct Response {
+    #[serde(default, deserialize_with = "messages_or_null")]
+    pub messages: Option<Vec<Message>>,
+    /// Session responses: how many leading messages of the previous response of this
+    /// session come before `messages`.
+    #[serde(default)]
+    pub messages_kept: Option<usize>,
+    #[serde(default)]
+    pub error: Option<ErrorBody>,
+}
+
+/// A message as a plugin may write it (lenient: `content` may be null, the list of tool
+/// calls null or absent).
+#[derive(Deserialize)]
+struct WireMessage {
+    role: Role,
+    content: Option<String>,
+    #[serde(default)]
+    tool_calls: Option<Vec<MessageToolCall>>,
+    #[serde(default)]
+    tool_call_id: Option<String>,
+    #[serde(default)]
+    name: Option<String>,
+}
+
+impl From<WireMessage> for Message {
+    fn from(w: WireMessage) -> Self {
+        Message {
+            role: w.role,
+            content: w.content.unwrap_or_default(),
+            tool_calls: w.tool_calls.unwrap_or_default(),
+            tool_call_id: w.tool_call_id,
+            name: w.name,
+        }
+    }
+}
+
+fn messages_or_null<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Vec<Message>>, D::Error> {
+    let wire = Option::<Vec<WireMessage>>::deserialize(d)?;
+    Ok(wire.map(|list| list.into_iter().map(Message::from).collect()))
+}
+
+impl Response {
+    /// Reads a response: a fast path for the usual `{"messages": [...],
+    /// "messages_kept": n}`, serde_json for everything else (errors included), with
+    /// the same result either way.
+    pub fn from_slice(bytes: &[u8]) -> Result<Response, serde_json::Error> {
+        match fast_messages_response(bytes) {
+            Ok(response) => Ok(response),
+            Err(json::GiveUp) => serde_json::from_slice(bytes),
+        }
+    }
+}
+
+pub(crate) fn fast_messages_response(bytes: &[u8]) -> json::Fast<Response> {
+    use json::GiveUp;
+    let mut r = json::Reader::new(bytes)?;
+    let (mut messages, mut kept) = (None, None);
+    let mut seen_kept = false;
+    let mut m = r.object()?;
+    while let Some(key) = r.key(&mut m)? {
+        match &*key {
+            "messages" if messages.is_none() => {
+                let mut list = Vec::new();
+                let mut a = r.array()?;
+                while r.item(&mut a)? {
+                    list.push(fast_message(&mut r)?);
+                }
+                messages = Some(list);
+            }
+            "messages_kept" if !seen_kept => {
+                seen_kept = true;
+                if !r.null()? {
+                    kept = Some(usize::try_from(r.u64()?).map_err(|_| GiveUp)?);
+                }
+            }
+            // Errors, repeated keys: the reference parser.
+            "messages" | "messages_kept" | "error" => return Err(GiveUp),
+            _ => r.skip()?,
+        }
+    }
+    r.end()?;
+    Ok(Response {
+        messages: Some(messages.ok_or(GiveUp)?),
+        messages_kept: kept,
+        error: None,
+    })
+}
+
+fn fast_message(r: &mut json::Reader<'_>) -> json::Fast<Message> {
+    use json::GiveUp;
+    let (mut role, mut content, mut tool_calls, mut tool_call_id, mut name) =
+        (None, None, None, None, None);
+    let mut m = r.object()?;
+    while let Some(key) = r.key(&mut m)? {
+        match &*key {
+            "role" if role.is_none() => {
+                role = Some(match &*r.str()? {
+                    "system" => Role::System,
+                    "user" => Role::User,
+                    "assistant" => Role::Assistant,
+                    "tool" => Role::Tool,
+                    _ => return Err(GiveUp),
+                });
+            }
+            "content" if content.is_none() => content = Some(r.opt_string()?),
+            "tool_calls" if tool_calls.is_none() => {
+                let mut calls = Vec::new();
+                if !r.null()? {
+                    let mut a = r.array()?;
+                    while r.item(&mut a)? {
+                        calls.push(fast_tool_call(r)?);
+                    }
+                }
+                tool_calls = Some(calls);
+            }
+            "tool_call_id" if tool_call_id.is_none() => tool_call_id = Some(r.opt_string()?),
+            "name" if name.is_none() => name = Some(r.opt_string()?),
+            "role" | "content" | "tool_calls" | "tool_call_id" | "name" => return Err(GiveUp),
+            _ => r.skip()?,
+        }
+    }
+    Ok(Message {
+        role: role.ok_or(GiveUp)?,
+        content: content.ok_or(GiveUp)?.unwrap_or_default(),
+        tool_calls: tool_calls.unwrap_or_default(),
+        tool_call_id: tool_call_id.flatten(),
+        name: name.flatten(),
+    })
+}
+
+fn fast_tool_call(r: &mut json::Reader<'_>) -> json::Fast<MessageToolCall> {
+    use json::GiveUp;
+    let (mut id, mut name, mut arguments) = (None, None, None);
+    let mut m = r.object()?;
+    while let Some(key) = r.key(&mut m)? {
+        match &*key {
+            "id" if id.is_none() => id = Some(r.string()?),
+            "name" if name.is_none() => name = Some(r.string()?),
+            "arguments" if arguments.is_none() => arguments = Some(r.string()?),
+            "id" | "name" | "arguments" => return Err(GiveUp),
+            _ => r.skip()?,
+        }
+    }
+    Ok(MessageToolCall {
+        id: id.ok_or(GiveUp)?,
+        name: name.ok_or(GiveUp)?,
+        arguments: arguments.ok_or(GiveUp)?,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn responses_parse_leniently() {
+        let r: Response = serde_json::from_slice(
+            br#"{"messages":[{"role":"system","content":"s","extra":1}],"new_field":true}"#,
+        )
+        .unwrap();
+        assert_eq!(r.messages.unwrap(), vec![Message::system("s")]);
+        let bytes = messages_response(&[Message::user("u\u{0}")], Some(3));
+        let r: Response = serde_json::from_slice(&bytes).unwrap();
+        assert_eq!(r.messages_kept, Some(3));
+        assert_eq!(r.messages.unwrap()[0].content, "u\u{0}");
+        let bytes = error_response(&ErrorBody::new("panic", "oh"));
+        let r: Response = serde_json::from_slice(&bytes).unwrap();
+        assert_eq!(r.error.unwrap().kind, "panic");
+    }
+
+    #[test]
+    fn text_messages_are_written_as_abi_1_0_wrote_them() {
+        let bytes = messages_response(&[Message::system("s"), Message::user("u")], None);
+        assert_eq!(
+            String::from_utf8(bytes).unwrap(),
+            r#"{"messages":[{"role":"system","content":"s"},{"role":"user","content":"u"}]}"#
+        );
+    }
+
+    fn tool_exchange() -> Vec<Message> {
+        let call = |id: &str| MessageToolCall {
+            id: id.into(),
+            name: "read_file".into(),
+            arguments: r#"{"path": "a \"b\".rs"}"#.into(),
+        };
+        vec![
+            Message::system("s"),
+            Message::user("m"),
+            Message::assistant_with_calls("", vec![call("c1"), call("c2")]),
+            Message::tool("c1", Some("read_file".into()), "fn main() {}\n"),
+            Message::tool("c2", None, ""),
+            Message::assistant("done"),
+        ]
+    }
+
+    #[test]
+    fn tool_carrying_messages_round_trip() {
+        let messages = tool_exchange();
+        let bytes = messages_response(&messages, Some(1));
+        let fast = fast_messages_response(&bytes).expect("the SDK's responses are fast");
+        assert_eq!(fast.messages.as_deref(), Some(messages.as_slice()));
+        let serde: Response = serde_json::from_slice(&bytes).unwrap();
+        assert_eq!(serde.messages, fast.messages);
+    }
+
+    #[test]
+    fn provider_shaped_messages_are_read_too() {
+        // What a plugin copying a chat turn's parts writes: `content: null`, and the
+        // observation's own fields, which are ignored.
+        let text = r#"{"messages":[{"role":"assistant","content":null,"tool_calls":[{"id":"c1","name":"f","arguments":"{}"}],"reasoning":"r"},
+            {"role":"tool","tool_call_id":"c1","name":"f","content":"ok","is_error":true},
+            {"role":"user","content":"out","environment":true,"tool_calls":null}]}"#;
+        let want = vec![
+            Message::assistant_with_calls(
+                "",
+                vec![MessageToolCall {
+                    id: "c1".into(),
+                    name: "f".into(),
+                    arguments: "{}".into(),
+                }],
+            ),
+            Message::tool("c1", Some("f".into()), "ok"),
+            Message::user("out"),
+        ];
+        let fast = fast_messages_response(text.as_bytes()).expect("fast");
+        assert_eq!(fast.messages.as_deref(), Some(want.as_slice()));
+        let serde: Response = serde_json::from_str(text).unwrap();
+        assert_eq!(serde.messages.as_deref(), Some(want.as_slice()));
+    }
+
+    #[test]
+    fn responses_read_the_same_through_the_fast_path_and_serde() {
+        let contents = ["", "plain", "a\nb \"q\" \\ \u{1} é日本👍🏽", &"x".repeat(100)];
+        for kept in [None, Some(0), Some(3)] {
+            let mut messages: Vec<Message> = contents
+                .iter()
+                .enumerate()
+                .map(|(i, c)| match i % 3 {
+                    0 => Message::system(*c),
+                    1 => Message::user(*c),
+                    _ => Message::assistant(*c),
+                })
+                .collect();
+            messages.extend(tool_exchange());
+            let bytes = messages_response(&messages, kept);
+            let serde: Response = serde_json::from_slice(&bytes).unwrap();
+            let fast = fast_messages_response(&bytes).expect("the SDK's responses are fast");
+            assert_eq!(fast.messages.as_deref(), Some(messages.as_slice()));
+            assert_eq!(fast.messages_kept, kept);
+            assert_eq!(serde.messages, fast.messages);
+        }
+        // Whatever the fast path takes, it reads as serde does; the rest goes to serde.
+        for text in [
+            r#"{"messages":[]}"#,
+            r#" { "new" : [1, {"a": null}], "messages" : [ {"content":"c","x":1,"role":"user"} ] , "messages_kept" : null } "#,
+            r#"{"messages":[{"role":"user","content":"\u00e9\ud83d\ude00"}],"messages_kept":2}"#,
+            r#"{"messages":[{"role":"robot","content":"c"}]}"#,
+            r#"{"messages":[{"role":"user"}]}"#,
+            r#"{"messages":[{"role":"user","content":null}]}"#,
+            r#"{"messages":[{"role":"user","content":"a","content":"b"}]}"#,
+            r#"{"messages":[{"role":"tool","content":"a","tool_call_id":null,"name":null}]}"#,
+            r#"{"messages":[{"role":"tool","content":"a","tool_call_id":"x","tool_call_id":"y"}]}"#,
+            r#"{"messages":[{"role":"assistant","content":"a","tool_calls":[{"id":"x","name":"n"}]}]}"#,
+            r#"{"messages":[{"role":"assistant","content":"a","tool_calls":[{"id":"x","name":"n","arguments":1}]}]}"#,
+            r#"{"messages":[{"role":"assistant","content":"a","tool_calls":{}}]}"#,
+            r#"{"messages":[],"messages_kept":-1}"#,
+            r#"{"messages":[],"messages_kept":1.0}"#,
+            r#"{"messages":null}"#,
+            r#"{"error":{"kind":"panic","message":"m"}}"#,
+            r#"{"messages":[],"error":{"kind":"k","message":"m"}}"#,
+            r#"{"messages":[]} trailing"#,
+            r#"{"messages":[{"role":"user","content":"\ud800"}]}"#,
+        ] {
+            let serde = serde_json::from_slice::<Response>(text.as_bytes());
+            let ours = Response::from_slice(text.as_bytes());
+            match (&serde, &ours) {
+                (Ok(a), Ok(b)) => {
+                    assert_eq!(a.messages, b.messages, "{text}");
+                    assert_eq!(a.messages_kept, b.messages_kept, "{text}");
+                    assert_eq!(a.error, b.error, "{text}");
+                }
+                (Err(_), Err(_)) => {}
+                _ => panic!("{text}: serde {serde:?}, ours {ours:?}"),
+            }
+        }
+    }
+}

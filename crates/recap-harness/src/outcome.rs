@@ -1,0 +1,66 @@
+//! What processing one session measured, per strategy and tokenizer, before it is folded
+//! into the run rows.
+
+use recap_core::invariants::Violation;
+use recap_core::{RejectedSession, RenderError};
+
+/// One render failure.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CallError {
+    pub call: usize,
+    pub error: RenderError,
+}
+
+/// What one tokenizer measured on one session under one strategy.
+#[derive(Debug, Clone, Default)]
+pub struct TokOutcome {
+    /// Prompt tokens of each call (complete sessions only).
+    pub per_call: Vec<u64>,
+    pub cached: u64,
+    /// Full-history tokens / recorded input tokens per call where recorded (baseline only).
+    pub fidelity: Vec<f64>,
+    pub tokenized: u64,
+    pub reused: u64,
+    /// Lines of the messages counted anew: tokenized, or found in the session's cache.
+    pub segments_tokenized: u64,
+    pub segments_reused: u64,
+}
+
+impl TokOutcome {
+    pub fn total(&self) -> u64 {
+        self.per_call.iter().sum()
+    }
+    pub fn peak(&self) -> u64 {
+        self.per_call.iter().copied().max().unwrap_or(0)
+    }
+}
+
+/// What one strategy did on one session.
+#[derive(Debug, Clone, Default)]
+pub struct StratOutcome {
+    /// Every call rendered without error (token figures are only valid then).
+    pub complete: bool,
+    pub render_ns: Vec<u64>,
+    pub render_errors: Vec<CallError>,
+    pub violations: Vec<Violation>,
+    pub facts: u64,
+    pub retained: u64,
+    pub toks: Vec<TokOutcome>,
+    /// Serialised prompt dumps (JSON lines), in call order.
+    pub dumps: Vec<String>,
+}
+
+/// Everything measured on one session.
+#[derive(Debug, Clone)]
+pub struct SessionOutcome {
+    pub id: String,
+    pub calls: usize,
+    pub strategies: Vec<StratOutcome>,
+}
+
+/// One input item after processing, tagged with where it came from.
+pub struct Processed {
+    pub corpus: usize,
+    pub line: usize,
+    pub outcome: Result<SessionOutcome, RejectedSession>,
+}

@@ -1,0 +1,93 @@
+//! The facts a session records, in order of first appearance.
+
+use recap_core::Turn;
+use std::collections::HashSet;
+
+/// Characters of a print's first line that count as the fact (SPEC section 9).
+pub const PRINT_FACT_CHARS: usize = 120;
+
+/// The growing, de-duplicated fact list of one session.
+#[derive(Debug, Default, Clone)]
+pub struct Facts {
+    list: Vec<String>,
+    seen: HashSet<String>,
+}
+
+impl Facts {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// All facts in order of first appearance.
+    pub fn list(&self) -> &[String] {
+        &self.list
+    }
+
+    pub fn len(&self) -> usize {
+        self.list.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.list.is_empty()
+    }
+
+    pub(super) fn add(&mut self, fact: &str) {
+        if !fact.is_empty() && !self.seen.contains(fact) {
+            self.seen.insert(fact.to_string());
+            self.list.push(fact.to_string());
+        }
+    }
+
+    /// Adds what one completed turn records. Definitions count only for successful turns
+    /// (a failed turn defines nothing, SPEC section 4).
+    pub fn add_turn(&mut self, turn: &Turn) {
+        if turn.success {
+            for d in &turn.definitions {
+                self.add(&d.name);
+            }
+        }
+        for p in &turn.prints {
+            self.add(&print_fact(p));
+        }
+        if let Some(msg) = turn.error_message() {
+            self.add(msg);
+        }
+    }
+
+    /// The facts recorded by `turns`, in order.
+    pub fn from_turns(turns: &[Turn]) -> Self {
+        let mut f = Facts::new();
+        for t in turns {
+            f.add_turn(t);
+        }
+        f
+    }
+}
+
+/// A print's first line, cut to [`PRINT_FACT_CHARS`] characters.
+pub fn print_fact(print: &str) -> String {
+    let first = print.split(['\n', '\r']).next().unwrap_or("");
+    first.chars().take(PRINT_FACT_CHARS).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn print_fact_takes_first_line_in_chars() {
+        assert_eq!(print_fact("a\nb"), "a");
+        assert_eq!(print_fact("x\r\ny"), "x");
+        let long: String = "é".repeat(130);
+        assert_eq!(print_fact(&long).chars().count(), 120);
+    }
+
+    #[test]
+    fn equal_facts_count_once_and_empty_ones_not_at_all() {
+        let mut facts = Facts::new();
+        for f in ["abc", "", "bc", "abc"] {
+            facts.add(f);
+        }
+        assert_eq!(facts.list(), ["abc", "bc"]);
+    }
+}

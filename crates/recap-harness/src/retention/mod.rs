@@ -1,0 +1,201 @@
+//! Retention (SPEC section 9): the facts recorded so far and which of them a prompt
+//! still carries verbatim. `recap run` and `recap inspect` both measure it here.
+//!
+//! Facts before call k: each live definition name, each print's first line (up to 120
+//! characters), each failed turn's error message. Equal facts count once, empty ones not
+//! at all (an empty string is trivially "in" every prompt and would inflate the share).
+//! Live names only accumulate (a redefinition keeps its name live) and prints and errors
+//! only accumulate, so the fact list of call k+1 extends that of call k; a message's
+//! scan therefore serves every call, and a message sent again unchanged is not scanned
+//! again. A fact must lie inside one message: a match across a message boundary does not
+//! count.
+
+mod facts;
+mod matcher;
+
+pub use facts::{Facts, PRINT_FACT_CHARS, print_fact};
+pub use matcher::{FactLines, FactMatcher};
+
+use crate::calls::calls;
+use recap_core::{Message, Session};
+
+/// One session's facts and what finding them costs once: the matcher, and the facts
+/// found in each line seen so far (shared by every strategy of the session, since they
+/// render many of the same lines).
+pub struct SessionRetention {
+    facts: Facts,
+    /// Facts recorded before call k: `facts.list()[..before_call[k]]`.
+    before_call: Vec<usize>,
+    matcher: FactMatcher,
+    lines: FactLines,
+}
+
+impl SessionRetention {
+    pub fn new(session: &Session) -> Self {
+        let mut facts = Facts::new();
+        let mut before_call = Vec::with_capacity(calls(session).len());
+        for k in calls(session) {
+            before_call.push(facts.len());
+            facts.add_turn(&session.turns[k]);
+        }
+        SessionRetention {
+            matcher: FactMatcher::new(&facts),
+            facts,
+            before_call,
+            lines: FactLines::default(),
+        }
+    }
+
+    /// The facts recorded before call `k`.
+    pub fn facts_before(&self, k: usize) -> &[String] {
+        &self.facts.list()[..self.before_call[k]]
+    }
+
+    /// Which of the facts recorded before call `k` the prompt `messages` keeps, in the
+    /// order of [`SessionRetention::facts_before`].
+    pub fn marks(&mut self, k: usize, messages: &[Message]) -> Vec<bool> {
+        let mut scans = RetentionScans::default();
+        scans.mark(self, k, messages, &vec![None; messages.len()]);
+        scans.marks
+    }
+
+    /// Indices of the session's facts (any call's) found in `content`.
+    fn scan(&mut self, content: &str) -> Vec<u32> {
+        self.matcher
+            .scan_lines(content, &self.facts, &mut self.lines)
+    }
+}
+
+/// The retention of one call: facts recorded before it, and how many the prompt kept.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct CallRetention {
+    pub facts: u64,
+    pub retained: u64,
+}
+
+/// One strategy's retention over the calls of a session: the facts found in each
+/// message of its previous call, so a message it sends again is not scanned again.
+#[derive(Debug, Default)]
+pub struct RetentionScans {
+    prev: Vec<Vec<u32>>,
+    marks: Vec<bool>,
+}
+
+impl RetentionScans {
+    /// Marks the facts recorded before call `k` that `messages` carry verbatim.
+    /// `reuse[i]`, when set, is the index of a message of the previous call marked here
+    /// with the same content as `messages[i]`.
+    pub fn mark(
+        &mut self,
+        retention: &mut SessionRetention,
+        k: usize,
+        messages: &[Message],
+        reuse: &[Option<usize>],
+    ) -> CallRetention {
+        let n_facts = retention.before_call[k];
+        self.marks.clear();
+        self.marks.resize(n_facts, false);
+        let scans: Vec<Vec<u32>> = messages
+            .iter()
+            .zip(reuse)
+            .map(|(m, r)| {
+                let found = match r {
+                    Some(j) => self.prev[*j].clone(),
+                    None => retention.scan(&m.content),
+                };
+                // Ascending: the facts of later calls come last.
+                for &f in found.iter().take_while(|f| (**f as usize) < n_facts) {
+                    self.marks[f as usize] = true;
+                }
+                found
+            })
+            .collect();
+        self.prev = scans;
+        CallRetention {
+            facts: n_facts as u64,
+            retained: self.marks.iter().filter(|m| **m).count() as u64,
+        }
+    }
+
+    /// The previous call did not render: there is nothing to reuse from.
+    pub fn forget(&mut self) {
+        self.prev.clear();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn session() -> Session {
+        let json = serde_json::json!({
+            "id": "s",
+            "mission": "m",
+            "system_prompt": "sys",
+            "max_turns": 5,
+            "turns": [
+                {"number": 1, "program": "(def a 1)", "success": true,
+                 "prints": ["alpha\nnot a fact"],
+                 "definitions": [{"name": "total-a", "kind": "def"}]},
+                {"number": 2, "program": "(x)", "success": false,
+                 "prints": ["beta"],
+                 "error": {"message": "boom: gamma"}},
+                {"number": 3, "program": "(y)", "success": true, "prints": ["alpha"]}
+            ]
+        });
+        Session::from_json(&json).expect("valid test session")
+    }
+
+    #[test]
+    fn facts_before_each_call_extend_those_of_the_last() {
+        let r = SessionRetention::new(&session());
+        assert!(r.facts_before(0).is_empty());
+        assert_eq!(r.facts_before(1), ["total-a", "alpha"]);
+        assert_eq!(
+            r.facts_before(2),
+            ["total-a", "alpha", "beta", "boom: gamma"]
+        );
+    }
+
+    /// A message reused from the previous call keeps its scan, and the marks equal a
+    /// fresh scan: facts of later calls found in it are not counted early.
+    #[test]
+    fn reused_scans_mark_what_a_fresh_scan_marks() {
+        let mut r = SessionRetention::new(&session());
+        let mut scans = RetentionScans::default();
+        let first = [Message::user("alpha beta total-a")];
+        let call = scans.mark(&mut r, 1, &first, &[None]);
+        assert_eq!(
+            call,
+            CallRetention {
+                facts: 2,
+                retained: 2
+            }
+        );
+        let second = [
+            Message::user("boom: gamma"),
+            Message::user("alpha beta total-a"),
+        ];
+        let call = scans.mark(&mut r, 2, &second, &[None, Some(0)]);
+        assert_eq!(
+            call,
+            CallRetention {
+                facts: 4,
+                retained: 4
+            }
+        );
+        assert_eq!(r.marks(2, &second), [true; 4]);
+        assert_eq!(
+            r.marks(
+                2,
+                &[
+                    Message::user("total-a"),
+                    Message::user("gam"),
+                    Message::user("ma")
+                ]
+            ),
+            [true, false, false, false],
+            "a fact split over two messages is not kept"
+        );
+    }
+}

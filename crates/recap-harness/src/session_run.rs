@@ -1,0 +1,315 @@
+//! One session under every strategy: each call rendered and checked, its tokens counted
+//! and its retention measured, with the work one call can lend the next.
+
+use crate::calls::{calls, recorded_input};
+use crate::config::RunConfig;
+use crate::counting::{CallDiff, CallTokens, RoleTokens, SegmentCounts, TokenMemory, count_call};
+use crate::outcome::{CallError, SessionOutcome, StratOutcome, TokOutcome};
+use crate::prompt_dump::{DumpedCall, dump_line};
+use crate::retention::{RetentionScans, SessionRetention};
+use recap_core::invariants::{CheckContext, Violation};
+use recap_core::{Invariant, Message, RenderError, RenderRequest, Session, SessionState, Strategy};
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::time::Instant;
+
+/// Processes one session under every strategy and tokenizer.
+pub fn process_session(cfg: &RunConfig, corpus: &str, session: &Session) -> SessionOutcome {
+    SessionRunner::new(cfg).process(corpus, session)
+}
+
+/// A run's configuration with what every session needs computed once.
+pub(crate) struct SessionRunner<'a> {
+    cfg: &'a RunConfig,
+    /// The invariants each strategy declares.
+    declared: Vec<Vec<Invariant>>,
+    /// Per tokenizer.
+    roles: Vec<RoleTokens>,
+}
+
+/// What the strategies of one session share: its retention and, per tokenizer, the
+/// token counts of the lines seen so far (strategies render many of the same lines).
+struct Shared {
+    retention: SessionRetention,
+    counts: Vec<SegmentCounts>,
+}
+
+impl<'a> SessionRunner<'a> {
+    pub(crate) fn new(cfg: &'a RunConfig) -> Self {
+        SessionRunner {
+            cfg,
+            declared: cfg
+                .strategies
+                .iter()
+                .map(|s| s.strategy.invariants())
+                .collect(),
+            roles: cfg.tokenizers.iter().map(RoleTokens::new).collect(),
+        }
+    }
+
+    pub(crate) fn process(&self, corpus: &str, session: &Session) -> SessionOutcome {
+        let mut shared = Shared {
+            retention: SessionRetention::new(session),
+            counts: self.cfg.tokenizers.iter().map(SegmentCounts::new).collect(),
+        };
+        let strategies = (0..self.cfg.strategies.len())
+            .map(|s| {
+                // Line counts are shared, so each strategy is credited with what it added.
+                let before: Vec<(u64, u64)> = shared
+                    .counts
+                    .iter()
+                    .map(|c| (c.segments_tokenized, c.segments_reused))
+                    .collect();
+                let mut o = self.process_strategy(s, corpus, session, &mut shared);
+                for ((to, c), (t0, r0)) in o.toks.iter_mut().zip(&shared.counts).zip(before) {
+                    to.segments_tokenized = c.segments_tokenized - t0;
+                    to.segments_reused = c.segments_reused - r0;
+                }
+                o
+            })
+            .collect();
+        SessionOutcome {
+            id: session.id.clone(),
+            calls: calls(session).len(),
+            strategies,
+        }
+    }
+
+    fn process_strategy(
+        &self,
+        s: usize,
+        corpus: &str,
+        session: &Session,
+        shared: &mut Shared,
+    ) -> StratOutcome {
+        let mut pass = StrategyPass::new(self, s, session);
+        for k in calls(session) {
+            let Some(messages) = pass.render_checked(session, k) else {
+                continue;
+            };
+            let diff = CallDiff::new(pass.prev.as_deref(), &messages);
+            pass.retention(k, &messages, &diff, &mut shared.retention);
+            let prompt_tokens = pass.count_tokens(session, k, &messages, &diff, &mut shared.counts);
+            if self.cfg.dump_prompts {
+                pass.dump(corpus, session, k, &messages, &prompt_tokens);
+            }
+            pass.prev = Some(messages);
+        }
+        pass.finish()
+    }
+}
+
+/// One strategy's pass over the calls of a session, and what it carries from one call
+/// to the next.
+struct StrategyPass<'r> {
+    runner: &'r SessionRunner<'r>,
+    /// The strategy's index in the run.
+    s: usize,
+    out: StratOutcome,
+    /// The previous call's prompt, when it rendered.
+    prev: Option<Vec<Message>>,
+    scans: RetentionScans,
+    /// Per tokenizer: the previous call's counts.
+    mems: Vec<TokenMemory>,
+    /// Per tokenizer: each message's content tokens in the current call.
+    counts: Vec<Vec<u32>>,
+    // One scratch state per (strategy, session) lets strategies (plugins above all)
+    // render call k+1 from call k's work; the determinism check renders through a second,
+    // independent state so a stateful shortcut cannot vouch for itself.
+    state: SessionState,
+    second_state: SessionState,
+}
+
+impl<'r> StrategyPass<'r> {
+    fn new(runner: &'r SessionRunner<'r>, s: usize, session: &Session) -> Self {
+        let ntok = runner.cfg.tokenizers.len();
+        StrategyPass {
+            runner,
+            s,
+            out: StratOutcome {
+                complete: true,
+                render_ns: Vec::with_capacity(calls(session).len()),
+                toks: vec![TokOutcome::default(); ntok],
+                ..StratOutcome::default()
+            },
+            prev: None,
+            scans: RetentionScans::default(),
+            mems: vec![TokenMemory::default(); ntok],
+            counts: vec![Vec::new(); ntok],
+            state: SessionState::new(),
+            second_state: SessionState::new(),
+        }
+    }
+
+    fn strategy(&self) -> &'r dyn Strategy {
+        self.runner.cfg.strategies[self.s].strategy.as_ref()
+    }
+
+    /// Renders call `k` (timed) and checks the render; `None` when it has no prompt.
+    fn render_checked(&mut self, session: &Session, k: usize) -> Option<Vec<Message>> {
+        // A call past the session's budget has no prompt: report it, never render it.
+        if let Err(e) = RenderRequest::for_call(session, k) {
+            self.out.complete = false;
+            self.out.render_errors.push(CallError {
+                call: k,
+                error: RenderError::new("request", e.to_string()),
+            });
+            return None;
+        }
+        let start = Instant::now();
+        let rendered = render_guarded(self.strategy(), session, k, &mut self.state);
+        self.out.render_ns.push(start.elapsed().as_nanos() as u64);
+        match rendered {
+            Ok(messages) => {
+                self.check(session, k, &messages);
+                Some(messages)
+            }
+            Err(error) => {
+                self.out.complete = false;
+                self.out.render_errors.push(CallError { call: k, error });
+                // The next call has nothing to share a prefix or counts with.
+                self.prev = None;
+                self.scans.forget();
+                self.mems
+                    .iter_mut()
+                    .for_each(|m| *m = TokenMemory::default());
+                None
+            }
+        }
+    }
+
+    /// The declared invariants, with a second render for determinism.
+    fn check(&mut self, session: &Session, k: usize, messages: &[Message]) {
+        let second = render_guarded(self.strategy(), session, k, &mut self.second_state);
+        let ctx = CheckContext {
+            session,
+            k,
+            messages,
+            previous: self.prev.as_deref(),
+            second_render: second.as_ref().ok().map(Vec::as_slice),
+        };
+        let declared = &self.runner.declared[self.s];
+        self.out
+            .violations
+            .extend((self.runner.cfg.checker)(declared, &ctx));
+        if let Err(e) = &second {
+            self.out.violations.push(Violation {
+                call: k,
+                invariant: Invariant::Deterministic.id(),
+                detail: format!("the first render succeeded, the second failed: {e}"),
+            });
+        }
+        // Checked: the copy is freed here, before the prompt is tokenized, so it is not
+        // held at the peak of a call with a huge print (tokenizing needs many times the
+        // text's size).
+    }
+
+    fn retention(
+        &mut self,
+        k: usize,
+        messages: &[Message],
+        diff: &CallDiff,
+        retention: &mut SessionRetention,
+    ) {
+        let call = self.scans.mark(retention, k, messages, &diff.reuse);
+        self.out.facts += call.facts;
+        self.out.retained += call.retained;
+    }
+
+    /// Counts call `k` under every tokenizer; returns its prompt tokens per tokenizer.
+    fn count_tokens(
+        &mut self,
+        session: &Session,
+        k: usize,
+        messages: &[Message],
+        diff: &CallDiff,
+        lines: &mut [SegmentCounts],
+    ) -> Vec<u64> {
+        let cfg = self.runner.cfg;
+        let recorded = if self.s == cfg.baseline {
+            recorded_input(session, k).filter(|&r| r > 0)
+        } else {
+            None
+        };
+        let mut prompt_tokens = Vec::with_capacity(cfg.tokenizers.len());
+        for (t, tok) in cfg.tokenizers.iter().enumerate() {
+            let CallTokens { prompt, cached } = count_call(
+                tok,
+                &self.runner.roles[t],
+                self.prev.as_deref(),
+                messages,
+                diff,
+                &mut self.mems[t],
+                &mut lines[t],
+                &mut self.counts[t],
+            );
+            let o = &mut self.out.toks[t];
+            o.per_call.push(prompt);
+            o.cached += cached;
+            if let Some(recorded) = recorded {
+                o.fidelity.push(prompt as f64 / recorded as f64);
+            }
+            prompt_tokens.push(prompt);
+        }
+        prompt_tokens
+    }
+
+    fn dump(
+        &mut self,
+        corpus: &str,
+        session: &Session,
+        k: usize,
+        messages: &[Message],
+        prompt_tokens: &[u64],
+    ) {
+        let at = DumpedCall {
+            corpus,
+            session: &session.id,
+            call: k,
+            strategy: &self.runner.cfg.strategies[self.s].name,
+        };
+        let line = dump_line(self.runner.cfg, at, messages, &self.counts, prompt_tokens);
+        self.out.dumps.push(line);
+    }
+
+    fn finish(self) -> StratOutcome {
+        let mut out = self.out;
+        for (o, m) in out.toks.iter_mut().zip(&self.mems) {
+            o.tokenized = m.tokenized;
+            o.reused = m.reused;
+        }
+        if !out.complete {
+            // Totals over part of a session would compare unequal things; the errors say why.
+            for o in &mut out.toks {
+                o.per_call.clear();
+                o.cached = 0;
+                o.fidelity.clear();
+            }
+            out.facts = 0;
+            out.retained = 0;
+        }
+        out
+    }
+}
+
+fn render_guarded(
+    strategy: &dyn Strategy,
+    session: &Session,
+    k: usize,
+    state: &mut SessionState,
+) -> Result<Vec<Message>, RenderError> {
+    // A strategy (a plugin, say) that panics must not take the run down: the panic is
+    // reported as a render error of that call.
+    match catch_unwind(AssertUnwindSafe(|| {
+        strategy.render_session(session, k, state)
+    })) {
+        Ok(r) => r,
+        Err(payload) => {
+            let msg = payload
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| payload.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "non-string panic payload".to_string());
+            Err(RenderError::new("panic", msg))
+        }
+    }
+}

@@ -1,0 +1,93 @@
+//! The input of a run: corpus files streamed entry by entry, tagged with their corpus,
+//! with the bytes read so far counted for progress.
+
+use recap_core::{CorpusReader, Entry, RejectedSession, Session};
+use std::io::{self, Read};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// A corpus name as reports show it: the path as given.
+pub fn corpus_name(path: &Path) -> String {
+    path.display().to_string()
+}
+
+/// The entries of `corpora` as (corpus index, entry), in corpus then line order. A file
+/// that cannot be read (missing, unreadable, a directory) yields one rejection at line
+/// 0, field `file` (as `recap validate` reports it), and every other file still runs.
+/// `bytes` counts what has been read.
+pub(crate) fn corpus_entries(
+    corpora: &[PathBuf],
+    bytes: &Arc<AtomicU64>,
+) -> impl Iterator<Item = (usize, Entry)> + Send + use<> {
+    let mut sources = Vec::with_capacity(corpora.len());
+    for path in corpora {
+        sources.push(match recap_core::corpus::open_file(path) {
+            Ok(file) => CorpusSource::Readable(CorpusReader::new(
+                path,
+                io::BufReader::with_capacity(
+                    1 << 16,
+                    Counted {
+                        inner: file,
+                        bytes: Arc::clone(bytes),
+                    },
+                ),
+            )),
+            Err(rejected) => CorpusSource::Unreadable(Some(rejected)),
+        });
+    }
+    sources
+        .into_iter()
+        .enumerate()
+        .flat_map(|(i, r)| r.map(move |e| (i, e)))
+}
+
+/// In-memory sessions as the entries of corpus 0, numbered from line 1.
+pub(crate) fn session_entries(
+    sessions: Vec<Session>,
+) -> impl Iterator<Item = (usize, Entry)> + Send {
+    sessions.into_iter().enumerate().map(|(i, s)| {
+        (
+            0,
+            Entry {
+                line: i + 1,
+                session: Ok(s),
+            },
+        )
+    })
+}
+
+/// Counts the bytes a reader hands out (progress over corpus files).
+struct Counted<R> {
+    inner: R,
+    bytes: Arc<AtomicU64>,
+}
+
+impl<R: Read> Read for Counted<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.bytes.fetch_add(n as u64, Ordering::Relaxed);
+        Ok(n)
+    }
+}
+
+/// One corpus of a run: its sessions, or the single rejection saying why it could not
+/// be read.
+enum CorpusSource<R> {
+    Readable(CorpusReader<R>),
+    Unreadable(Option<RejectedSession>),
+}
+
+impl<R: io::BufRead> Iterator for CorpusSource<R> {
+    type Item = Entry;
+
+    fn next(&mut self) -> Option<Entry> {
+        match self {
+            CorpusSource::Readable(r) => r.next(),
+            CorpusSource::Unreadable(rejected) => rejected.take().map(|r| Entry {
+                line: 0,
+                session: Err(r),
+            }),
+        }
+    }
+}
