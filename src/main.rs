@@ -30,7 +30,8 @@ enum Command {
     Conformance(cmd::conformance::Args),
     /// Strategy plugins: `recap plugins check <lib>...` loads and self-tests them.
     Plugins(cmd::plugins::Args),
-    /// Import recorded agent logs (ptc-runner, smolagents, openai-chat) as a corpus.
+    /// Import recorded agent logs (ptc-runner, smolagents, openai-chat, anthropic-messages,
+    /// claude-code, swe-agent, openhands, tau2, auto) as a corpus.
     Import(cmd::import::Args),
 }
 

@@ -117,7 +117,8 @@ fn an_existing_corpus_is_never_replaced_without_force() {
     let run = recap!(&["import", "openai-chat", s(&input), "-o", s(&out)]);
     assert_eq!(run.code, 2, "{}", run.stderr);
     assert!(
-        run.stderr.contains("already exists; refusing to replace it — pass --force"),
+        run.stderr
+            .contains("already exists; refusing to replace it — pass --force"),
         "{}",
         run.stderr
     );
@@ -137,7 +138,8 @@ fn an_import_that_produced_nothing_never_replaces_a_file_even_with_force() {
     let run = recap!(&["import", "ptc-runner", s(&logs), "-o", s(&out), "--force"]);
     assert_eq!(run.code, 2, "{}", run.stderr);
     assert!(
-        run.stderr.contains("the ptc-runner importer found no session in")
+        run.stderr
+            .contains("the ptc-runner importer found no session in")
             && run.stderr.contains("so nothing was written")
             && run.stderr.contains("is unchanged")
             && run.stderr.contains("is ptc-runner the right kind of log?"),
@@ -159,7 +161,13 @@ fn a_closed_stderr_ends_an_import_quietly() {
     let (reader, writer) = std::io::pipe().unwrap();
     drop(reader);
     let status = recap_testkit::recap_command!()
-        .args(["import", "ptc-runner", s(&fixture("ptc-runner")), "-o", s(&out)])
+        .args([
+            "import",
+            "ptc-runner",
+            s(&fixture("ptc-runner")),
+            "-o",
+            s(&out),
+        ])
         .stdout(writer.try_clone().unwrap())
         .stderr(writer)
         .status()

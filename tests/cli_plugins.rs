@@ -25,18 +25,63 @@ fn check_reports_name_version_abi_and_self_test() {
         stderr,
     } = recap!(&["plugins", "check", text(&masking), text(&aggressive)]);
     assert_eq!(code, 0, "{stdout}{stderr}");
-    assert!(
-        stdout.contains("ok    ptc-output-masking 0.1.0 (ABI 1.0)"),
-        "{stdout}"
-    );
-    assert!(
-        stdout.contains("ok    aggressive 0.1.0 (ABI 1.0)"),
-        "{stdout}"
-    );
-    assert!(stdout.contains("self-test: passed"), "{stdout}");
+    // Each library's line, then the forms it renders and its self-test.
+    let lines: Vec<&str> = stdout.lines().collect();
+    for (head, forms, self_test) in [
+        (
+            "ok    ptc-output-masking 0.1.0 (ABI 1.1)",
+            "        forms: ptc",
+            "        self-test: passed (10 renders of ptc sessions, incremental sessions included)",
+        ),
+        (
+            "ok    aggressive 0.1.0 (ABI 1.1)",
+            "        forms: ptc, chat",
+            "        self-test: passed (23 renders of ptc and chat sessions, incremental sessions included)",
+        ),
+    ] {
+        let at = lines
+            .iter()
+            .position(|l| l.starts_with(head))
+            .unwrap_or_else(|| panic!("{head:?} missing from:\n{stdout}"));
+        assert_eq!(
+            lines.get(at + 1..at + 3),
+            Some(&[forms, self_test][..]),
+            "{stdout}"
+        );
+    }
     assert!(stdout.contains("options: window=10"), "{stdout}");
     assert!(
         stdout.contains("2 plugin libraries checked: 2 ok, 0 failed"),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn check_reports_a_plugin_built_against_abi_1_0_as_ptc_only() {
+    let manifest = support::fixtures_manifest();
+    let libs = support::build_cdylibs(&[
+        "--manifest-path",
+        text(&manifest),
+        "-p",
+        "recap-plugin-abi-1-0",
+        "--lib",
+    ]);
+    let lib = &libs["recap_plugin_abi_1_0"];
+    let Run {
+        code,
+        stdout,
+        stderr,
+    } = recap!(&["plugins", "check", text(lib)]);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    assert!(
+        stdout.contains("ok    frozen-digest 1.0.0 (ABI 1.0)"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("        forms: ptc\n"), "{stdout}");
+    assert!(
+        stdout.contains(
+            "self-test: passed (10 renders of ptc sessions, incremental sessions included)"
+        ),
         "{stdout}"
     );
 }
@@ -176,5 +221,55 @@ fn a_plugin_that_fails_to_load_stops_render_with_the_reason() {
     assert!(
         stderr.contains("--plugin-dir") && stderr.contains("/nonexistent-dir"),
         "{stderr}"
+    );
+}
+
+#[test]
+fn render_sends_chat_sessions_to_plugins_that_declare_the_chat_form() {
+    let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("bench-data/chat-handwritten.jsonl");
+    let render = |spec: &str, lib: &Path| {
+        recap!(&[
+            "render",
+            text(&corpus),
+            "--session",
+            "parallel-research",
+            "--turns",
+            "3",
+            "--strategy",
+            spec,
+            "--plugin",
+            text(lib),
+            "--format",
+            "json",
+        ])
+    };
+    let aggressive = sample("recap_aggressive");
+    let messages = |run: &Run| -> Vec<serde_json::Value> {
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        serde_json::from_str(&run.stdout).unwrap()
+    };
+    let all = messages(&render("aggressive:turns=3", &aggressive));
+    // Tool calls crossed the boundary both ways and print in the provider's shape.
+    assert!(
+        all.iter().any(|m| m["tool_calls"][0]["type"] == "function"),
+        "{all:?}"
+    );
+    assert!(
+        all.iter()
+            .any(|m| m["role"] == "tool" && m["tool_call_id"].is_string())
+    );
+    // The run's tokenizer reached the plugin as token counts: a budget drops turns.
+    let trimmed = messages(&render("aggressive:turns=3,max_tokens=400", &aggressive));
+    assert!(trimmed.len() < all.len(), "{trimmed:?}");
+    assert_eq!(trimmed[..2], all[..2]);
+    assert!(all.ends_with(&trimmed[2..]));
+
+    let run = render("ptc-output-masking", &sample("recap_ptc_output_masking"));
+    assert_eq!(run.code, 2, "{}", run.stdout);
+    assert!(
+        run.stderr
+            .contains("ptc-output-masking renders ptc sessions only"),
+        "{}",
+        run.stderr
     );
 }

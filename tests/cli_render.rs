@@ -323,7 +323,10 @@ fn turning_off_the_only_trim_trigger_is_refused() {
         "ptc-trim:trigger_turns=none",
     ]);
     assert_eq!(code, 2, "{stderr}");
-    assert!(stderr.contains("nothing would trigger the trim"), "{stderr}");
+    assert!(
+        stderr.contains("nothing would trigger the trim"),
+        "{stderr}"
+    );
 }
 
 #[test]

@@ -330,10 +330,16 @@ fn rejections_are_summarised_once_per_kind_on_stderr_in_every_format() {
         assert_eq!(out.code, 1, "{format}: {}", out.stderr);
         let expected = [
             "300 corpus lines rejected, not replayed:".to_string(),
-            format!("  300 × json: malformed JSON (first: {c}:2: malformed JSON: EOF while parsing"),
+            format!(
+                "  300 × json: malformed JSON (first: {c}:2: malformed JSON: EOF while parsing"
+            ),
         ];
         for line in &expected {
-            assert!(out.stderr.contains(line.as_str()), "{format}: {line:?} not in {}", out.stderr);
+            assert!(
+                out.stderr.contains(line.as_str()),
+                "{format}: {line:?} not in {}",
+                out.stderr
+            );
         }
         assert!(
             out.stderr.lines().count() <= 3,
@@ -398,7 +404,8 @@ fn a_large_json_report_says_how_to_make_it_smaller() {
     let dir = tmp.path().join("report");
     let out = run(&["--out", dir.to_str().unwrap()]);
     assert!(
-        out.stderr.contains(&format!("note: {} is ", dir.join("report.json").display())),
+        out.stderr
+            .contains(&format!("note: {} is ", dir.join("report.json").display())),
         "{}",
         out.stderr
     );

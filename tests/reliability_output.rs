@@ -157,7 +157,12 @@ fn a_killed_run_leaves_no_half_written_report_and_the_next_run_cleans_up() {
     assert_eq!(
         std::fs::read_dir(&full_out)
             .expect("read")
-            .filter(|e| e.as_ref().expect("entry").file_name().to_string_lossy().starts_with('.'))
+            .filter(|e| e
+                .as_ref()
+                .expect("entry")
+                .file_name()
+                .to_string_lossy()
+                .starts_with('.'))
             .count(),
         0,
         "a finished run leaves no lock file or staging directory"
@@ -309,11 +314,7 @@ fn a_writable_directory_under_a_read_only_parent_takes_the_report() {
     let stderr = String::from_utf8_lossy(&result.stderr);
     assert_eq!(result.status.code(), Some(0), "{stderr}");
     assert!(out.join("report.json").is_file(), "{stderr}");
-    assert_eq!(
-        visible(&parent),
-        ["out"],
-        "nothing was written beside DIR"
-    );
+    assert_eq!(visible(&parent), ["out"], "nothing was written beside DIR");
 
     // A DIR that is not writable is one clear error, the reason said once.
     let locked = base.join("locked");

@@ -101,7 +101,8 @@ fn run_whose_every_line_is_rejected_is_an_error_after_the_rejections() {
     assert!(
         r.stderr.contains("2 corpus lines rejected, not replayed:")
             && r.stderr.contains("2 × mission: required field is missing")
-            && r.stderr.contains("every one of the 2 corpus lines was rejected"),
+            && r.stderr
+                .contains("every one of the 2 corpus lines was rejected"),
         "{}",
         r.stderr
     );
@@ -132,7 +133,11 @@ fn run_with_unreadable_files_stops_before_anything_runs_or_is_written() {
                 a_directory.display()
             ),
         ] {
-            assert!(r.stderr.contains(&line), "{format}: {line:?} not in {}", r.stderr);
+            assert!(
+                r.stderr.contains(&line),
+                "{format}: {line:?} not in {}",
+                r.stderr
+            );
         }
         assert!(!out.exists(), "{format}: no report directory");
     }

@@ -9,7 +9,7 @@
 //! not run, or nothing to write.
 
 use anyhow::{Context, bail};
-use recap_import::{Import, Kind, Severity};
+use recap_import::{Import, Kind, Options, Severity, Sidechains};
 use std::fs::{self, File};
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
@@ -17,7 +17,9 @@ use std::process::ExitCode;
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// Log format: ptc-runner, smolagents or openai-chat.
+    /// Log format: ptc-runner, smolagents, openai-chat, anthropic-messages, claude-code,
+    /// swe-agent, openhands, tau2, or auto (each file's format is recognised by its
+    /// content). docs/importers.md has every mapping.
     pub kind: Kind,
     /// Log files or directories (directories are walked in sorted order).
     #[arg(required = true)]
@@ -35,6 +37,10 @@ pub struct Args {
     /// How many problems to print on stderr.
     #[arg(long, default_value_t = 20, value_name = "N")]
     pub show_problems: usize,
+    /// claude-code: each sub-agent conversation (`isSidechain`) becomes a session of its
+    /// own (`sessions`), or is left out (`exclude`, counted as one problem per file).
+    #[arg(long, default_value = "sessions", value_name = "sessions|exclude")]
+    pub sidechains: Sidechains,
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
@@ -48,7 +54,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             args.output.display()
         );
     }
-    let import = recap_import::import(args.kind, &args.paths)?;
+    let options = Options {
+        sidechains: args.sidechains,
+    };
+    let import = recap_import::import_with(args.kind, &args.paths, &options)?;
     if import.sessions.is_empty() {
         print_summary(&args, &import);
         bail!(
@@ -112,6 +121,15 @@ fn print_summary(args: &Args, import: &Import) {
         import.problems.len(),
         import.problems.len() - skipped
     );
+    let by_kind: Vec<String> = import
+        .problem_counts()
+        .into_iter()
+        .map(|((severity, kind), n)| {
+            let kind = if kind.is_empty() { "other" } else { kind };
+            format!("{n} {} {kind}", severity.as_str())
+        })
+        .collect();
+    crate::say!("  by kind: {}", by_kind.join(", "));
     for p in import.problems.iter().take(args.show_problems) {
         crate::say!("  {p}");
     }

@@ -92,7 +92,8 @@ pub struct Args {
 #[derive(clap::Subcommand)]
 enum Command {
     /// Load each plugin library as `--plugin` would and report its strategy name,
-    /// version, ABI version and self-test result. Exit 1 if any fails.
+    /// version, ABI version, the session forms it renders and its self-test result.
+    /// Exit 1 if any fails.
     Check(CheckArgs),
 }
 
@@ -171,6 +172,20 @@ fn print_ok(out: &mut impl Write, plugin: &Arc<Plugin>) -> std::io::Result<()> {
         plugin.version(),
         plugin.path().display()
     )?;
+    // The forms decide which sessions a run sends the plugin; the others are reported
+    // as not applicable, so say them before anything else.
+    let mut forms: Vec<String> = plugin
+        .forms()
+        .iter()
+        .map(|f| f.as_str().to_string())
+        .collect();
+    forms.extend(
+        plugin
+            .unknown_forms()
+            .iter()
+            .map(|f| format!("{f} (unknown to this recap)")),
+    );
+    writeln!(out, "        forms: {}", forms.join(", "))?;
     writeln!(out, "        self-test: {}", plugin.self_test())?;
     let options = if plugin.options().is_empty() {
         "none".to_string()

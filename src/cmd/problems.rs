@@ -160,7 +160,11 @@ fn render_errors(run: &Run, total_sessions: u64) -> Option<String> {
             .join(", ")
     } else {
         let names: Vec<&str> = kinds.keys().copied().collect();
-        format!("kinds of the first {}: {}", e.examples.len(), names.join(", "))
+        format!(
+            "kinds of the first {}: {}",
+            e.examples.len(),
+            names.join(", ")
+        )
     };
     let mut line = format!(
         "{}: {} call{} failed to render in {} of {} session{} ({kinds}); first: {} session {} call {}: {}",

@@ -376,7 +376,11 @@ pub fn run(args: Args) -> Result<ExitCode> {
         crate::say!(
             "note: removed {} staging director{} left in {} by interrupted runs",
             out.cleaned_up().len(),
-            if out.cleaned_up().len() == 1 { "y" } else { "ies" },
+            if out.cleaned_up().len() == 1 {
+                "y"
+            } else {
+                "ies"
+            },
             args.out.as_deref().unwrap_or(Path::new("")).display()
         );
     }

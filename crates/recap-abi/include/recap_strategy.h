@@ -1,9 +1,30 @@
 /*
- * recap strategy plugin ABI, version 1.0 — C declarations.
+ * recap strategy plugin ABI, version 1.1 — C declarations.
  *
  * Mirrors crates/recap-abi/src/ffi.rs; the wire format (request and response JSON)
  * is documented in crates/recap-abi/README.md, the sessions and values a request
  * carries in docs/format.md.
+ *
+ * 1.1 changed only the JSON, not the C layout: a plugin built against 1.0 loads and
+ * runs unchanged. What 1.1 added:
+ *   - `describe` may answer "forms": ["ptc", "chat"], the session forms the plugin
+ *     renders. Absent (every 1.0 plugin, and a plugin without `describe`) means
+ *     ["ptc"]; recap never sends a session of a form the plugin does not declare.
+ *   - chat requests: "form": "chat", turns in the chat shape
+ *     ({"number", "assistant": {"content": string|null, "tool_calls": [{"id", "name",
+ *     "arguments"}], "reasoning"?}, "observations": [{"role": "tool", "tool_call_id",
+ *     "name"?, "content", "is_error"?} | {"role": "user", "content",
+ *     "environment"?}], "success"?, "usage"?}), and "max_turns": null when the session
+ *     recorded no budget. PTC-Lisp requests have no "form" and are as in 1.0.
+ *   - "token_counts" in chat requests when the run has a tokenizer:
+ *     {"tokenizer", "system", "mission", "turns": [[n, ...], ...]}, one count per
+ *     message of each turn (assistant response first, then each observation), by the
+ *     per-message formula 3 + tokens(role) + tokens(content) + sum over tool calls of
+ *     (3 + tokens(name) + tokens(arguments)); a prompt counts 3 + the sum of its
+ *     messages. session_render requests carry {"turns": [...]} for their new turns.
+ *   - messages in responses may have role "tool", "tool_calls" (assistant messages:
+ *     [{"id", "name", "arguments"}]), "tool_call_id" (required on tool messages) and
+ *     "name" (tool messages); "content" may be null (read as "").
  *
  * A plugin is a shared library exporting two functions:
  *
@@ -33,7 +54,7 @@ extern "C" {
 #endif
 
 #define RECAP_ABI_MAJOR 1u
-#define RECAP_ABI_MINOR 0u
+#define RECAP_ABI_MINOR 1u
 
 /* The bytes "RECAPSTR" read as a big-endian 64-bit integer. */
 #define RECAP_PLUGIN_MAGIC 0x5245434150535452ull
@@ -67,16 +88,20 @@ typedef int32_t (*RecapRenderFn)(const uint8_t *request, size_t request_len, Rec
 typedef void (*RecapFreeFn)(RecapBuf buf);
 
 /* {"options": {...}} in (or an empty request: default options); the description out:
- * {"name", "version", "summary", "spec", "options": [...], "invariants": [...]}.
- * Optional (NULL: the strategy takes no options, declares the universal invariants). */
+ * {"name", "version", "summary", "spec", "options": [...], "invariants": [...],
+ *  "forms": ["ptc", "chat"]} ("forms" since 1.1; absent means ["ptc"]).
+ * Optional (NULL: the strategy takes no options, declares the universal invariants,
+ * renders PTC-Lisp sessions only). */
 typedef int32_t (*RecapDescribeFn)(const uint8_t *request, size_t request_len, RecapBuf *out);
 
 /* Optional incremental rendering of one session; set all three or none.
- * session_open: a render request without "turns" in; on RECAP_STATUS_OK *session is
- *   a non-NULL handle and *out may be left empty.
+ * session_open: a render request without "turns" in (its "form" is the session's);
+ *   on RECAP_STATUS_OK *session is a non-NULL handle and *out may be left empty.
  * session_render: {"turns_offset": m, "turns": [...]} in (keep the first m turns the
- *   session holds, append these); out: {"messages": [...], "messages_kept": n}, the
- *   first n messages of the previous response of this session followed by these.
+ *   session holds, append these; in a chat session with token counts also
+ *   "token_counts": {"turns": [...]} for the turns appended); out: {"messages": [...],
+ *   "messages_kept": n}, the first n messages of the previous response of this
+ *   session followed by these.
  * session_close: releases the handle. */
 typedef int32_t (*RecapSessionOpenFn)(const uint8_t *request, size_t request_len,
                                       void **session, RecapBuf *out);
@@ -93,7 +118,7 @@ typedef struct RecapDescriptorHeader {
 } RecapDescriptorHeader;
 
 /* The v1 descriptor. Minor versions only append fields; a host reads a field only
- * when `size` covers it. On LP64 targets sizeof is 104. */
+ * when `size` covers it (1.1 appended none). On LP64 targets sizeof is 104. */
 typedef struct RecapStrategyPluginV1 {
     uint64_t magic;
     size_t size;

@@ -69,7 +69,9 @@ impl TokenCounts {
 
 /// The counts of one turn's messages, in history order.
 pub fn count_turn(counter: &dyn TokenCounter, turn: &ChatTurn) -> Vec<u64> {
-    turn.messages().map(|m| message_tokens(counter, &m)).collect()
+    turn.messages()
+        .map(|m| message_tokens(counter, &m))
+        .collect()
 }
 
 #[cfg(test)]
@@ -90,7 +92,8 @@ mod tests {
             )
             .text_turn("found it, shall I fix it?", &["yes please"])
             .build();
-        let counts = TokenCounts::of_session(&WordCounter, &s.system_prompt, &s.mission, &s.chat_turns);
+        let counts =
+            TokenCounts::of_session(&WordCounter, &s.system_prompt, &s.mission, &s.chat_turns);
         assert_eq!(counts.tokenizer, "words");
         assert_eq!(counts.turns.len(), 2);
         assert_eq!(counts.turn(0).map(<[u64]>::len), Some(2));
@@ -98,9 +101,15 @@ mod tests {
             Message::system(s.system_prompt.as_str()),
             Message::user(s.mission.as_str()),
         ];
-        assert_eq!(counts.prompt_with_turns([]), prompt_tokens(&WordCounter, &prompt));
+        assert_eq!(
+            counts.prompt_with_turns([]),
+            prompt_tokens(&WordCounter, &prompt)
+        );
         prompt.extend(s.chat_turns[1].messages());
-        assert_eq!(counts.prompt_with_turns([1]), prompt_tokens(&WordCounter, &prompt));
+        assert_eq!(
+            counts.prompt_with_turns([1]),
+            prompt_tokens(&WordCounter, &prompt)
+        );
         prompt.splice(2..2, s.chat_turns[0].messages());
         assert_eq!(
             counts.prompt_with_turns([0, 1]),

@@ -14,9 +14,7 @@
 mod describe;
 mod messages;
 
-pub use describe::{
-    Description, InvariantWire, OptionWire, description_response, form_named,
-};
+pub use describe::{Description, InvariantWire, OptionWire, description_response, form_named};
 pub use messages::{ErrorBody, Response, error_response, messages_response};
 
 use crate::ffi::{ABI_MAJOR, ABI_MINOR};
@@ -429,7 +427,11 @@ fn counts_wire(obj: &mut Map<String, Json>) -> Result<Option<CountsWire>, Reques
 }
 
 /// Checks that `counts[i]` has one count per message of `turns[i]`.
-fn check_counts(counts: &[Vec<u64>], turns: &[ChatTurn], offset: usize) -> Result<(), RequestError> {
+fn check_counts(
+    counts: &[Vec<u64>],
+    turns: &[ChatTurn],
+    offset: usize,
+) -> Result<(), RequestError> {
     if counts.len() != turns.len() {
         return Err(RequestError(format!(
             "token_counts.turns: {} entries for {} turns",
@@ -724,12 +726,18 @@ mod tests {
             &s.turns,
         ))
         .unwrap();
-        assert!(text.starts_with(r#"{"abi":{"major":1,"minor":1},"#), "{text}");
+        assert!(
+            text.starts_with(r#"{"abi":{"major":1,"minor":1},"#),
+            "{text}"
+        );
         assert!(
             text.contains(r#""mission":"Find it","max_turns":4,"tools":{"search":{"signature":"(search q)"}},"#),
             "{text}"
         );
-        assert!(!text.contains("\"form\"") && !text.contains("token_counts"), "{text}");
+        assert!(
+            !text.contains("\"form\"") && !text.contains("token_counts"),
+            "{text}"
+        );
     }
 
     #[test]
@@ -754,7 +762,8 @@ mod tests {
         for s in recap_gen::generate_chat_corpus(5, 20, 1..=6) {
             seen_unbudgeted |= !s.budget_recorded;
             let header = SessionHeader::of_session(&s);
-            let counts = TokenCounts::of_session(&WordCounter, &s.system_prompt, &s.mission, &s.chat_turns);
+            let counts =
+                TokenCounts::of_session(&WordCounter, &s.system_prompt, &s.mission, &s.chat_turns);
             for with_counts in [false, true] {
                 let c = with_counts.then_some(&counts);
                 let bytes = chat_render_request(&BTreeMap::new(), &header, &s.chat_turns, c);
@@ -771,7 +780,10 @@ mod tests {
                 assert_eq!(opened.session.form, Form::Chat);
                 assert_eq!(opened.session.budget(), s.budget(), "{}", s.id);
                 assert!(opened.session.chat_turns.is_empty());
-                assert_eq!(opened.token_counts.as_ref().map(|c| c.turns.len()), c.map(|_| 0));
+                assert_eq!(
+                    opened.token_counts.as_ref().map(|c| c.turns.len()),
+                    c.map(|_| 0)
+                );
                 let mut out = Vec::new();
                 put_chat_session_render_request(
                     &mut out,
@@ -793,9 +805,17 @@ mod tests {
         let s = recap_gen::chat::ChatSessionBuilder::new("m")
             .tool_turn("", &[("c1", "f", "{}")], &["r"])
             .build();
-        let bytes = chat_render_request(&BTreeMap::new(), &SessionHeader::of_session(&s), &s.chat_turns, None);
+        let bytes = chat_render_request(
+            &BTreeMap::new(),
+            &SessionHeader::of_session(&s),
+            &s.chat_turns,
+            None,
+        );
         let text = String::from_utf8(bytes).unwrap();
-        assert!(text.contains(r#""mission":"m","form":"chat","max_turns":null,"#), "{text}");
+        assert!(
+            text.contains(r#""mission":"m","form":"chat","max_turns":null,"#),
+            "{text}"
+        );
         assert!(text.contains(r#""assistant":{"content":null,"tool_calls":[{"id":"c1","name":"f","arguments":"{}"}]}"#), "{text}");
         // From a render request too, where no budget is u32::MAX.
         let request = recap_core::RenderRequest::for_call(&s, 1).unwrap();
@@ -809,15 +829,28 @@ mod tests {
             .build();
         let mut counts = TokenCounts::of_session(&WordCounter, "", "m", &s.chat_turns);
         counts.turns[0].pop();
-        let bytes = chat_render_request(&BTreeMap::new(), &SessionHeader::of_session(&s), &s.chat_turns, Some(&counts));
+        let bytes = chat_render_request(
+            &BTreeMap::new(),
+            &SessionHeader::of_session(&s),
+            &s.chat_turns,
+            Some(&counts),
+        );
         let err = decode_request(&bytes).unwrap_err();
-        assert!(err.0.contains("token_counts.turns[0]: 1 counts for a turn of 2 messages"), "{err:?}");
+        assert!(
+            err.0
+                .contains("token_counts.turns[0]: 1 counts for a turn of 2 messages"),
+            "{err:?}"
+        );
         let mut out = Vec::new();
         put_chat_session_render_request(&mut out, 3, &s.chat_turns, Some(&[]));
         let err = decode_delta(&out, Form::Chat).unwrap_err();
         assert!(err.0.contains("0 entries for 1 turns"), "{err:?}");
-        let err = decode_request(br#"{"mission":"m","form":"chat","token_counts":{"system":1}}"#).unwrap_err();
-        assert!(err.0.contains("expected tokenizer, system and mission"), "{err:?}");
+        let err = decode_request(br#"{"mission":"m","form":"chat","token_counts":{"system":1}}"#)
+            .unwrap_err();
+        assert!(
+            err.0.contains("expected tokenizer, system and mission"),
+            "{err:?}"
+        );
     }
 
     #[test]
@@ -857,7 +890,14 @@ mod tests {
         assert!(err.0.contains("turns[4].observations[0].role"), "{err:?}");
         let err = decode_request(br#"{"mission":"m","form":"video"}"#).unwrap_err();
         assert!(err.0.contains("unknown form \"video\""), "{err:?}");
-        let err = decode_request(br#"{"mission":"m","form":"chat","turns":[{"number":1,"program":"p","success":true}]}"#).unwrap_err();
-        assert!(err.0.contains("says chat but its turns are in the ptc form"), "{err:?}");
+        let err = decode_request(
+            br#"{"mission":"m","form":"chat","turns":[{"number":1,"program":"p","success":true}]}"#,
+        )
+        .unwrap_err();
+        assert!(
+            err.0
+                .contains("says chat but its turns are in the ptc form"),
+            "{err:?}"
+        );
     }
 }

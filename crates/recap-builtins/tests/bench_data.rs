@@ -59,7 +59,10 @@ fn chat_generated_corpus_is_what_the_documented_command_writes() {
         committed == expected,
         "bench-data/chat-generated.jsonl is stale: regenerate it"
     );
-    assert!(committed.len() < 2 << 20, "keep chat-generated.jsonl under 2 MB");
+    assert!(
+        committed.len() < 2 << 20,
+        "keep chat-generated.jsonl under 2 MB"
+    );
 }
 
 #[test]
@@ -93,7 +96,15 @@ fn chat_handwritten_corpus_covers_its_scenarios() {
     let replies = |id: &str| {
         observations(id)
             .iter()
-            .filter(|o| matches!(o, Observation::User { environment: false, .. }))
+            .filter(|o| {
+                matches!(
+                    o,
+                    Observation::User {
+                        environment: false,
+                        ..
+                    }
+                )
+            })
             .count()
     };
     let calls = |id: &str| {
@@ -106,36 +117,69 @@ fn chat_handwritten_corpus_covers_its_scenarios() {
     for id in ["airline-change-flight", "retail-return"] {
         assert!(replies(id) >= 4 && calls(id) >= 3, "{id}");
     }
-    for id in ["swe-function-calling", "openhands-run", "claude-code-thinking"] {
+    for id in [
+        "swe-function-calling",
+        "openhands-run",
+        "claude-code-thinking",
+    ] {
         assert!(calls(id) >= 5, "{id}");
     }
     let classic = by_id("swe-classic-fenced");
-    assert!(classic.chat_turns.iter().all(|t| t.assistant.tool_calls.is_empty()
-        && t.assistant.content.as_deref().is_some_and(|c| c.contains("```"))));
-    assert!(observations("swe-classic-fenced")
-        .iter()
-        .all(|o| matches!(o, Observation::User { environment: true, .. })));
-    assert!(by_id("parallel-research")
-        .chat_turns
-        .iter()
-        .any(|t| t.assistant.tool_calls.len() >= 4));
-    assert!(observations("tool-errors-recovery").iter().filter(|o| o.is_error()).count() >= 3);
+    assert!(classic.chat_turns.iter().all(|t| {
+        t.assistant.tool_calls.is_empty()
+            && t.assistant
+                .content
+                .as_deref()
+                .is_some_and(|c| c.contains("```"))
+    }));
+    assert!(observations("swe-classic-fenced").iter().all(|o| matches!(
+        o,
+        Observation::User {
+            environment: true,
+            ..
+        }
+    )));
+    assert!(
+        by_id("parallel-research")
+            .chat_turns
+            .iter()
+            .any(|t| t.assistant.tool_calls.len() >= 4)
+    );
+    assert!(
+        observations("tool-errors-recovery")
+            .iter()
+            .filter(|o| o.is_error())
+            .count()
+            >= 3
+    );
     let long = by_id("long-run");
     assert!(long.chat_turns.len() >= 40);
-    assert!(observations("long-run").iter().any(|o| o.content().lines().count() > 100));
-    assert!(by_id("claude-code-thinking")
-        .chat_turns
-        .iter()
-        .all(|t| t.assistant.reasoning.is_some()));
+    assert!(
+        observations("long-run")
+            .iter()
+            .any(|o| o.content().lines().count() > 100)
+    );
+    assert!(
+        by_id("claude-code-thinking")
+            .chat_turns
+            .iter()
+            .all(|t| t.assistant.reasoning.is_some())
+    );
     assert_eq!(by_id("zero-turns").turn_count(), 0);
-    assert!(by_id("usage-recorded").chat_turns.iter().all(|t| t.usage.is_some()));
+    assert!(
+        by_id("usage-recorded")
+            .chat_turns
+            .iter()
+            .all(|t| t.usage.is_some())
+    );
     for s in &sessions {
         assert!(s.form == Form::Chat || s.turn_count() == 0, "{}", s.id);
     }
 }
 
-#[test]
-fn every_chat_strategy_keeps_its_invariants_on_the_chat_corpora() {
+/// Every chat strategy, at its defaults and at settings that cut, mask or clear often,
+/// keeps its invariants on every call of every session of `file`.
+fn chat_strategies_keep_their_invariants_on(file: &str) {
     let mut registry = recap_builtins::registry();
     registry.set_counter(Arc::new(WordCounter));
     let names: Vec<String> = registry.infos().map(|i| i.name.clone()).collect();
@@ -152,23 +196,33 @@ fn every_chat_strategy_keeps_its_invariants_on_the_chat_corpora() {
         .filter(|(_, s)| s.forms().contains(&Form::Chat))
         .collect();
     assert!(strategies.len() >= 6 + 6);
-    for file in ["chat-handwritten.jsonl", "chat-generated.jsonl"] {
-        for session in read(file) {
-            for (spec, strategy) in &strategies {
-                if !strategy.forms().contains(&session.form) {
-                    continue;
-                }
-                let violations = check_session(strategy.as_ref(), &session).unwrap();
-                // Dropping the mission is what keep_mission=false allows; it is counted.
-                let allowed = |id: &str| spec.contains("keep_mission=false") && id == "mission-verbatim";
-                assert!(
-                    violations.iter().all(|v| allowed(v.invariant)),
-                    "{file} {} {spec}: {violations:?}",
-                    session.id
-                );
+    for session in read(file) {
+        for (spec, strategy) in &strategies {
+            if !strategy.forms().contains(&session.form) {
+                continue;
             }
+            let violations = check_session(strategy.as_ref(), &session).unwrap();
+            // Dropping the mission is what keep_mission=false allows; it is counted.
+            let allowed =
+                |id: &str| spec.contains("keep_mission=false") && id == "mission-verbatim";
+            assert!(
+                violations.iter().all(|v| allowed(v.invariant)),
+                "{file} {} {spec}: {violations:?}",
+                session.id
+            );
         }
     }
+}
+
+// One test per file, so that the two run side by side.
+#[test]
+fn chat_strategies_keep_their_invariants_on_chat_handwritten() {
+    chat_strategies_keep_their_invariants_on("chat-handwritten.jsonl");
+}
+
+#[test]
+fn chat_strategies_keep_their_invariants_on_chat_generated() {
+    chat_strategies_keep_their_invariants_on("chat-generated.jsonl");
 }
 
 #[test]

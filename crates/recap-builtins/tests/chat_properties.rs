@@ -63,16 +63,24 @@ fn build_all(registry: &Registry) -> Vec<Built> {
             let strategy = registry
                 .build_spec(&spec)
                 .unwrap_or_else(|e| panic!("{s}: {e}"));
-            assert!(strategy.forms().contains(&Form::Chat), "{s} does not render chat");
+            assert!(
+                strategy.forms().contains(&Form::Chat),
+                "{s} does not render chat"
+            );
+            // check_session checks determinism (two renders) only where it is declared.
+            assert!(
+                strategy.invariants().contains(&Invariant::Deterministic),
+                "{s} does not declare determinism"
+            );
             Built { spec, strategy }
         })
         .collect()
 }
 
 fn option(spec: &StrategySpec, key: &str, default: u64) -> u64 {
-    spec.options
-        .get(key)
-        .map_or(default, |v| v.parse().unwrap_or_else(|_| panic!("{key}={v}")))
+    spec.options.get(key).map_or(default, |v| {
+        v.parse().unwrap_or_else(|_| panic!("{key}={v}"))
+    })
 }
 
 fn keeps_mission(spec: &StrategySpec) -> bool {
@@ -127,7 +135,10 @@ fn observation_masking(session: &Session, k: usize, window: usize) -> Vec<Messag
         for o in &turn.observations {
             let mut m = o.to_message();
             if t < masked && o.is_environment() {
-                m.content = format!("Old environment output: ({} lines omitted)", lines(o.content()));
+                m.content = format!(
+                    "Old environment output: ({} lines omitted)",
+                    lines(o.content())
+                );
             }
             out.push(m);
         }
@@ -210,40 +221,65 @@ fn tool_result_clearing(
         out.push(response);
         for o in &turn.observations {
             let mut m = o.to_message();
-            if m.role == Role::Tool && cleared_ids.iter().any(|id| Some(id) == m.tool_call_id.as_ref()) {
+            if m.role == Role::Tool
+                && cleared_ids
+                    .iter()
+                    .any(|id| Some(id) == m.tool_call_id.as_ref())
+            {
                 m.content = "[cleared]".to_string();
             }
             out.push(m);
         }
     }
-    let removed = prompt_tokens(counter, &full).saturating_sub(prompt_tokens(counter, &out));
-    if removed < c.clear_at_least { full } else { out }
+    // Only cleared messages differ: counting them alone is the same difference.
+    let removed: u64 = full
+        .iter()
+        .zip(&out)
+        .filter(|(a, b)| a != b)
+        .map(|(a, b)| message_tokens(counter, a).saturating_sub(message_tokens(counter, b)))
+        .sum();
+    if removed < c.clear_at_least {
+        full
+    } else {
+        out
+    }
 }
 
 /// Replays the forgetting point from call 0 to call `k`, as SPEC 11.3 describes it.
-fn amortized_forgetting(session: &Session, k: usize, max_size: usize, keep_first: usize) -> Vec<Message> {
+fn amortized_forgetting(
+    session: &Session,
+    k: usize,
+    max_size: usize,
+    keep_first: usize,
+) -> Vec<Message> {
     let skip_tools = |h: &[Message], mut i: usize| {
         while h.get(i).is_some_and(|m| m.role == Role::Tool) {
             i += 1;
         }
         i
     };
+    let all = history(session, k);
     let mut f: Option<usize> = None;
     let mut head = 0;
-    let mut h = Vec::new();
+    let mut len = 0;
     for j in 0..=k {
-        h = history(session, j);
-        head = skip_tools(&h, keep_first.min(h.len()));
+        // The history of call j: the first j turns.
+        len = session.chat_turns[..j]
+            .iter()
+            .map(ChatTurn::message_count)
+            .sum();
+        let h = &all[..len];
+        head = skip_tools(h, keep_first.min(len));
         let start = f.unwrap_or(head).max(head);
-        if head + (h.len() - start) > max_size {
+        if head + (len - start) > max_size {
             let newest = max_size / 2 - keep_first;
-            f = Some(skip_tools(&h, h.len().saturating_sub(newest).max(head)));
+            f = Some(skip_tools(h, len.saturating_sub(newest).max(head)));
         }
     }
     let start = f.unwrap_or(head).max(head);
     let mut out = opening(session);
-    out.extend_from_slice(&h[..head]);
-    out.extend_from_slice(&h[start..]);
+    out.extend_from_slice(&all[..head]);
+    out.extend_from_slice(&all[start..len]);
     out
 }
 
@@ -253,7 +289,9 @@ fn reference(spec: &StrategySpec, session: &Session, k: usize) -> Option<Vec<Mes
     Some(match spec.name.as_str() {
         "full-history" => full_history(session, k),
         "rolling-window" => rolling_window(session, k, option(spec, "window", 3) as usize),
-        "observation-masking" => observation_masking(session, k, option(spec, "window", 10) as usize),
+        "observation-masking" => {
+            observation_masking(session, k, option(spec, "window", 10) as usize)
+        }
         "token-budget-trim" => token_budget_trim(
             session,
             k,
@@ -295,25 +333,36 @@ fn brief(m: Option<&Message>) -> String {
     }
 }
 
-/// Checks one strategy on every call of one session; the first broken property.
-fn check_strategy(built: &Built, session: &Session) -> Result<(), String> {
+/// Checks one strategy on every call of one session; the first broken property, or
+/// whether some call's prompt differs from the full history (the strategy cut, masked or
+/// cleared something).
+fn check_strategy(built: &Built, session: &Session) -> Result<bool, String> {
     let Built { spec, strategy } = built;
     let name = strategy.spec();
     // The declared invariants over all calls, with determinism and append-only.
-    let violations = check_session(strategy.as_ref(), session).map_err(|e| format!("{name}: {e}"))?;
+    let violations =
+        check_session(strategy.as_ref(), session).map_err(|e| format!("{name}: {e}"))?;
     let allowed = |id: &str| !keeps_mission(spec) && id == "mission-verbatim";
     if let Some(v) = violations.iter().find(|v| !allowed(v.invariant)) {
-        return Err(format!("{name}: call {}: {}: {}", v.call, v.invariant, v.detail));
+        return Err(format!(
+            "{name}: call {}: {}: {}",
+            v.call, v.invariant, v.detail
+        ));
     }
     let mut state = SessionState::new();
+    let mut acted = false;
     for k in calls(session) {
         let request = RenderRequest::for_call(session, k).map_err(|e| e.to_string())?;
-        let rendered = strategy.render(&request).map_err(|e| format!("{name}: {e}"))?;
+        let rendered = strategy
+            .render(&request)
+            .map_err(|e| format!("{name}: {e}"))?;
         let incremental = strategy
             .render_session(session, k, &mut state)
             .map_err(|e| format!("{name}: {e}"))?;
         if incremental != rendered {
-            return Err(format!("{name}: call {k}: render_session differs from render"));
+            return Err(format!(
+                "{name}: call {k}: render_session differs from render"
+            ));
         }
         // Tool pairing whatever the strategy declares: no orphan result, no unanswered call.
         let ctx = CheckContext {
@@ -327,7 +376,9 @@ fn check_strategy(built: &Built, session: &Session) -> Result<(), String> {
             return Err(format!("{name}: call {k}: {}: {}", v.invariant, v.detail));
         }
         // A dropped mission is allowed only where the option allows it, and then counted.
-        let shown = rendered.iter().any(|m| m.content.contains(&session.mission));
+        let shown = rendered
+            .iter()
+            .any(|m| m.content.contains(&session.mission));
         let counted = violations
             .iter()
             .any(|v| v.call == k && v.invariant == "mission-verbatim");
@@ -336,6 +387,7 @@ fn check_strategy(built: &Built, session: &Session) -> Result<(), String> {
                 "{name}: call {k}: mission shown: {shown}, drop counted: {counted}"
             ));
         }
+        acted |= rendered != full_history(session, k);
         if let Some(expected) = reference(spec, session, k)
             && rendered != expected
         {
@@ -358,7 +410,9 @@ fn check_strategy(built: &Built, session: &Session) -> Result<(), String> {
             let floor = if keeps_mission(spec) { 2 } else { 1 };
             let minimal = prompt_tokens(&WordCounter, &opening(session)[..floor]);
             if tokens > max_tokens && !(rendered.len() == floor && minimal > max_tokens) {
-                return Err(format!("{name}: call {k}: {tokens} tokens, over the budget"));
+                return Err(format!(
+                    "{name}: call {k}: {tokens} tokens, over the budget"
+                ));
             }
         }
     }
@@ -369,10 +423,12 @@ fn check_strategy(built: &Built, session: &Session) -> Result<(), String> {
             .map_err(|e| format!("{name}: {e}"))?;
         let request = RenderRequest::for_call(session, last).map_err(|e| e.to_string())?;
         if Ok(direct) != strategy.render(&request) {
-            return Err(format!("{name}: call {last}: a fresh render_session differs from render"));
+            return Err(format!(
+                "{name}: call {last}: a fresh render_session differs from render"
+            ));
         }
     }
-    Ok(())
+    Ok(acted)
 }
 
 #[test]
@@ -382,7 +438,9 @@ fn every_chat_strategy_of_the_registry_is_covered() {
         let strategy = registry.build(&info.name).unwrap();
         if strategy.forms().contains(&Form::Chat) {
             assert!(
-                SPECS.iter().any(|s| s.split(':').next() == Some(info.name.as_str())),
+                SPECS
+                    .iter()
+                    .any(|s| s.split(':').next() == Some(info.name.as_str())),
                 "{} renders the chat form but is not in SPECS",
                 info.name
             );
@@ -394,11 +452,18 @@ fn every_chat_strategy_of_the_registry_is_covered() {
 fn the_references_see_what_they_should() {
     // Two turns: a call answered with two lines and an environment output with three.
     let s = ChatSessionBuilder::new("m")
-        .tool_turn("", &[("c1", "bash", "{\"command\": \"ls\"}")], &["a\r\nb\n"])
+        .tool_turn(
+            "",
+            &[("c1", "bash", "{\"command\": \"ls\"}")],
+            &["a\r\nb\n"],
+        )
         .command_turn("```\nls\n```", "x\ry\nz")
         .build();
     let masked = observation_masking(&s, 2, 1);
-    assert_eq!(masked[3].content, "Old environment output: (2 lines omitted)");
+    assert_eq!(
+        masked[3].content,
+        "Old environment output: (2 lines omitted)"
+    );
     assert_eq!(masked[3].tool_call_id.as_deref(), Some("c1"));
     assert_eq!(masked[5].content, "x\ry\nz");
     assert_eq!(lines(""), 0);
@@ -418,7 +483,10 @@ fn the_references_see_what_they_should() {
     // A budget of the opening alone keeps no history; one message more than the opening
     // never starts at the TOOL result.
     let opening_tokens = prompt_tokens(&WordCounter, &opening(&s));
-    assert_eq!(token_budget_trim(&s, 2, &WordCounter, opening_tokens, true).len(), 2);
+    assert_eq!(
+        token_budget_trim(&s, 2, &WordCounter, opening_tokens, true).len(),
+        2
+    );
     let trimmed = token_budget_trim(&s, 1, &WordCounter, opening_tokens + 7, true);
     assert!(trimmed.iter().all(|m| m.role != Role::Tool), "{trimmed:?}");
     // After a cut only the newest max_size / 2 messages remain.
@@ -426,10 +494,10 @@ fn the_references_see_what_they_should() {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(400))]
+    #![proptest_config(ProptestConfig::with_cases(20))]
 
     #[test]
-    fn chat_strategies_keep_their_contract(session in recap_gen::chat_session_in(1..=25)) {
+    fn chat_strategies_keep_their_contract(session in recap_gen::chat_session_in(1..=14)) {
         let registry = registry();
         for built in build_all(&registry) {
             if let Err(e) = check_strategy(&built, &session) {
@@ -447,19 +515,20 @@ fn chat_strategies_keep_their_contract_on_long_sessions() {
     let registry = registry();
     let all = build_all(&registry);
     let mut acted = vec![false; all.len()];
-    for session in recap_gen::generate_chat_corpus(11, 4, 30..=40) {
+    for session in recap_gen::generate_chat_corpus(11, 2, 30..=40) {
         for (built, acted) in all.iter().zip(&mut acted) {
-            if let Err(e) = check_strategy(built, &session) {
-                panic!("{}: {e}", session.id);
+            match check_strategy(built, &session) {
+                Ok(did) => *acted |= did,
+                Err(e) => panic!("{}: {e}", session.id),
             }
-            *acted |= calls(&session).any(|k| {
-                let request = RenderRequest::for_call(&session, k).expect("a call of the session");
-                built.strategy.render(&request).ok() != Some(full_history(&session, k))
-            });
         }
     }
     for ((built, acted), spec) in all.iter().zip(acted).zip(SPECS) {
         let tuned = spec.contains(':');
-        assert!(!tuned || acted, "{}: never differs from full-history", built.strategy.spec());
+        assert!(
+            !tuned || acted,
+            "{}: never differs from full-history",
+            built.strategy.spec()
+        );
     }
 }

@@ -8,6 +8,7 @@
 //! would be "malformed JSON"; instead the file gets one rejection that says what it is
 //! and how to convert it, and is not read further.
 
+use crate::gz::CorpusFile;
 use crate::session::{FieldError, Session};
 use crate::strict_json::StrictError;
 use std::collections::HashSet;
@@ -64,7 +65,8 @@ pub const MAX_NESTING: usize = 128;
 
 /// Opens a corpus file, or says why it cannot be read as one: a rejection at line 0,
 /// field `file`, which `recap validate` and `recap run` both report.
-pub fn open_file(path: &Path) -> Result<File, RejectedSession> {
+/// A gzip file (`.gz`, recognised by its bytes) is decompressed as it is read.
+pub fn open_file(path: &Path) -> Result<CorpusFile, RejectedSession> {
     let unreadable = |message: String| RejectedSession {
         file: path.to_path_buf(),
         line: 0,
@@ -79,10 +81,10 @@ pub fn open_file(path: &Path) -> Result<File, RejectedSession> {
             "is a directory, expected a JSON Lines file".into(),
         ));
     }
-    Ok(file)
+    CorpusFile::new(file).map_err(|e| unreadable(format!("cannot read: {e}")))
 }
 
-impl CorpusReader<BufReader<File>> {
+impl CorpusReader<BufReader<CorpusFile>> {
     /// Opens a corpus file ([`open_file`]); the error names the file.
     pub fn open(path: &Path) -> Result<Self, RejectedSession> {
         let file = open_file(path)?;

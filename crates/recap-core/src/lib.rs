@@ -4,6 +4,7 @@
 
 pub mod chat;
 pub mod corpus;
+pub mod gz;
 mod fields;
 pub mod invariants;
 pub mod json_type;

@@ -200,7 +200,7 @@ impl Session {
         }
         let system_prompt = opt_string(obj, "system_prompt", "")?.unwrap_or_default();
         let turns_json = opt_array(obj, "turns", "")?;
-        let form = session_form(turns_json)?;
+        let form = session_form(turns_json, obj)?;
         let (max_turns, budget_recorded) = match obj.get("max_turns") {
             None | Some(Json::Null) if form == Form::Chat => (u32::MAX, false),
             None | Some(Json::Null) => (DEFAULT_MAX_TURNS, true),
@@ -257,6 +257,7 @@ impl Session {
                 ));
             }
         }
+        check_chat_answers(&chat_turns)?;
         if turns_json.len() > max_turns as usize {
             return Err(FieldError::new(
                 "turns",
@@ -466,12 +467,16 @@ fn decode_tools(obj: &Map<String, Json>) -> Result<BTreeMap<String, ToolSpec>, F
 }
 
 /// The form of a session's turns: chat when they carry `assistant`, and all of them
-/// must agree (SPEC 11.1). A session without turns is PTC unless a turn says otherwise;
-/// the two render the same `[SYSTEM, USER(mission)]` at call 0.
-fn session_form(turns: &[Json]) -> Result<Form, FieldError> {
+/// must agree (SPEC 11.1). A session without turns is PTC, unless its budget is an
+/// explicit `null`, which only the chat form allows: so a chat session with no turn yet
+/// reads back as what it was written as.
+fn session_form(turns: &[Json], obj: &Map<String, Json>) -> Result<Form, FieldError> {
     let is_chat = |t: &Json| t.as_object().is_some_and(|o| o.contains_key("assistant"));
     let Some(first) = turns.first() else {
-        return Ok(Form::Ptc);
+        return Ok(match obj.get("max_turns") {
+            Some(Json::Null) => Form::Chat,
+            _ => Form::Ptc,
+        });
     };
     let form = if is_chat(first) { Form::Chat } else { Form::Ptc };
     for (i, t) in turns.iter().enumerate().skip(1) {
@@ -488,6 +493,47 @@ fn session_form(turns: &[Json]) -> Result<Form, FieldError> {
         }
     }
     Ok(form)
+}
+
+/// Every call of a chat turn is answered once, by a tool observation of the same turn
+/// (the pairing provider APIs enforce, so a recorded history cannot break it). Only the
+/// last turn may leave calls unanswered: a run can stop right after the model called a
+/// tool, and no prompt replays that turn.
+fn check_chat_answers(turns: &[ChatTurn]) -> Result<(), FieldError> {
+    use crate::chat::Observation;
+    let last = turns.len().saturating_sub(1);
+    for (i, turn) in turns.iter().enumerate() {
+        for (c, call) in turn.assistant.tool_calls.iter().enumerate() {
+            let answers: Vec<usize> = turn
+                .observations
+                .iter()
+                .enumerate()
+                .filter(|(_, o)| {
+                    matches!(o, Observation::Tool { tool_call_id, .. } if *tool_call_id == call.id)
+                })
+                .map(|(j, _)| j)
+                .collect();
+            match answers.as_slice() {
+                [] if i < last => {
+                    return Err(FieldError::new(
+                        format!("turns[{i}].assistant.tool_calls[{c}]"),
+                        format!(
+                            "call {:?} ({}) has no tool observation answering it, and a later turn follows (only the last turn may leave a call unanswered)",
+                            call.id, call.name
+                        ),
+                    ));
+                }
+                [_, second, ..] => {
+                    return Err(FieldError::new(
+                        format!("turns[{i}].observations[{second}].tool_call_id"),
+                        format!("call {:?} is answered twice", call.id),
+                    ));
+                }
+                _ => {}
+            }
+        }
+    }
+    Ok(())
 }
 
 fn decode_turn(j: &Json, at: &str) -> Result<Turn, FieldError> {

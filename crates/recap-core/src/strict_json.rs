@@ -74,8 +74,7 @@ fn wide_integer(text: &str) -> Option<String> {
                 }
                 let literal = &text[start..i];
                 let integer = !literal.contains(['.', 'e', 'E']);
-                if integer && literal.parse::<i64>().is_err() && literal.parse::<u64>().is_err()
-                {
+                if integer && literal.parse::<i64>().is_err() && literal.parse::<u64>().is_err() {
                     let mut shown: String = literal.chars().take(40).collect();
                     if shown.len() < literal.len() {
                         shown.push('…');
@@ -201,7 +200,10 @@ mod tests {
                 Err(StrictError::WideInteger(got)) => assert_eq!(got, literal, "{text}"),
                 other => panic!("{text}: {other:?}"),
             }
-            assert!(from_str(text).is_ok(), "from_str reads it as serde_json does");
+            assert!(
+                from_str(text).is_ok(),
+                "from_str reads it as serde_json does"
+            );
         }
     }
 

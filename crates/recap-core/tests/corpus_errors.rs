@@ -259,10 +259,18 @@ fn a_json_array_over_many_lines_is_one_rejection_saying_how_to_convert_it() {
         .collect();
     let text = format!("[\n{}\n]\n", sessions.join(",\n"));
     let results = read(&text);
-    assert_eq!(results.len(), 1, "one rejection for the file, not one per line");
+    assert_eq!(
+        results.len(),
+        1,
+        "one rejection for the file, not one per line"
+    );
     let e = results[0].as_ref().expect_err("an array is not JSON Lines");
     assert_eq!((e.line, e.field.as_str()), (1, "file"));
-    assert!(e.message.starts_with("a JSON array spread over several lines"), "{e}");
+    assert!(
+        e.message
+            .starts_with("a JSON array spread over several lines"),
+        "{e}"
+    );
     assert!(e.message.contains("jq -c '.[]' corpus.jsonl"), "{e}");
     assert!(e.message.contains("recap import openai-chat"), "{e}");
 }
@@ -273,7 +281,11 @@ fn a_pretty_printed_object_is_one_rejection_saying_how_to_convert_it() {
     assert_eq!(results.len(), 1);
     let e = results[0].as_ref().expect_err("not JSON Lines");
     assert_eq!((e.line, e.field.as_str()), (2, "file"));
-    assert!(e.message.contains("one JSON object spread over several lines"), "{e}");
+    assert!(
+        e.message
+            .contains("one JSON object spread over several lines"),
+        "{e}"
+    );
     assert!(e.message.contains("jq -c . corpus.jsonl"), "{e}");
 }
 
@@ -281,7 +293,10 @@ fn a_pretty_printed_object_is_one_rejection_saying_how_to_convert_it() {
 fn a_json_array_on_one_line_is_rejected_with_the_same_advice() {
     let e = reject(r#"[{"id":"a","mission":"m"},{"id":"b","mission":"m"}]"#);
     assert_eq!(e.field, "session");
-    assert!(e.message.starts_with("expected an object, got an array"), "{e}");
+    assert!(
+        e.message.starts_with("expected an object, got an array"),
+        "{e}"
+    );
     assert!(e.message.contains("jq -c '.[]'"), "{e}");
 }
 
@@ -295,7 +310,11 @@ fn a_truncated_first_line_of_a_json_lines_file_is_an_ordinary_rejection() {
 
 #[test]
 fn integers_beyond_64_bits_are_rejected_not_rounded_to_floats() {
-    for literal in ["18446744073709551616", "-9223372036854775809", "1e400000000000000000000"] {
+    for literal in [
+        "18446744073709551616",
+        "-9223372036854775809",
+        "1e400000000000000000000",
+    ] {
         let line = format!(
             r#"{{"id":"w","mission":"m","turns":[{{"number":1,"program":"p","success":true,"result":[1,{literal}]}}]}}"#
         );

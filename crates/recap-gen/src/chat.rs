@@ -316,8 +316,13 @@ mod tests {
         assert_eq!(s.budget(), Some(4));
         let t = &s.chat_turns[0];
         assert_eq!(t.assistant.content, None);
-        assert!(matches!(&t.observations[0], Observation::Tool { name: Some(n), is_error: true, .. } if n == "g"));
-        assert!(matches!(&t.observations[1], Observation::Tool { name: None, .. }));
+        assert!(
+            matches!(&t.observations[0], Observation::Tool { name: Some(n), is_error: true, .. } if n == "g")
+        );
+        assert!(matches!(
+            &t.observations[1],
+            Observation::Tool { name: None, .. }
+        ));
         assert!(!s.chat_turns[1].success);
         assert_eq!(s.chat_turns[1].number, 2);
     }

@@ -36,7 +36,12 @@ pub const DEV_TOOLS: &[ToolDef] = &[
         params: &[
             ("command", "string", "Always `str_replace`.", true),
             ("path", "string", "Absolute path.", true),
-            ("old_str", "string", "Text to replace; must occur once.", true),
+            (
+                "old_str",
+                "string",
+                "Text to replace; must occur once.",
+                true,
+            ),
             ("new_str", "string", "Replacement text.", true),
         ],
     },
@@ -66,7 +71,12 @@ pub const DEV_TOOLS: &[ToolDef] = &[
         description: "Search the web; returns titles, urls and snippets.",
         params: &[
             ("query", "string", "The query.", true),
-            ("max_results", "integer", "At most this many results.", false),
+            (
+                "max_results",
+                "integer",
+                "At most this many results.",
+                false,
+            ),
         ],
     },
 ];
@@ -76,21 +86,46 @@ pub const SERVICE_TOOLS: &[ToolDef] = &[
     ToolDef {
         name: "get_user_details",
         description: "Get a customer's profile, payment methods and reservations.",
-        params: &[("user_id", "string", "The user id, such as `sara_doe_496`.", true)],
+        params: &[(
+            "user_id",
+            "string",
+            "The user id, such as `sara_doe_496`.",
+            true,
+        )],
     },
     ToolDef {
         name: "get_reservation_details",
         description: "Get the details of a reservation.",
-        params: &[("reservation_id", "string", "Six characters, such as `ZFA04Y`.", true)],
+        params: &[(
+            "reservation_id",
+            "string",
+            "Six characters, such as `ZFA04Y`.",
+            true,
+        )],
     },
     ToolDef {
         name: "update_reservation_flights",
         description: "Change the flights of a reservation; the fare difference is charged or refunded.",
         params: &[
             ("reservation_id", "string", "The reservation.", true),
-            ("cabin", "string", "basic_economy, economy or business.", true),
-            ("flights", "array", "Every flight of the new itinerary.", true),
-            ("payment_id", "string", "The payment method for the difference.", true),
+            (
+                "cabin",
+                "string",
+                "basic_economy, economy or business.",
+                true,
+            ),
+            (
+                "flights",
+                "array",
+                "Every flight of the new itinerary.",
+                true,
+            ),
+            (
+                "payment_id",
+                "string",
+                "The payment method for the difference.",
+                true,
+            ),
         ],
     },
     ToolDef {

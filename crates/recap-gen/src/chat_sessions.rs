@@ -11,21 +11,19 @@
 //! text, with optional reasoning; usage, a turn budget and tool schemas are recorded
 //! now and then.
 
+use crate::chat_arguments::arguments_text_for;
+use crate::chat_ids::{IdStyle, call_id};
 use crate::chat_pools::{
     ASSISTANT_REPLIES, COMMANDS, DEV_MISSIONS, DEV_SYSTEM_PROMPTS, DEV_TOOLS, DISCUSSIONS,
-    ENV_FOOTERS, ERROR_OUTPUTS, FENCED_SYSTEM_PROMPTS, FINAL_ANSWERS, OUTPUT_LINES, PATHS,
-    QUERIES, REASONING, RESEARCH_MISSIONS, SERVICE_MISSIONS, SERVICE_SYSTEM_PROMPTS,
-    SERVICE_TOOLS, SHELL, SNIPPETS, TOOL_PREAMBLES, ToolDef, USER_REPLIES,
+    ENV_FOOTERS, ERROR_OUTPUTS, FENCED_SYSTEM_PROMPTS, FINAL_ANSWERS, REASONING, RESEARCH_MISSIONS,
+    SERVICE_MISSIONS, SERVICE_SYSTEM_PROMPTS, SERVICE_TOOLS, TOOL_PREAMBLES, ToolDef, USER_REPLIES,
 };
-use crate::values::{TRICKY_STRINGS, WORDS};
+use crate::chat_texts::{output_for, output_text, pick, short_text};
 use proptest::collection::vec;
 use proptest::prelude::*;
-use recap_core::{
-    AssistantTurn, ChatToolCall, ChatTurn, Form, Observation, Session, ToolSpec,
-};
+use recap_core::{AssistantTurn, ChatToolCall, ChatTurn, Form, Observation, Session, ToolSpec};
 use serde_json::{Map, Value as Json, json};
 use std::collections::BTreeMap;
-use std::fmt::Write as _;
 use std::ops::RangeInclusive;
 
 /// The kind of agent a generated session stands for.
@@ -57,37 +55,6 @@ impl Style {
     }
 }
 
-/// How a provider spells tool-call ids.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum IdStyle {
-    /// `call_` and 24 letters and digits (OpenAI).
-    OpenAi,
-    /// `toolu_01` and 22 letters and digits (Anthropic).
-    Anthropic,
-    /// `call_0`, `call_1`, … over the session (some agent frameworks number calls).
-    Numbered,
-    /// `call_0`, `call_1`, … restarting at every response, so ids repeat across turns
-    /// (some local model servers); only the calls of one response must differ.
-    PerResponse,
-}
-
-/// How the arguments' JSON text is written.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum ArgsStyle {
-    Compact,
-    /// `{"key": value, …}` as Python's `json.dumps` writes it.
-    Spaced,
-    /// Spaced, with non-ASCII characters as `\uXXXX` escapes.
-    AsciiEscaped,
-    /// Cut off mid-text, as a streamed response that stopped.
-    Truncated,
-    /// Python `repr` quotes instead of JSON's.
-    SingleQuoted,
-    TrailingComma,
-    /// Not JSON at all: the first value as bare text.
-    BareText,
-}
-
 /// One tool call of a generated turn and its result, before ids are assigned.
 #[derive(Debug, Clone)]
 struct CallBody {
@@ -108,6 +75,8 @@ enum Reply {
         reversed: bool,
         /// A USER message after the results (a person interjecting).
         follow_up: Option<String>,
+        /// When every call failed: whether the log marks the turn failed (some do).
+        failure_marked: bool,
     },
     /// Text for the user and the (simulated) user's answer.
     User { content: String, reply: String },
@@ -153,244 +122,18 @@ enum UsageStyle {
     Anthropic,
 }
 
-fn pick(pool: &'static [&'static str]) -> BoxedStrategy<String> {
-    prop::sample::select(pool).prop_map(str::to_string).boxed()
-}
-
-/// A short free text: words, tricky strings, or random characters.
-fn short_text() -> BoxedStrategy<String> {
-    prop_oneof![
-        4 => vec(prop::sample::select(WORDS), 1..8).prop_map(|w| w.join(" ")),
-        1 => pick(TRICKY_STRINGS),
-        1 => "[a-zA-Z0-9 ,.:;!?é日\\-]{0,40}",
-    ]
-    .boxed()
-}
-
-fn line_break() -> BoxedStrategy<&'static str> {
-    prop_oneof![8 => Just("\n"), 2 => Just("\r\n"), 1 => Just("\r")].boxed()
-}
-
-/// Lines joined by one kind of break, with 0–2 trailing breaks.
-fn lines(count: RangeInclusive<usize>, numbered: bool) -> BoxedStrategy<String> {
-    (
-        vec(prop::sample::select(OUTPUT_LINES), count),
-        line_break(),
-        prop_oneof![3 => Just(0usize), 3 => Just(1usize), 1 => Just(2usize)],
-        1u32..400,
-    )
-        .prop_map(move |(ls, sep, trailing, first)| {
-            let mut out = String::new();
-            for (i, l) in ls.iter().enumerate() {
-                if i > 0 {
-                    out.push_str(sep);
-                }
-                if numbered {
-                    let _ = write!(out, "{:>6}\t{l}", first + i as u32);
-                } else {
-                    out.push_str(l);
-                }
-            }
-            for _ in 0..trailing {
-                out.push_str(sep);
-            }
-            out
-        })
-        .boxed()
-}
-
-/// Progress output that redraws one line with lone carriage returns.
-fn progress() -> BoxedStrategy<String> {
-    (1usize..6, prop::bool::ANY)
-        .prop_map(|(steps, newline)| {
-            let mut out = String::new();
-            for i in 0..=steps {
-                let _ = write!(out, "Downloading {}%\r", i * 100 / steps);
-            }
-            out.push_str("done");
-            if newline {
-                out.push('\n');
-            }
-            out
-        })
-        .boxed()
-}
-
-/// What a tool or command prints: mostly a few lines, sometimes a long listing, an
-/// empty output, unicode or a redrawn progress line.
-fn output_text() -> BoxedStrategy<String> {
-    prop_oneof![
-        3 => lines(1..=3, false),
-        4 => lines(2..=25, false),
-        2 => lines(5..=40, true),
-        1 => lines(60..=220, true),
-        1 => Just(String::new()),
-        1 => short_text(),
-        1 => progress(),
-    ]
-    .boxed()
-}
-
-/// A customer-service tool's JSON answer, as text.
-fn record_text() -> BoxedStrategy<String> {
-    (
-        "[A-Z0-9]{6}",
-        prop::sample::select(&["economy", "business", "basic_economy"][..]),
-        prop::sample::select(&["New York", "Seattle", "São Paulo", "Zürich"][..]),
-        0u32..2000,
-        prop::bool::ANY,
-    )
-        .prop_map(|(id, cabin, city, price, pretty)| {
-            let v = json!({
-                "reservation_id": id,
-                "cabin": cabin,
-                "origin": city,
-                "flights": [{"flight_number": "HAT170", "date": "2024-05-21", "price": price}],
-                "status": "confirmed"
-            });
-            if pretty {
-                serde_json::to_string_pretty(&v).unwrap_or_default()
-            } else {
-                v.to_string()
-            }
-        })
-        .boxed()
-}
-
-fn output_for(tool: &ToolDef) -> BoxedStrategy<String> {
-    if SERVICE_TOOLS.iter().any(|t| t.name == tool.name) {
-        prop_oneof![4 => record_text(), 1 => short_text(), 1 => output_text()].boxed()
-    } else {
-        output_text()
-    }
-}
-
-fn param_value(tool: &str, name: &'static str, kind: &'static str) -> BoxedStrategy<Json> {
-    if (tool, name) == ("str_replace_editor", "command") {
-        return Just(Json::from("str_replace")).boxed();
-    }
-    match (name, kind) {
-        (_, "integer") => (1u32..500).prop_map(Json::from).boxed(),
-        (_, "boolean") => any::<bool>().prop_map(Json::from).boxed(),
-        (_, "array") => vec(("[A-Z]{3}[0-9]{3}", 1u32..29), 1..3)
-            .prop_map(|fs| {
-                Json::Array(
-                    fs.into_iter()
-                        .map(|(n, d)| json!({"flight_number": n, "date": format!("2024-05-{d:02}")}))
-                        .collect(),
-                )
-            })
-            .boxed(),
-        ("path", _) => pick(PATHS).prop_map(Json::from).boxed(),
-        ("query", _) => pick(QUERIES).prop_map(Json::from).boxed(),
-        ("command", _) => pick(SHELL).prop_map(Json::from).boxed(),
-        ("old_str" | "new_str", _) => pick(SNIPPETS).prop_map(Json::from).boxed(),
-        ("user_id", _) => "[a-z]{3,6}_[a-z]{2,6}_[0-9]{3,4}".prop_map(Json::from).boxed(),
-        ("reservation_id", _) => "[A-Z0-9]{6}".prop_map(Json::from).boxed(),
-        ("order_id", _) => "#W[0-9]{7}".prop_map(Json::from).boxed(),
-        _ => short_text().prop_map(Json::from).boxed(),
-    }
-}
-
-/// The call's arguments as `(key, value)` pairs in the schema's order; optional
-/// parameters are left out now and then.
-fn arguments(tool: &ToolDef) -> BoxedStrategy<Vec<(&'static str, Json)>> {
-    let params: Vec<BoxedStrategy<Option<(&'static str, Json)>>> = tool
-        .params
-        .iter()
-        .map(|&(name, kind, _, required)| {
-            let value = param_value(tool.name, name, kind).prop_map(move |v| (name, v));
-            if required {
-                value.prop_map(Some).boxed()
-            } else {
-                prop::option::weighted(0.4, value).boxed()
-            }
-        })
-        .collect();
-    params
-        .prop_map(|ps| ps.into_iter().flatten().collect())
-        .boxed()
-}
-
-fn args_style() -> BoxedStrategy<ArgsStyle> {
-    prop_oneof![
-        10 => Just(ArgsStyle::Compact),
-        8 => Just(ArgsStyle::Spaced),
-        2 => Just(ArgsStyle::AsciiEscaped),
-        1 => Just(ArgsStyle::Truncated),
-        1 => Just(ArgsStyle::SingleQuoted),
-        1 => Just(ArgsStyle::TrailingComma),
-        1 => Just(ArgsStyle::BareText),
-    ]
-    .boxed()
-}
-
-/// Non-ASCII characters as `\uXXXX` escapes (surrogate pairs beyond the BMP).
-fn ascii_escaped(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        if c.is_ascii() {
-            out.push(c);
-        } else {
-            let mut units = [0u16; 2];
-            for u in c.encode_utf16(&mut units) {
-                let _ = write!(out, "\\u{u:04x}");
-            }
-        }
-    }
-    out
-}
-
-/// The JSON text a model wrote for `fields`, well-formed or not.
-fn arguments_text(fields: &[(&str, Json)], style: ArgsStyle) -> String {
-    let (colon, comma) = match style {
-        ArgsStyle::Compact => (":", ","),
-        _ => (": ", ", "),
-    };
-    let mut text = String::from("{");
-    for (i, (key, value)) in fields.iter().enumerate() {
-        if i > 0 {
-            text.push_str(comma);
-        }
-        let _ = write!(text, "{}{colon}{value}", Json::from(*key));
-    }
-    match style {
-        ArgsStyle::TrailingComma => text.push_str(",}"),
-        _ => text.push('}'),
-    }
-    match style {
-        ArgsStyle::AsciiEscaped => ascii_escaped(&text),
-        ArgsStyle::Truncated => {
-            let cut = text
-                .char_indices()
-                .map(|(i, _)| i)
-                .nth(text.chars().count() * 2 / 3)
-                .unwrap_or(text.len());
-            text[..cut].to_string()
-        }
-        ArgsStyle::SingleQuoted => text.replace('"', "'"),
-        ArgsStyle::BareText => match fields.first() {
-            Some((_, Json::String(s))) => s.clone(),
-            Some((_, v)) => v.to_string(),
-            None => String::new(),
-        },
-        _ => text,
-    }
-}
-
 fn call(tools: Vec<ToolDef>) -> BoxedStrategy<CallBody> {
     prop::sample::select(tools)
         .prop_flat_map(|tool| {
             (
-                arguments(&tool),
-                args_style(),
+                arguments_text_for(&tool),
                 output_for(&tool),
                 prop::option::weighted(0.12, pick(ERROR_OUTPUTS)),
                 prop::bool::weighted(0.9),
             )
-                .prop_map(move |(fields, style, output, error, named)| CallBody {
+                .prop_map(move |(arguments, output, error, named)| CallBody {
                     tool: tool.name,
-                    arguments: arguments_text(&fields, style),
+                    arguments,
                     is_error: error.is_some(),
                     output: error.unwrap_or(output),
                     named,
@@ -414,13 +157,17 @@ fn tools_reply(tools: Vec<ToolDef>) -> BoxedStrategy<Reply> {
         calls,
         prop::bool::weighted(0.1),
         prop::option::weighted(0.05, pick(USER_REPLIES)),
+        any::<bool>(),
     )
-        .prop_map(|(content, calls, reversed, follow_up)| Reply::Tools {
-            content,
-            reversed: reversed && calls.len() > 1,
-            calls,
-            follow_up,
-        })
+        .prop_map(
+            |(content, calls, reversed, follow_up, failure_marked)| Reply::Tools {
+                content,
+                reversed: reversed && calls.len() > 1,
+                calls,
+                follow_up,
+                failure_marked,
+            },
+        )
         .boxed()
 }
 
@@ -533,7 +280,9 @@ fn frame() -> BoxedStrategy<Frame> {
                     1 => Just(IdStyle::Numbered),
                     1 => Just(IdStyle::PerResponse),
                 ],
-                prop::sample::select(&["gpt-4.1", "claude-sonnet-4", "qwen3-coder", "deepseek-v3.2"][..]),
+                prop::sample::select(
+                    &["gpt-4.1", "claude-sonnet-4", "qwen3-coder", "deepseek-v3.2"][..],
+                ),
                 prop::option::weighted(0.2, 0u32..=10),
                 prop::option::weighted(0.4, pick(FINAL_ANSWERS)),
             )
@@ -591,46 +340,6 @@ pub fn chat_session_with(n: u32) -> BoxedStrategy<Session> {
         .boxed()
 }
 
-/// A splitmix64 step: ids look random but follow from the session's salt.
-fn mix(mut x: u64) -> u64 {
-    x = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    x = (x ^ (x >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    x = (x ^ (x >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    x ^ (x >> 31)
-}
-
-const ALNUM: &[u8] = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
-
-/// `len` pseudo-random letters and digits, then the call's number in base 62, so ids
-/// of one session never collide.
-fn alnum_id(salt: u64, n: u32, len: usize) -> String {
-    let mut out = String::with_capacity(len + 4);
-    let mut state = mix(salt ^ u64::from(n).wrapping_mul(0xD6E8_FEB8_6659_FD93));
-    for _ in 0..len {
-        state = mix(state);
-        out.push(ALNUM[(state % 62) as usize] as char);
-    }
-    let mut rest = n;
-    loop {
-        out.push(ALNUM[(rest % 62) as usize] as char);
-        rest /= 62;
-        if rest == 0 {
-            break;
-        }
-    }
-    out
-}
-
-/// The id of the session's call number `n`, the `in_response`-th of its response.
-fn call_id(style: IdStyle, salt: u64, n: u32, in_response: usize) -> String {
-    match style {
-        IdStyle::OpenAi => format!("call_{}", alnum_id(salt, n, 22)),
-        IdStyle::Anthropic => format!("toolu_01{}", alnum_id(salt, n, 20)),
-        IdStyle::Numbered => format!("call_{n}"),
-        IdStyle::PerResponse => format!("call_{in_response}"),
-    }
-}
-
 fn tool_spec(tool: &ToolDef, detail: u8) -> ToolSpec {
     let parameters = (detail >= 2).then(|| {
         let mut properties = Map::new();
@@ -640,12 +349,7 @@ fn tool_spec(tool: &ToolDef, detail: u8) -> ToolSpec {
                 json!({"type": kind, "description": description}),
             );
         }
-        let required: Vec<&str> = tool
-            .params
-            .iter()
-            .filter(|p| p.3)
-            .map(|p| p.0)
-            .collect();
+        let required: Vec<&str> = tool.params.iter().filter(|p| p.3).map(|p| p.0).collect();
         json!({"type": "object", "properties": properties, "required": required})
     });
     ToolSpec {
@@ -669,8 +373,10 @@ fn assemble(frame: Frame, mut bodies: Vec<TurnBody>, salt: u64) -> Session {
     let all_tools = frame.style.tools();
     let mut used: BTreeMap<String, ToolSpec> = BTreeMap::new();
     let mut next_call = 0u32;
-    let mut prompt_tokens =
-        600 + u64::from((salt % 900) as u32) + rough_tokens(&frame.system_prompt) + rough_tokens(&frame.mission);
+    let mut prompt_tokens = 600
+        + u64::from((salt % 900) as u32)
+        + rough_tokens(&frame.system_prompt)
+        + rough_tokens(&frame.mission);
     let mut turns = Vec::with_capacity(bodies.len());
     for (i, body) in bodies.into_iter().enumerate() {
         let (assistant, observations, success) = match body.reply {
@@ -679,6 +385,7 @@ fn assemble(frame: Frame, mut bodies: Vec<TurnBody>, salt: u64) -> Session {
                 calls,
                 reversed,
                 follow_up,
+                failure_marked,
             } => {
                 let mut tool_calls = Vec::with_capacity(calls.len());
                 let mut results = Vec::with_capacity(calls.len());
@@ -708,8 +415,7 @@ fn assemble(frame: Frame, mut bodies: Vec<TurnBody>, salt: u64) -> Session {
                     content,
                     environment: false,
                 }));
-                // A turn whose every call failed is a failed action, and some logs say so.
-                let failed = calls.iter().all(|c| c.is_error) && salt.wrapping_add(i as u64) % 2 == 0;
+                let failed = failure_marked && calls.iter().all(|c| c.is_error);
                 let assistant = AssistantTurn {
                     content,
                     tool_calls,
@@ -826,46 +532,6 @@ mod tests {
     use super::*;
     use proptest::test_runner::TestRunner;
 
-    #[test]
-    fn arguments_texts_cover_json_and_malformed_shapes() {
-        let fields = [("path", json!("/repo/données")), ("n", json!(3))];
-        assert_eq!(
-            arguments_text(&fields, ArgsStyle::Compact),
-            r#"{"path":"/repo/données","n":3}"#
-        );
-        assert_eq!(
-            arguments_text(&fields, ArgsStyle::Spaced),
-            r#"{"path": "/repo/données", "n": 3}"#
-        );
-        assert_eq!(
-            arguments_text(&fields, ArgsStyle::AsciiEscaped),
-            r#"{"path": "/repo/donn\u00e9es", "n": 3}"#
-        );
-        assert_eq!(arguments_text(&fields, ArgsStyle::BareText), "/repo/données");
-        for style in [
-            ArgsStyle::Truncated,
-            ArgsStyle::SingleQuoted,
-            ArgsStyle::TrailingComma,
-        ] {
-            let text = arguments_text(&fields, style);
-            assert!(serde_json::from_str::<Json>(&text).is_err(), "{style:?}: {text}");
-        }
-        assert_eq!(ascii_escaped("a😀"), "a\\ud83d\\ude00");
-    }
-
-    #[test]
-    fn call_ids_look_like_the_providers_and_repeat_only_where_a_style_does() {
-        let ids: Vec<String> = (0..5000).map(|n| call_id(IdStyle::OpenAi, 42, n, 0)).collect();
-        assert!(ids.iter().all(|id| id.starts_with("call_") && id.len() >= 27));
-        let mut sorted = ids.clone();
-        sorted.sort();
-        sorted.dedup();
-        assert_eq!(sorted.len(), ids.len());
-        assert!(call_id(IdStyle::Anthropic, 1, 0, 0).starts_with("toolu_01"));
-        assert_eq!(call_id(IdStyle::Numbered, 1, 7, 2), "call_7");
-        assert_eq!(call_id(IdStyle::PerResponse, 1, 7, 2), "call_2");
-    }
-
     /// The generator covers every shape it promises, in a modest sample.
     #[test]
     fn generated_sessions_cover_the_promised_shapes() {
@@ -880,7 +546,10 @@ mod tests {
                 .current();
             mark("null budget", !s.budget_recorded);
             mark("recorded budget", s.budget_recorded);
-            mark("tool schemas", s.tools.values().any(|t| t.parameters.is_some()));
+            mark(
+                "tool schemas",
+                s.tools.values().any(|t| t.parameters.is_some()),
+            );
             let mut earlier_ids: Vec<&str> = Vec::new();
             for t in &s.chat_turns {
                 let a = &t.assistant;
@@ -895,17 +564,40 @@ mod tests {
                         .iter()
                         .any(|c| serde_json::from_str::<Json>(&c.arguments).is_err()),
                 );
-                mark("anthropic ids", a.tool_calls.iter().any(|c| c.id.starts_with("toolu_")));
+                mark(
+                    "anthropic ids",
+                    a.tool_calls.iter().any(|c| c.id.starts_with("toolu_")),
+                );
                 mark(
                     "ids repeated across turns",
-                    a.tool_calls.iter().any(|c| earlier_ids.contains(&c.id.as_str())),
+                    a.tool_calls
+                        .iter()
+                        .any(|c| earlier_ids.contains(&c.id.as_str())),
                 );
                 earlier_ids.extend(a.tool_calls.iter().map(|c| c.id.as_str()));
                 for o in &t.observations {
                     let c = o.content();
                     mark("tool error", o.is_error());
-                    mark("user reply", matches!(o, Observation::User { environment: false, .. }));
-                    mark("environment output", matches!(o, Observation::User { environment: true, .. }));
+                    mark(
+                        "user reply",
+                        matches!(
+                            o,
+                            Observation::User {
+                                environment: false,
+                                ..
+                            }
+                        ),
+                    );
+                    mark(
+                        "environment output",
+                        matches!(
+                            o,
+                            Observation::User {
+                                environment: true,
+                                ..
+                            }
+                        ),
+                    );
                     mark("crlf", c.contains("\r\n"));
                     mark("lone cr", c.contains('\r') && !c.contains("\r\n"));
                     mark("trailing newline", c.ends_with('\n'));

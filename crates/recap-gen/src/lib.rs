@@ -17,9 +17,12 @@
 
 pub mod builder;
 pub mod chat;
+mod chat_arguments;
 pub mod chat_handwritten;
+mod chat_ids;
 pub mod chat_pools;
 pub mod chat_sessions;
+mod chat_texts;
 pub mod handwritten;
 pub mod sessions;
 pub mod shared;
@@ -144,7 +147,11 @@ mod tests {
         for (i, s) in a.iter().enumerate() {
             assert_eq!(s.id, format!("chat-gen-7-{i:04}"));
             assert_eq!(s.form, recap_core::Form::Chat);
-            assert!((1..=8).contains(&s.chat_turns.len()), "{}", s.chat_turns.len());
+            assert!(
+                (1..=8).contains(&s.chat_turns.len()),
+                "{}",
+                s.chat_turns.len()
+            );
         }
     }
 

@@ -109,7 +109,11 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("recap-skip-log-{}", std::process::id()));
         let log = dir.join("sub/skipped.log");
         let status = std::process::Command::new(std::env::current_exe().expect("test binary"))
-            .args(["--exact", "shared::tests::skip_a_missing_file", "--include-ignored"])
+            .args([
+                "--exact",
+                "shared::tests::skip_a_missing_file",
+                "--include-ignored",
+            ])
             .env("RECAP_SKIP_LOG", &log)
             .output()
             .expect("run the test binary")

@@ -170,7 +170,11 @@ fn remove_stale_staging(dir: &Path) -> Result<Vec<PathBuf>, OutputError> {
     let mut removed = Vec::new();
     for entry in fs::read_dir(dir).map_err(io_err(dir))? {
         let entry = entry.map_err(io_err(dir))?;
-        if entry.file_name().to_string_lossy().starts_with(STAGING_PREFIX) {
+        if entry
+            .file_name()
+            .to_string_lossy()
+            .starts_with(STAGING_PREFIX)
+        {
             let path = entry.path();
             fs::remove_dir_all(&path).map_err(io_err(&path))?;
             removed.push(path);
@@ -397,7 +401,10 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         let created = tmp.path().join("new");
         drop(OutputDir::create(&created, false).unwrap());
-        assert!(!created.exists(), "a directory created for nothing is removed");
+        assert!(
+            !created.exists(),
+            "a directory created for nothing is removed"
+        );
         let existing = tmp.path().join("existing");
         fs::create_dir(&existing).unwrap();
         drop(OutputDir::create(&existing, false).unwrap());

@@ -54,7 +54,7 @@ fn inspect_missing_facts_agree_with_run_retention() {
         let cfg = RunConfig::new(
             vec![StrategyEntry::new(strategy.clone())],
             registry.build("full-history").unwrap(),
-            vec![tokenizer.clone()],
+            vec![tokenizer],
         )
         .unwrap();
         let report = run_sessions(&cfg, "handwritten", vec![session.clone()]).unwrap();
@@ -70,7 +70,7 @@ fn inspect_missing_facts_agree_with_run_retention() {
             strategy.as_ref(),
             &InspectOptions {
                 turn: None,
-                tokenizers: vec![tokenizer.clone()],
+                tokenizers: vec![tokenizer],
                 max_chars: Some(40),
             },
         )

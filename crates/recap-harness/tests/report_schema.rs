@@ -112,7 +112,11 @@ fn json_schema_keys_and_types() {
     }
     let runs = json["runs"].as_array().unwrap();
     let strategies = config(1).strategies.len();
-    assert_eq!(runs.len(), strategies * 2, "every strategy × two tokenizers");
+    assert_eq!(
+        runs.len(),
+        strategies * 2,
+        "every strategy × two tokenizers"
+    );
     for run in runs {
         for (k, t) in [
             ("strategy", T::Str),

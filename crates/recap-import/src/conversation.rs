@@ -77,6 +77,15 @@ impl<'f> Conversation<'f> {
         self.problems.push(p);
     }
 
+    /// A lossy problem about the whole session (no turn).
+    pub fn session_lossy(&mut self, kind: &'static str, message: impl Into<String>) {
+        let p = Problem::lossy(self.file, message)
+            .kind(kind)
+            .at(self.at)
+            .in_session(&self.id);
+        self.problems.push(p);
+    }
+
     /// A skipped-input problem at `at`, in this session and its current turn.
     pub fn skipped(&mut self, at: At, kind: &'static str, message: impl Into<String>) {
         let p = self.locate(Problem::skipped(self.file, message).kind(kind), at);
@@ -329,6 +338,18 @@ impl<'f> Conversation<'f> {
             .at(self.at)
             .in_session(&self.id)
             .kind("no-mission");
+            out.append(&mut self.problems);
+            out.push(p);
+            return None;
+        }
+        if self.turns.is_empty() {
+            let p = Problem::skipped(
+                self.file,
+                "no response after the mission: nothing to replay; session not imported",
+            )
+            .at(self.at)
+            .in_session(&self.id)
+            .kind("no-response");
             out.append(&mut self.problems);
             out.push(p);
             return None;

@@ -6,54 +6,107 @@
 //! same input always gives byte-identical output. The exact mapping of every importer is
 //! documented in this crate's README.
 
+pub mod anthropic_messages;
+pub mod claude_code;
 pub mod convert;
+mod conversation;
 pub mod lisp;
+mod messages;
+pub mod ojson;
 pub mod openai_chat;
+pub mod openhands;
 pub mod problem;
 pub mod ptc_runner;
 pub mod pydefs;
 pub mod pylit;
 pub mod smolagents;
+mod sniff;
+pub mod source;
+pub mod swe_agent;
+pub mod tau2;
 mod text;
+mod unmapped;
 pub mod walk;
 
-pub use problem::{Problem, Severity};
+pub use problem::{At, Problem, Severity};
 
-use recap_core::Session;
-use std::collections::BTreeSet;
+use recap_core::{Form, Session};
+use std::collections::BTreeMap;
 use std::fmt;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
-/// The log formats recap can import.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// The log formats recap can import, and `auto`, which tells them apart per file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Kind {
     PtcRunner,
     Smolagents,
     OpenaiChat,
+    AnthropicMessages,
+    ClaudeCode,
+    SweAgent,
+    Openhands,
+    Tau2,
+    Auto,
 }
 
 impl Kind {
-    pub const ALL: [Kind; 3] = [Kind::PtcRunner, Kind::Smolagents, Kind::OpenaiChat];
+    pub const ALL: [Kind; 9] = [
+        Kind::PtcRunner,
+        Kind::Smolagents,
+        Kind::OpenaiChat,
+        Kind::AnthropicMessages,
+        Kind::ClaudeCode,
+        Kind::SweAgent,
+        Kind::Openhands,
+        Kind::Tau2,
+        Kind::Auto,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
             Kind::PtcRunner => "ptc-runner",
             Kind::Smolagents => "smolagents",
             Kind::OpenaiChat => "openai-chat",
+            Kind::AnthropicMessages => "anthropic-messages",
+            Kind::ClaudeCode => "claude-code",
+            Kind::SweAgent => "swe-agent",
+            Kind::Openhands => "openhands",
+            Kind::Tau2 => "tau2",
+            Kind::Auto => "auto",
         }
     }
 
-    /// Which files a directory walk picks up, and how to name them in messages.
-    fn files(self) -> (fn(&Path) -> bool, &'static str) {
+    /// The data extensions (looking through `.gz`) a directory walk picks up.
+    fn extensions(self) -> &'static [&'static str] {
         match self {
-            Kind::PtcRunner => (ptc_runner::is_inspection_log, "run.inspection.jsonl files"),
-            Kind::Smolagents => (|p| walk::has_extension(p, &["jsonl"]), ".jsonl files"),
-            Kind::OpenaiChat => (
-                |p| walk::has_extension(p, &["json", "jsonl", "ndjson"]),
-                ".json/.jsonl/.ndjson files",
-            ),
+            Kind::PtcRunner | Kind::Smolagents => &["jsonl"],
+            Kind::OpenaiChat | Kind::AnthropicMessages => &["json", "jsonl", "ndjson"],
+            Kind::ClaudeCode | Kind::Openhands => &["json", "jsonl"],
+            Kind::SweAgent => &["traj"],
+            Kind::Tau2 => &["json"],
+            Kind::Auto => &["json", "jsonl", "ndjson", "traj"],
+        }
+    }
+
+    /// Which files a directory walk picks up.
+    fn accepts(self, path: &Path) -> bool {
+        match self {
+            Kind::PtcRunner => ptc_runner::is_inspection_log(path),
+            _ => source::data_extension(path)
+                .is_some_and(|e| self.extensions().contains(&e.as_str())),
+        }
+    }
+
+    /// How to name the files a walk looks for, in messages.
+    fn wanted(self) -> String {
+        match self {
+            Kind::PtcRunner => "run.inspection.jsonl files".into(),
+            _ => {
+                let exts: Vec<String> = self.extensions().iter().map(|e| format!(".{e}")).collect();
+                format!("{} files (or .gz of them)", exts.join("/"))
+            }
         }
     }
 }
@@ -81,6 +134,34 @@ impl FromStr for Kind {
     }
 }
 
+/// What to do with Claude Code's sub-agent traffic (`isSidechain`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Sidechains {
+    /// Each sub-agent conversation becomes a session of its own (the default).
+    #[default]
+    Sessions,
+    /// Sub-agent entries are left out (one lossy problem per file counts them).
+    Exclude,
+}
+
+impl FromStr for Sidechains {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "sessions" => Ok(Sidechains::Sessions),
+            "exclude" => Ok(Sidechains::Exclude),
+            _ => Err(format!("expected `sessions` or `exclude`, got {s:?}")),
+        }
+    }
+}
+
+/// Importer options.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Options {
+    pub sidechains: Sidechains,
+}
+
 /// An input that could not be read at all (as opposed to a [`Problem`] inside it).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ImportError {
@@ -99,23 +180,40 @@ pub struct Import {
 
 impl Import {
     pub fn turns(&self) -> usize {
-        self.sessions.iter().map(|s| s.turns.len()).sum()
+        self.sessions.iter().map(Session::turn_count).sum()
     }
 
     pub fn failed_turns(&self) -> usize {
         self.sessions
             .iter()
-            .flat_map(|s| &s.turns)
-            .filter(|t| !t.success)
-            .count()
+            .map(|s| match s.form {
+                Form::Ptc => s.turns.iter().filter(|t| !t.success).count(),
+                Form::Chat => s.chat_turns.iter().filter(|t| !t.success).count(),
+            })
+            .sum()
     }
 
     pub fn tool_calls(&self) -> usize {
         self.sessions
             .iter()
-            .flat_map(|s| &s.turns)
-            .map(|t| t.tool_calls.len())
+            .map(|s| match s.form {
+                Form::Ptc => s.turns.iter().map(|t| t.tool_calls.len()).sum::<usize>(),
+                Form::Chat => s
+                    .chat_turns
+                    .iter()
+                    .map(|t| t.assistant.tool_calls.len())
+                    .sum(),
+            })
             .sum()
+    }
+
+    /// Problems counted by severity and kind, in that order.
+    pub fn problem_counts(&self) -> BTreeMap<(Severity, &'static str), usize> {
+        let mut counts = BTreeMap::new();
+        for p in &self.problems {
+            *counts.entry((p.severity, p.kind)).or_default() += 1;
+        }
+        counts
     }
 
     /// Writes one session per line in the corpus format.
@@ -135,27 +233,170 @@ impl Import {
 
 /// Imports every file below `paths` (see [`walk::collect`]) with the importer of `kind`.
 pub fn import(kind: Kind, paths: &[PathBuf]) -> Result<Import, ImportError> {
-    let (accept, wanted) = kind.files();
-    let files = walk::collect(paths, accept, wanted)?;
+    import_with(kind, paths, &Options::default())
+}
+
+/// [`import`] with options.
+pub fn import_with(kind: Kind, paths: &[PathBuf], opts: &Options) -> Result<Import, ImportError> {
+    let files = walk::collect(paths, |p| kind.accepts(p), &kind.wanted())?;
     let mut all = Import {
         files: files.len(),
         ..Import::default()
     };
     match kind {
-        Kind::PtcRunner => all.extend(ptc_runner::import_files(&files)),
+        Kind::PtcRunner => {
+            let fitting = keep_fitting(kind, &files, &mut all);
+            all.extend(ptc_runner::import_files(&fitting));
+        }
         Kind::Smolagents => {
-            for file in &files {
-                all.extend(smolagents::import_file(file));
+            for file in keep_fitting(kind, &files, &mut all) {
+                all.extend(smolagents::import_file(&file));
             }
         }
-        Kind::OpenaiChat => {
+        Kind::Auto => auto(&files, opts, &mut all),
+        chat => {
             for file in &files {
-                all.extend(openai_chat::import_file(file));
+                all.extend(import_file(chat, file, opts));
             }
         }
     }
-    drop_duplicate_ids(&mut all);
+    report_duplicate_ids(&mut all);
     Ok(all)
+}
+
+/// Imports one file of a chat format.
+fn import_file(kind: Kind, file: &Path, opts: &Options) -> Import {
+    let mut out = Import::default();
+    if let Some(text) = source::read_text(file, &mut out.problems) {
+        import_text_into(kind, file, &text, opts, &mut out);
+    }
+    out
+}
+
+/// Imports one file's text (already read and decompressed) as `name` with the chat
+/// importer of `kind` (`auto` sniffs it). Benchmarks and tests use it without files.
+pub fn import_text(kind: Kind, name: &Path, text: &str, opts: &Options) -> Import {
+    let mut out = Import::default();
+    import_text_into(kind, name, text, opts, &mut out);
+    out
+}
+
+fn import_text_into(kind: Kind, name: &Path, text: &str, opts: &Options, out: &mut Import) {
+    let start = out.problems.len();
+    let lines = matches!(
+        source::data_extension(name).as_deref(),
+        Some("jsonl" | "ndjson")
+    );
+    let doc = source::parse(name, text, lines, &mut out.problems);
+    let kind = match kind {
+        Kind::Auto => match sniff::file_kind(name, Some(&doc)) {
+            Some(k) => k,
+            None => {
+                if !doc.is_empty() {
+                    out.problems.push(
+                        Problem::skipped(
+                            name,
+                            "recap cannot tell which log format this file is; name the importer (`recap import --help` lists them)",
+                        )
+                        .kind("unknown-format"),
+                    );
+                }
+                return;
+            }
+        },
+        k => k,
+    };
+    if let Some((other, n, total)) = sniff::misfit(kind, name, &doc) {
+        out.problems.push(wrong_importer(name, kind, other, n, total));
+        return;
+    }
+    match kind {
+        Kind::OpenaiChat => openai_chat::import_doc(name, &doc, opts, out),
+        Kind::AnthropicMessages => anthropic_messages::import_doc(name, &doc, opts, out),
+        Kind::ClaudeCode => claude_code::import_doc(name, &doc, opts, out),
+        Kind::SweAgent => swe_agent::import_doc(name, &doc, opts, out),
+        Kind::Openhands => openhands::import_doc(name, &doc, opts, out),
+        Kind::Tau2 => tau2::import_doc(name, &doc, opts, out),
+        Kind::PtcRunner | Kind::Smolagents | Kind::Auto => out.problems.push(
+            Problem::skipped(
+                name,
+                format!("the {kind} importer reads files, not text; import the file itself"),
+            )
+            .kind("unknown-format"),
+        ),
+    }
+    problem::sort_from(&mut out.problems, start);
+}
+
+fn wrong_importer(file: &Path, chosen: Kind, fits: Kind, n: usize, total: usize) -> Problem {
+    Problem::skipped(
+        file,
+        format!(
+            "not {chosen} input: {n} of {total} records read as {fits} instead; import it with `recap import {fits}` (or `recap import auto`)"
+        ),
+    )
+    .kind("wrong-importer")
+}
+
+/// The files that do not look like another format; the others get one problem each.
+fn keep_fitting(kind: Kind, files: &[PathBuf], out: &mut Import) -> Vec<PathBuf> {
+    let mut keep = Vec::new();
+    for file in files {
+        let mut ignored = Vec::new();
+        let head = source::read_text(file, &mut ignored).map(|t| head_lines(&t));
+        let doc = head.map(|h| source::parse(file, &h, true, &mut ignored));
+        match doc.as_ref().and_then(|d| sniff::misfit(kind, file, d)) {
+            Some((other, n, total)) => out.problems.push(wrong_importer(file, kind, other, n, total)),
+            None => keep.push(file.clone()),
+        }
+    }
+    keep
+}
+
+/// The first lines of a JSON Lines text: enough to tell its format.
+fn head_lines(text: &str) -> String {
+    text.split_inclusive('\n').take(32).collect()
+}
+
+/// `auto`: each file with the importer its content (or name) shows; ptc-runner logs
+/// are read together, as their importer needs.
+fn auto(files: &[PathBuf], opts: &Options, all: &mut Import) {
+    let logs: Vec<&PathBuf> = files
+        .iter()
+        .filter(|f| ptc_runner::is_inspection_log(f))
+        .collect();
+    let mut ptc = Vec::new();
+    for file in files {
+        if ptc_runner::is_inspection_log(file) {
+            ptc.push(file.clone());
+            continue;
+        }
+        if is_ptc_side_file(file, &logs) {
+            // Read by the ptc-runner importer together with its inspection log.
+            continue;
+        }
+        let mut out = Import::default();
+        let Some(text) = source::read_text(file, &mut out.problems) else {
+            all.extend(out);
+            continue;
+        };
+        let lines = matches!(
+            source::data_extension(file).as_deref(),
+            Some("jsonl" | "ndjson")
+        );
+        let mut ignored = Vec::new();
+        let doc = source::parse(file, &text, lines, &mut ignored);
+        match sniff::file_kind(file, Some(&doc)) {
+            Some(Kind::PtcRunner) => ptc.push(file.clone()),
+            Some(Kind::Smolagents) => out.extend(smolagents::import_file(file)),
+            Some(kind) => import_text_into(kind, file, &text, opts, &mut out),
+            None => import_text_into(Kind::Auto, file, &text, opts, &mut out),
+        }
+        all.extend(out);
+    }
+    if !ptc.is_empty() {
+        all.extend(ptc_runner::import_files(&ptc));
+    }
 }
 
 /// `meta.import`: where a session came from. Kept under its own key so it never
@@ -178,28 +419,75 @@ pub(crate) fn import_meta(
     serde_json::Value::Object(m)
 }
 
-/// A corpus needs unique ids; when the same input is named twice the later copy goes.
-fn drop_duplicate_ids(import: &mut Import) {
-    let mut seen = BTreeSet::new();
+/// A ptc-runner run's `results.jsonl` or `traces/<run>/run.jsonl` whose inspection log
+/// (`inspect/<run>/run.inspection.jsonl` of the same arm) is being imported.
+fn is_ptc_side_file(file: &Path, logs: &[&PathBuf]) -> bool {
+    let name = file.file_name().and_then(|n| n.to_str()).unwrap_or("");
+    let arm_of_log = |log: &&PathBuf| log.parent()?.parent()?.parent().map(Path::to_path_buf);
+    match name {
+        "results.jsonl" => {
+            let arm = file.parent();
+            logs.iter().any(|l| arm_of_log(l).as_deref() == arm)
+        }
+        "run.jsonl" => {
+            let run_dir = file.parent();
+            let traces = run_dir.and_then(Path::parent);
+            if traces.and_then(Path::file_name).is_none_or(|n| n != "traces") {
+                return false;
+            }
+            let (Some(arm), Some(run)) = (traces.and_then(Path::parent), run_dir.and_then(Path::file_name))
+            else {
+                return false;
+            };
+            logs.iter()
+                .any(|l| l.parent() == Some(arm.join("inspect").join(run).as_path()))
+        }
+        _ => false,
+    }
+}
+
+/// A corpus needs unique ids. A session id met again (the same run in two files, or
+/// one file under two names) keeps its first session; each later copy is a skipped
+/// problem naming both places.
+fn report_duplicate_ids(import: &mut Import) {
+    let mut seen: BTreeMap<String, String> = BTreeMap::new();
     let mut problems = Vec::new();
+    let file_of = |s: &Session| {
+        s.meta
+            .get("import")
+            .and_then(|m| m.get("file"))
+            .and_then(|f| f.as_str())
+            .unwrap_or("<input>")
+            .to_string()
+    };
     import.sessions.retain(|s| {
-        if seen.insert(s.id.clone()) {
-            true
-        } else {
-            let file = s
-                .meta
-                .get("import")
-                .and_then(|m| m.get("file"))
-                .and_then(|f| f.as_str())
-                .unwrap_or("<input>");
-            problems.push(
-                Problem::skipped(
-                    Path::new(file),
-                    "a session with this id was already imported (is the same input named twice?)",
-                )
-                .in_session(&s.id),
-            );
-            false
+        let file = file_of(s);
+        match seen.get(&s.id) {
+            None => {
+                seen.insert(s.id.clone(), file);
+                true
+            }
+            Some(first) => {
+                let line = s
+                    .meta
+                    .get("import")
+                    .and_then(|m| m.get("line"))
+                    .and_then(|l| l.as_u64())
+                    .map_or(0, |l| l as usize);
+                problems.push(
+                    Problem::skipped(
+                        Path::new(&file),
+                        format!(
+                            "session id {:?} was already imported from {first}; this copy is not imported (the same run in two files?)",
+                            s.id
+                        ),
+                    )
+                    .at(At::line(line))
+                    .in_session(&s.id)
+                    .kind("duplicate-id"),
+                );
+                false
+            }
         }
     });
     import.problems.extend(problems);

@@ -81,7 +81,7 @@ pub(crate) fn content_text(
                             conv.lossy(
                                 place.at,
                                 "media",
-                                format!("a {kind} part is replaced by {ph} (recap carries text only)"),
+                                format!("a {kind:?} part is replaced by {ph} (recap carries text only)"),
                             );
                             texts.push(ph.to_string());
                         } else {
@@ -169,6 +169,17 @@ pub(crate) fn openai_message(
         );
         return;
     };
+    if !matches!(m.at("content"), J::Null | J::Str(_) | J::Arr(_)) {
+        conv.lossy(
+            place.at,
+            "bad-content",
+            format!(
+                "`content` is {}, expected a string or a list of parts; message not imported",
+                m.at("content").type_name()
+            ),
+        );
+        return;
+    }
     let text = content_text(conv, keys, place, m.at("content"));
     if role != "tool" && role != "function" {
         keys.dropped(
@@ -475,7 +486,7 @@ pub(crate) fn anthropic_response(
                         conv.lossy(
                             place.at,
                             "media",
-                            format!("a {other} block is replaced by {ph} (recap carries text only)"),
+                            format!("a {other:?} block is replaced by {ph} (recap carries text only)"),
                         );
                         texts.push(ph.to_string());
                     }

@@ -250,11 +250,11 @@ pub fn parse(path: &Path, text: &str, lines: bool, problems: &mut Vec<Problem>) 
             let doc = if text.as_bytes()[start] == b'[' {
                 p.array()
                     .map(Doc::Array)
-                    .map_err(|(items, e)| (Doc::Array(items), e))
+                    .map_err(|b| (Doc::Array(b.0), b.1))
             } else {
                 p.object()
                     .map(Doc::Object)
-                    .map_err(|(members, e)| (Doc::Object(members), e))
+                    .map_err(|b| (Doc::Object(b.0), b.1))
             };
             match doc {
                 Ok(doc) => {
@@ -335,7 +335,7 @@ pub fn json_lines(path: &Path, text: &str, problems: &mut Vec<Problem>) -> Vec<L
 }
 
 /// A cut or broken document: what was read before the break, and the problem.
-type Partial<T> = (T, Problem);
+type Partial<T> = Box<(T, Problem)>;
 
 struct Parser<'a> {
     text: &'a str,
@@ -410,7 +410,7 @@ impl Parser<'_> {
                         &format!("record {} and the rest of the list are not read", items.len() + 1),
                     );
                     let p = p.at_record(items.len() + 1);
-                    return Err((items, p));
+                    return Err(Box::new((items, p)));
                 }
             }
             self.skip_ws();
@@ -427,7 +427,7 @@ impl Parser<'_> {
                         format!("truncated JSON array (the file looks cut off after record {n}): missing `]`"),
                         "truncated",
                     );
-                    return Err((items, p));
+                    return Err(Box::new((items, p)));
                 }
                 Some(c) => {
                     let p = self.problem_at(
@@ -439,7 +439,7 @@ impl Parser<'_> {
                         ),
                         "malformed-json",
                     );
-                    return Err((items, p));
+                    return Err(Box::new((items, p)));
                 }
             }
         }
@@ -464,11 +464,11 @@ impl Parser<'_> {
                         format!("malformed JSON object: expected a key string, got {}", other.type_name()),
                         "malformed-json",
                     );
-                    return Err((members, p));
+                    return Err(Box::new((members, p)));
                 }
                 Err(e) => {
                     let p = self.value_problem(at, &e, "the rest of the object is not read");
-                    return Err((members, p));
+                    return Err(Box::new((members, p)));
                 }
             };
             self.skip_ws();
@@ -485,7 +485,7 @@ impl Parser<'_> {
                         "malformed-json",
                     ),
                 };
-                return Err((members, p));
+                return Err(Box::new((members, p)));
             }
             self.pos += 1;
             self.skip_ws();
@@ -493,13 +493,14 @@ impl Parser<'_> {
             if self.peek() == Some(b'[') {
                 match self.array() {
                     Ok(items) => members.push(list_member(key, line, items)),
-                    Err((items, p)) => {
+                    Err(partial) => {
+                        let (items, p) = *partial;
                         let p = Problem {
                             message: format!("in `{key}`: {}", p.message),
                             ..p
                         };
                         members.push(list_member(key, line, items));
-                        return Err((members, p));
+                        return Err(Box::new((members, p)));
                     }
                 }
             } else {
@@ -517,7 +518,7 @@ impl Parser<'_> {
                             &e,
                             &format!("member {key:?} and the rest of the object are not read"),
                         );
-                        return Err((members, p));
+                        return Err(Box::new((members, p)));
                     }
                 }
             }
@@ -534,7 +535,7 @@ impl Parser<'_> {
                         "truncated JSON object (the file looks cut off): missing `}`".into(),
                         "truncated",
                     );
-                    return Err((members, p));
+                    return Err(Box::new((members, p)));
                 }
                 Some(c) => {
                     let p = self.problem_at(
@@ -542,7 +543,7 @@ impl Parser<'_> {
                         format!("malformed JSON object: expected `,` or `}}`, got {:?}", c as char),
                         "malformed-json",
                     );
-                    return Err((members, p));
+                    return Err(Box::new((members, p)));
                 }
             }
         }

@@ -3,7 +3,6 @@
 
 use crate::problem::Problem;
 use serde_json::Value as Json;
-use std::fs;
 use std::path::Path;
 
 /// One parsed line of a JSON Lines file.
@@ -12,34 +11,10 @@ pub(crate) struct JsonLine {
     pub value: Json,
 }
 
-/// Reads a whole file as text; `None` (and a problem) when it cannot be read.
+/// Reads a whole file as text (gunzipping `.gz` input); `None` (and a problem) when it
+/// cannot be read.
 pub(crate) fn read_file(path: &Path, problems: &mut Vec<Problem>) -> Option<String> {
-    match fs::read(path) {
-        Ok(bytes) => {
-            let bytes = bytes
-                .strip_prefix(b"\xEF\xBB\xBF")
-                .unwrap_or(&bytes)
-                .to_vec();
-            match String::from_utf8(bytes) {
-                Ok(text) => Some(text),
-                Err(e) => {
-                    // Keep the valid lines: replace bad bytes and report where they were.
-                    let at = e.utf8_error().valid_up_to();
-                    let bytes = e.into_bytes();
-                    let line = bytes[..at].iter().filter(|b| **b == b'\n').count() + 1;
-                    problems.push(
-                        Problem::lossy(path, "invalid UTF-8; bad bytes were replaced by U+FFFD")
-                            .at_line(line),
-                    );
-                    Some(String::from_utf8_lossy(&bytes).into_owned())
-                }
-            }
-        }
-        Err(e) => {
-            problems.push(Problem::skipped(path, format!("cannot read file: {e}")));
-            None
-        }
-    }
+    crate::source::read_text(path, problems)
 }
 
 /// Describes a JSON syntax error; a record that stops early says so.

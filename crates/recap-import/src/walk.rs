@@ -1,7 +1,10 @@
 //! Which files an import reads: each path as given, directories walked recursively in
-//! sorted order so the output does not depend on the file system's listing order.
+//! sorted order so the output does not depend on the file system's listing order. The
+//! same file named twice (directly, or through a directory and by name) is an error:
+//! its sessions would be imported twice.
 
 use crate::ImportError;
+use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
 
@@ -9,7 +12,7 @@ use std::path::{Path, PathBuf};
 /// contributes every file below it that `accept` takes, in sorted path order.
 pub fn collect(
     paths: &[PathBuf],
-    accept: fn(&Path) -> bool,
+    accept: impl Fn(&Path) -> bool,
     wanted: &str,
 ) -> Result<Vec<PathBuf>, ImportError> {
     let mut files = Vec::new();
@@ -20,7 +23,7 @@ pub fn collect(
         })?;
         if meta.is_dir() {
             let before = files.len();
-            walk_dir(path, accept, &mut files)?;
+            walk_dir(path, &accept, &mut files)?;
             if files.len() == before {
                 return Err(ImportError::Path {
                     path: path.clone(),
@@ -31,12 +34,35 @@ pub fn collect(
             files.push(path.clone());
         }
     }
+    refuse_repeats(&files)?;
     Ok(files)
+}
+
+/// The same file twice is an error naming both paths.
+fn refuse_repeats(files: &[PathBuf]) -> Result<(), ImportError> {
+    let mut seen: BTreeMap<PathBuf, &PathBuf> = BTreeMap::new();
+    for f in files {
+        let key = fs::canonicalize(f).unwrap_or_else(|_| f.clone());
+        if let Some(first) = seen.insert(key, f) {
+            return Err(ImportError::Path {
+                path: f.clone(),
+                message: if first == f {
+                    "this file is given twice; its sessions would be imported twice".into()
+                } else {
+                    format!(
+                        "this file is also given as {}; its sessions would be imported twice",
+                        first.display()
+                    )
+                },
+            });
+        }
+    }
+    Ok(())
 }
 
 fn walk_dir(
     dir: &Path,
-    accept: fn(&Path) -> bool,
+    accept: &impl Fn(&Path) -> bool,
     out: &mut Vec<PathBuf>,
 ) -> Result<(), ImportError> {
     let read_err = |e: std::io::Error| ImportError::Path {
@@ -59,9 +85,8 @@ fn walk_dir(
     Ok(())
 }
 
-/// True when the file name ends with one of `exts` (without the dot).
+/// True when the file name ends with one of `exts` (without the dot), looking through
+/// a `.gz` suffix.
 pub fn has_extension(path: &Path, exts: &[&str]) -> bool {
-    path.extension()
-        .and_then(|e| e.to_str())
-        .is_some_and(|e| exts.iter().any(|x| e.eq_ignore_ascii_case(x)))
+    crate::source::data_extension(path).is_some_and(|e| exts.iter().any(|x| e.eq_ignore_ascii_case(x)))
 }

@@ -180,10 +180,12 @@ pub fn parse_response(status: i32, bytes: &[u8]) -> Result<Response, CallError> 
             status,
             error: Box::new(error.clone()),
         }),
-        (Some(messages), None, STATUS_OK) => match messages.iter().enumerate().find_map(misshapen) {
-            Some(reason) => Err(CallError::invalid(status, reason)),
-            None => Ok(response),
-        },
+        (Some(messages), None, STATUS_OK) => {
+            match messages.iter().enumerate().find_map(misshapen) {
+                Some(reason) => Err(CallError::invalid(status, reason)),
+                None => Ok(response),
+            }
+        }
         (Some(_), None, _) => Err(CallError::invalid(
             status,
             "a non-zero status with messages instead of an error",
@@ -416,5 +418,48 @@ impl Drop for SessionHandle {
             // closed exactly once, here.
             unsafe { close(handle.0.as_ptr()) };
         });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn reason(text: &str) -> String {
+        match parse_response(STATUS_OK, text.as_bytes()) {
+            Err(CallError::InvalidResponse { reason, .. }) => reason,
+            other => panic!("{text}: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn tool_fields_only_on_the_roles_that_have_them() {
+        let ok = r#"{"messages":[{"role":"assistant","content":null,"tool_calls":[{"id":"c","name":"f","arguments":"{}"}]},
+            {"role":"tool","tool_call_id":"c","name":"f","content":"r"}]}"#;
+        let messages = parse_response(STATUS_OK, ok.as_bytes())
+            .unwrap()
+            .messages
+            .unwrap();
+        assert_eq!(messages[1], Message::tool("c", Some("f".into()), "r"));
+        for (text, want) in [
+            (
+                r#"{"messages":[{"role":"tool","content":"r"}]}"#,
+                "messages[0] (tool): a tool message without tool_call_id",
+            ),
+            (
+                r#"{"messages":[{"role":"system","content":"s"},{"role":"user","content":"u","tool_calls":[{"id":"c","name":"f","arguments":""}]}]}"#,
+                "messages[1] (user): tool_calls on a message that is not an assistant message",
+            ),
+            (
+                r#"{"messages":[{"role":"assistant","content":"a","tool_call_id":"c"}]}"#,
+                "messages[0] (assistant): tool_call_id on a message that is not a tool message",
+            ),
+            (
+                r#"{"messages":[{"role":"user","content":"u","name":"bob"}]}"#,
+                "messages[0] (user): name on a message that is not a tool message",
+            ),
+        ] {
+            assert_eq!(reason(text), want, "{text}");
+        }
     }
 }

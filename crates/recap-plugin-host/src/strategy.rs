@@ -34,7 +34,10 @@ impl std::fmt::Debug for PluginStrategy {
             .field("plugin", &self.plugin.path())
             .field("spec", &self.spec)
             .field("forms", &self.forms)
-            .field("counter", &self.counter.as_ref().map(|c| c.name().to_string()))
+            .field(
+                "counter",
+                &self.counter.as_ref().map(|c| c.name().to_string()),
+            )
             .finish_non_exhaustive()
     }
 }

@@ -7,7 +7,7 @@
 
 use recap_core::invariants::{calls, check_session};
 use recap_core::tokens::WordCounter;
-use recap_core::{Form, Message, Registry, RenderRequest, Session, SessionState, Strategy};
+use recap_core::{Form, Message, Registry, RenderRequest, Session, SessionState};
 use recap_plugin_host::{Plugin, load, register};
 use recap_testkit::plugins::{build_cdylibs, fixtures_manifest};
 use std::path::PathBuf;
@@ -61,7 +61,11 @@ fn a_1_0_plugin_loads_as_1_0_and_renders_ptc_lisp_only() {
     let plugin = frozen();
     assert_eq!(plugin.name(), "frozen-digest");
     assert_eq!(plugin.abi(), (1, 0));
-    assert_eq!(plugin.forms(), [Form::Ptc], "no `forms` in describe means PTC-Lisp");
+    assert_eq!(
+        plugin.forms(),
+        [Form::Ptc],
+        "no `forms` in describe means PTC-Lisp"
+    );
     assert!(plugin.unknown_forms().is_empty() && plugin.unknown_invariants().is_empty());
     assert!(plugin.has_describe() && plugin.has_sessions());
     // The self-test rendered the PTC-Lisp sample only, sessions included.
@@ -85,7 +89,12 @@ fn a_1_0_plugin_renders_every_call_as_1_0_did_through_both_paths() {
         for k in calls(&session) {
             let want = expected(&session, k);
             let request = RenderRequest::for_call(&session, k).unwrap();
-            assert_eq!(strategy.render(&request).unwrap(), want, "{} k={k}", session.id);
+            assert_eq!(
+                strategy.render(&request).unwrap(),
+                want,
+                "{} k={k}",
+                session.id
+            );
             assert_eq!(
                 strategy.render_session(&session, k, &mut state).unwrap(),
                 want,

@@ -1,17 +1,19 @@
-//! A plugin written in C against `recap-abi/include/recap_strategy.h`, compiled with
-//! the system C compiler when there is one.
+//! Plugins written in C against `recap-abi/include/recap_strategy.h`, compiled with the
+//! system C compiler when there is one: `mission_only.c` (no `describe`: the PTC-Lisp
+//! form alone, as every plugin of ABI 1.0) and `chat_transcript.c` (declares the chat
+//! form and renders tool-carrying messages).
 
-use recap_core::invariants::calls;
-use recap_core::{Message, Registry, RenderRequest, SessionState};
+use recap_core::invariants::{calls, check_session};
+use recap_core::{Form, Message, Registry, RenderRequest, SessionState};
 use recap_plugin_host::{load, register};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-fn compile_c_sample() -> Option<PathBuf> {
+fn compile_c_sample(name: &str) -> Option<PathBuf> {
     let cc = std::env::var("CC").unwrap_or_else(|_| "cc".to_string());
     if Command::new(&cc).arg("--version").output().is_err() {
         recap_gen::shared::skipped(&format!(
-            "no C compiler ({cc}) on this machine; the C plugin sample was not tested"
+            "no C compiler ({cc}) on this machine; the C plugin sample {name}.c was not tested"
         ));
         return None;
     }
@@ -19,7 +21,7 @@ fn compile_c_sample() -> Option<PathBuf> {
     let out_dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("c-plugin");
     std::fs::create_dir_all(&out_dir).unwrap();
     let lib = out_dir.join(format!(
-        "{}mission_only{}",
+        "{}{name}{}",
         std::env::consts::DLL_PREFIX,
         std::env::consts::DLL_SUFFIX
     ));
@@ -30,7 +32,7 @@ fn compile_c_sample() -> Option<PathBuf> {
         .arg(abi.join("include"))
         .arg("-o")
         .arg(&lib)
-        .arg(abi.join("c-sample/mission_only.c"))
+        .arg(abi.join(format!("c-sample/{name}.c")))
         .output()
         .unwrap();
     assert!(
@@ -43,14 +45,16 @@ fn compile_c_sample() -> Option<PathBuf> {
 
 #[test]
 fn a_c_plugin_loads_and_renders() {
-    let Some(lib) = compile_c_sample() else {
+    let Some(lib) = compile_c_sample("mission_only") else {
         return;
     };
     let plugin = load(&lib).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(plugin.name(), "mission-only");
     assert_eq!(plugin.version(), "0.1.0");
+    assert_eq!(plugin.abi(), (1, 1));
     assert!(!plugin.has_describe() && !plugin.has_sessions());
     assert!(!plugin.self_test().sessions);
+    assert_eq!(plugin.forms(), [Form::Ptc], "no describe: PTC-Lisp only");
 
     let mut registry = Registry::new();
     register(&mut registry, &plugin).unwrap();
@@ -70,4 +74,55 @@ fn a_c_plugin_loads_and_renders() {
             );
         }
     }
+}
+
+#[test]
+fn a_c_plugin_renders_chat_sessions_with_tool_calls() {
+    let Some(lib) = compile_c_sample("chat_transcript") else {
+        return;
+    };
+    let plugin = load(&lib).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(plugin.name(), "chat-transcript");
+    assert_eq!(plugin.forms(), [Form::Chat]);
+    assert!(plugin.has_describe() && !plugin.has_sessions());
+    assert_eq!(plugin.self_test().forms, [Form::Chat]);
+
+    let mut registry = Registry::new();
+    register(&mut registry, &plugin).unwrap();
+    let strategy = registry.build("chat-transcript").unwrap();
+    let full_history = recap_builtins::registry().build("full-history").unwrap();
+    let mut tool_calls = 0;
+    for session in recap_gen::generate_chat_corpus(17, 20, 1..=10) {
+        let mut state = SessionState::new();
+        for k in calls(&session) {
+            let request = RenderRequest::for_call(&session, k).unwrap();
+            let expected = full_history.render(&request).unwrap();
+            tool_calls += expected.iter().map(|m| m.tool_calls.len()).sum::<usize>();
+            assert_eq!(
+                strategy.render(&request).unwrap(),
+                expected,
+                "{} k={k}",
+                session.id
+            );
+            assert_eq!(
+                strategy.render_session(&session, k, &mut state).unwrap(),
+                expected,
+                "{} session k={k}",
+                session.id
+            );
+        }
+        let violations = check_session(strategy.as_ref(), &session).unwrap();
+        assert!(violations.is_empty(), "{}: {violations:?}", session.id);
+    }
+    assert!(
+        tool_calls > 50,
+        "the corpus exercised tool calls: {tool_calls}"
+    );
+
+    // Declaring only the chat form, it is never sent a PTC-Lisp session.
+    let ptc = &recap_gen::generate_corpus(1, 1, 2..=2)[0];
+    let err = strategy
+        .render(&RenderRequest::for_call(ptc, 1).unwrap())
+        .unwrap_err();
+    assert_eq!(err.kind, "unsupported_form", "{err}");
 }

@@ -31,7 +31,7 @@ fn sample_plugins_load_and_describe_themselves() {
     let masking = load(&sample("recap_ptc_output_masking")).unwrap();
     assert_eq!(masking.name(), "ptc-output-masking");
     assert_eq!(masking.version(), env!("CARGO_PKG_VERSION"));
-    assert_eq!(masking.abi(), (1, 0));
+    assert_eq!(masking.abi(), (1, 1));
     assert!(masking.has_describe() && masking.has_sessions());
     assert_eq!(masking.options().len(), 1);
     assert_eq!(masking.options()[0].key, "window");
@@ -44,7 +44,12 @@ fn sample_plugins_load_and_describe_themselves() {
 
     let aggressive = load(&sample("recap_aggressive")).unwrap();
     assert_eq!(aggressive.name(), "aggressive");
-    assert!(aggressive.options().is_empty());
+    let keys: Vec<&str> = aggressive
+        .options()
+        .iter()
+        .map(|o| o.key.as_str())
+        .collect();
+    assert_eq!(keys, ["turns", "max_tokens"]);
     assert!(aggressive.summary().contains("definition names"));
 }
 
@@ -331,7 +336,14 @@ fn every_broken_library_is_a_clear_error_and_the_host_lives_on() {
             "fx_unknown_role",
             &[
                 "invalid JSON back from the plugin",
-                "unknown variant `tool`",
+                "unknown variant `robot`",
+            ],
+        ),
+        (
+            "fx_tool_without_id",
+            &[
+                "self-test failed at render after 0 turn(s): invalid JSON back from the plugin",
+                "messages[0] (tool): a tool message without tool_call_id",
             ],
         ),
         (

@@ -1,13 +1,23 @@
 //! Parity: every built-in strategy, wrapped by the SDK (`export_strategy!`) and called
 //! through the ABI, renders byte-identical messages to its direct call on every call
-//! of every bench-data session through incremental sessions (and on every 4th call and
-//! the last through full requests), with default and non-default options.
+//! of every bench-data session and of a generated chat corpus (each in the forms it
+//! declares) through incremental sessions (and on every 4th call and the last through
+//! full requests), with default and non-default options. Chat requests carry token
+//! counts (the registry has a tokenizer), which the wrapped built-ins ignore.
+//!
+//! The built-ins that need the run's tokenizer to be built (token budgets) are not
+//! wrapped: a plugin gets per-message token counts with each chat request, not a
+//! tokenizer it could count its own texts with.
 
 use recap_testkit::plugins as support;
 
 use recap_core::invariants::calls;
-use recap_core::{CorpusReader, Registry, RenderRequest, Session, SessionState, StrategySpec};
+use recap_core::tokens::WordCounter;
+use recap_core::{
+    CorpusReader, Registry, RenderRequest, Session, SessionState, SpecError, StrategySpec,
+};
 use recap_plugin_host::{load, register};
+use std::sync::Arc;
 use support::{workspace_root, wrapped_builtin};
 
 fn bench_sessions() -> Vec<(String, Session)> {
@@ -37,6 +47,9 @@ fn bench_sessions() -> Vec<(String, Session)> {
             sessions.push((format!("{}:{}", file.display(), session.id), session));
         }
     }
+    for session in recap_gen::generate_chat_corpus(8, 30, 1..=14) {
+        sessions.push((format!("generated chat {}", session.id), session));
+    }
     sessions
 }
 
@@ -64,8 +77,18 @@ fn specs(registry: &Registry, name: &str) -> Vec<String> {
 fn every_builtin_through_the_abi_renders_the_same_bytes() {
     let direct = recap_builtins::registry();
     let sessions = bench_sessions();
-    let names: Vec<String> = direct.infos().map(|i| i.name.clone()).collect();
-    assert!(names.len() >= 4, "{names:?}");
+    // Without the run's tokenizer the token-budget built-ins cannot be built at all.
+    let (names, need_tokenizer): (Vec<String>, Vec<String>) = direct
+        .infos()
+        .map(|i| i.name.clone())
+        .partition(|name| !matches!(direct.build(name), Err(SpecError::NeedsTokenizer { .. })));
+    assert!(names.len() >= 6, "{names:?}");
+    assert_eq!(
+        need_tokenizer,
+        ["token-budget-trim", "tool-result-clearing"],
+        "built-ins left out of the parity test"
+    );
+    let mut forms_seen = std::collections::BTreeSet::new();
     for name in &names {
         let lib = wrapped_builtin(name).unwrap_or_else(|| {
             panic!(
@@ -82,6 +105,7 @@ fn every_builtin_through_the_abi_renders_the_same_bytes() {
             "{name}: options travel through describe"
         );
         let mut through_abi = Registry::new();
+        through_abi.set_counter(Arc::new(WordCounter));
         register(&mut through_abi, &plugin).unwrap();
 
         for spec in specs(&direct, name) {
@@ -93,10 +117,15 @@ fn every_builtin_through_the_abi_renders_the_same_bytes() {
                 want.invariants(),
                 "{spec}: declared invariants"
             );
+            assert_eq!(got.forms(), want.forms(), "{spec}: declared forms");
+            forms_seen.extend(want.forms());
             let parsed = StrategySpec::parse(&spec).unwrap();
             assert_eq!(parsed.name, *name);
             let mut renders = 0usize;
-            for (label, session) in &sessions {
+            for (label, session) in sessions
+                .iter()
+                .filter(|(_, s)| want.forms().contains(&s.form))
+            {
                 let mut state = SessionState::new();
                 let mut direct_state = SessionState::new();
                 let last = calls(session).last().unwrap_or(0);
@@ -124,7 +153,9 @@ fn every_builtin_through_the_abi_renders_the_same_bytes() {
                     renders += 1;
                 }
             }
+            assert!(renders > 0, "{spec}: no session of its forms");
             eprintln!("{spec}: {renders} calls identical through the ABI");
         }
     }
+    assert_eq!(forms_seen.len(), 2, "both forms went through the ABI");
 }

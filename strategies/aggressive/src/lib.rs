@@ -213,8 +213,8 @@ mod tests {
     use recap_core::invariants::check_session;
     use recap_core::prompt_tokens;
     use recap_core::tokens::WordCounter;
-    use recap_gen::chat::ChatSessionBuilder;
     use recap_gen::builder::{SessionBuilder, TurnBuilder, closure, value};
+    use recap_gen::chat::ChatSessionBuilder;
     use serde_json::json;
 
     #[test]
@@ -287,7 +287,11 @@ mod tests {
         assert_eq!((a.turns, a.max_tokens), (3, Some(200)));
         assert_eq!(a.spec(), "aggressive:max_tokens=200,turns=3");
         assert_eq!(spec("aggressive:max_tokens=none").unwrap().max_tokens, None);
-        for bad in ["aggressive:turns=0", "aggressive:max_tokens=0", "aggressive:max_tokens=x"] {
+        for bad in [
+            "aggressive:turns=0",
+            "aggressive:max_tokens=0",
+            "aggressive:max_tokens=x",
+        ] {
             assert!(spec(bad).is_err(), "{bad}");
         }
     }
@@ -297,7 +301,10 @@ mod tests {
             .system("You are a coding agent.")
             .tool_turn(
                 "",
-                &[("c1", "run_tests", "{}"), ("c2", "read_file", r#"{"path": "src/lib.rs"}"#)],
+                &[
+                    ("c1", "run_tests", "{}"),
+                    ("c2", "read_file", r#"{"path": "src/lib.rs"}"#),
+                ],
                 &["1 failed: parse_empty", "fn parse(s: &str) {}"],
             )
             .text_turn("The empty case is not handled. Fix it?", &["yes"])
@@ -317,7 +324,10 @@ mod tests {
         let mut want = opening.clone();
         want.extend(s.chat_turns[2].messages());
         assert_eq!(m, want);
-        let m = spec("aggressive:turns=5").unwrap().render(&request).unwrap();
+        let m = spec("aggressive:turns=5")
+            .unwrap()
+            .render(&request)
+            .unwrap();
         let mut want = opening.clone();
         s.chat_turns.iter().for_each(|t| want.extend(t.messages()));
         assert_eq!(m, want, "more turns than the session has: all of them");
@@ -328,16 +338,23 @@ mod tests {
     #[test]
     fn the_token_budget_drops_the_oldest_kept_turns() {
         let s = chat_session();
-        let counts = TokenCounts::of_session(&WordCounter, &s.system_prompt, &s.mission, &s.chat_turns);
+        let counts =
+            TokenCounts::of_session(&WordCounter, &s.system_prompt, &s.mission, &s.chat_turns);
         let request = RenderRequest::for_call(&s, 3).unwrap();
         let all = spec("aggressive:turns=3").unwrap();
         let full = all.render(&request).unwrap();
         let full_tokens = prompt_tokens(&WordCounter, &full);
         assert_eq!(counts.prompt_with_turns(0..3), full_tokens);
         for max in [full_tokens, full_tokens - 1, 20, 1] {
-            let budget = Aggressive { max_tokens: Some(max), ..all };
+            let budget = Aggressive {
+                max_tokens: Some(max),
+                ..all
+            };
             let m = budget.render_with_tokens(&request, Some(&counts)).unwrap();
-            assert!(prompt_tokens(&WordCounter, &m) <= max || m.len() == 2, "{max}: {m:?}");
+            assert!(
+                prompt_tokens(&WordCounter, &m) <= max || m.len() == 2,
+                "{max}: {m:?}"
+            );
             // Whole turns, newest last: the prompt is a suffix of the full one.
             assert_eq!(&m[..2], &full[..2]);
             assert!(full.ends_with(&m[2..]), "{max}");
@@ -345,7 +362,10 @@ mod tests {
                 assert_eq!(m, full);
             }
         }
-        let budget = Aggressive { max_tokens: Some(100), ..all };
+        let budget = Aggressive {
+            max_tokens: Some(100),
+            ..all
+        };
         let err = budget.render(&request).unwrap_err();
         assert_eq!(err.kind, "needs_tokenizer");
     }
@@ -353,10 +373,17 @@ mod tests {
     #[test]
     fn declared_invariants_hold_on_generated_chat_sessions() {
         for turns in [1, 3] {
-            let strategy = Aggressive { turns, max_tokens: None };
+            let strategy = Aggressive {
+                turns,
+                max_tokens: None,
+            };
             for s in recap_gen::generate_chat_corpus(13, 30, 1..=10) {
                 let violations = check_session(&strategy, &s).unwrap();
-                assert!(violations.is_empty(), "turns {turns}, session {}: {violations:?}", s.id);
+                assert!(
+                    violations.is_empty(),
+                    "turns {turns}, session {}: {violations:?}",
+                    s.id
+                );
             }
         }
     }

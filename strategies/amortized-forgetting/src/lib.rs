@@ -17,7 +17,7 @@ use recap_core::{
     Form, Invariant, Message, OptionInfo, RenderError, RenderRequest, Session, SessionState,
     SpecError, Strategy, StrategyInfo, StrategySpec,
 };
-use recap_full_history::chat::{History, skip_tool_results};
+use recap_full_history::chat::History;
 use std::sync::Arc;
 
 pub const NAME: &str = "amortized-forgetting";
@@ -81,7 +81,6 @@ impl AmortizedForgetting {
     /// turns: replayed call by call from call 0, so that it is the same whether calls
     /// were rendered before or not.
     pub fn cut(&self, history: &History) -> (usize, usize) {
-        let msgs = history.messages();
         let max_size = self.max_size as usize;
         let keep_first = self.keep_first as usize;
         let tail_len = max_size / 2 - keep_first;
@@ -89,11 +88,10 @@ impl AmortizedForgetting {
         let mut head_end = 0;
         for j in 0..=history.turns() {
             let len = history.turn_start(j);
-            let visible = &msgs[..len];
-            head_end = skip_tool_results(visible, keep_first.min(len));
+            head_end = history.next_safe_cut(keep_first.min(len), len);
             f = f.max(head_end);
             if head_end + (len - f) > max_size {
-                f = skip_tool_results(visible, (len - tail_len).max(head_end));
+                f = history.next_safe_cut(len.saturating_sub(tail_len).max(head_end), len);
             }
         }
         (head_end, f)

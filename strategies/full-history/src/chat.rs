@@ -4,7 +4,8 @@
 
 use recap_core::tokens::message_tokens;
 use recap_core::{
-    ChatTurn, Message, RenderRequest, Role, Session, SessionIdentity, SessionState, TokenCounter,
+    ChatTurn, Message, Observation, RenderRequest, Session, SessionIdentity, SessionState,
+    TokenCounter,
 };
 
 /// The history messages of a session's first `k` chat turns, kept across its calls.
@@ -15,6 +16,11 @@ pub struct History {
     /// Per message: environment output (a TOOL result or a USER observation marked
     /// `environment`), which masking strategies may replace.
     environment: Vec<bool>,
+    /// Per message: whether the history may be cut there (a suffix start there, or a
+    /// head ending just before it) without separating a tool result from its call —
+    /// true at each response, and at an observation after which its turn holds no more
+    /// TOOL results.
+    safe_cut: Vec<bool>,
     /// `turn_ends[i]`: the number of history messages once turn `i + 1` is complete.
     turn_ends: Vec<usize>,
     /// Token counts of `messages[..tokens.len()]` (SPEC 11.2 per message), filled on
@@ -28,6 +34,7 @@ impl History {
             identity,
             messages: Vec::new(),
             environment: Vec::new(),
+            safe_cut: Vec::new(),
             turn_ends: Vec::new(),
             tokens: Vec::new(),
         }
@@ -63,6 +70,14 @@ impl History {
             self.environment.push(false);
             self.environment
                 .extend(turn.observations.iter().map(|o| o.is_environment()));
+            let last_tool = turn
+                .observations
+                .iter()
+                .rposition(|o| matches!(o, Observation::Tool { .. }));
+            self.safe_cut.push(true);
+            self.safe_cut.extend(
+                (0..turn.observations.len()).map(|j| last_tool.is_none_or(|last| j > last)),
+            );
             self.turn_ends.push(self.messages.len());
         }
     }
@@ -95,18 +110,14 @@ impl History {
     }
 }
 
-/// Whether `message` is a tool result (a suffix or a cut must not start there: the
-/// result would lose its call).
-pub fn is_tool(message: &Message) -> bool {
-    message.role == Role::Tool
-}
-
-/// Moves `start` forward past TOOL messages, so a cut never orphans a result.
-pub fn skip_tool_results(history: &[Message], mut start: usize) -> usize {
-    while history.get(start).is_some_and(is_tool) {
-        start += 1;
+impl History {
+    /// The first index at or after `start` (and at most `end`, a turn boundary) where
+    /// the history can be cut without orphaning a tool result: the start of a suffix
+    /// that holds no result whose call lies before it, or the end of a head that leaves
+    /// no result of its calls behind.
+    pub fn next_safe_cut(&self, start: usize, end: usize) -> usize {
+        (start..end).find(|&i| self.safe_cut[i]).unwrap_or(end)
     }
-    start
 }
 
 #[cfg(test)]
@@ -136,15 +147,46 @@ mod tests {
     }
 
     #[test]
-    fn cuts_skip_tool_results() {
-        let h = [
-            Message::assistant("a"),
-            Message::tool("1", None, "r"),
-            Message::tool("2", None, "r"),
-            Message::user("u"),
-        ];
-        assert_eq!(skip_tool_results(&h, 1), 3);
-        assert_eq!(skip_tool_results(&h, 0), 0);
-        assert_eq!(skip_tool_results(&h, 4), 4);
+    fn safe_cuts_never_separate_a_result_from_its_call() {
+        // Turn 1: call c1, c2; observations tool c1, user "hey", tool c2, user "bye".
+        let s = ChatSessionBuilder::new("m")
+            .turn(
+                "a",
+                &[("c1", "f", "{}"), ("c2", "f", "{}")],
+                vec![
+                    Observation::Tool {
+                        tool_call_id: "c1".into(),
+                        name: None,
+                        content: "r1".into(),
+                        is_error: false,
+                    },
+                    Observation::User {
+                        content: "hey".into(),
+                        environment: false,
+                    },
+                    Observation::Tool {
+                        tool_call_id: "c2".into(),
+                        name: None,
+                        content: "r2".into(),
+                        is_error: false,
+                    },
+                    Observation::User {
+                        content: "bye".into(),
+                        environment: false,
+                    },
+                ],
+            )
+            .text_turn("b", &["u"])
+            .build();
+        let request = RenderRequest::for_call(&s, 2).unwrap();
+        let h = History::of_request(&request);
+        let end = h.messages().len();
+        assert_eq!(h.next_safe_cut(0, end), 0);
+        // Inside turn 1 the first safe cut is after its last result.
+        for start in 1..=4 {
+            assert_eq!(h.next_safe_cut(start, end), 4, "start {start}");
+        }
+        assert_eq!(h.next_safe_cut(5, end), 5);
+        assert_eq!(h.next_safe_cut(1, 3), 3, "never past the end given");
     }
 }

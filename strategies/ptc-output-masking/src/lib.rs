@@ -127,9 +127,7 @@ mod tests {
     fn options() {
         assert_eq!(spec("ptc-output-masking").unwrap().window, 10);
         assert_eq!(spec("ptc-output-masking:window=2").unwrap().window, 2);
-        let err = spec("ptc-output-masking:window=0")
-            .unwrap_err()
-            .to_string();
+        let err = spec("ptc-output-masking:window=0").unwrap_err().to_string();
         assert!(err.contains("window") && err.contains("≥ 1"), "{err}");
         assert_eq!(
             spec("ptc-output-masking:window=3").unwrap().spec(),

@@ -88,6 +88,7 @@ impl TokenBudgetTrim {
         let mission_tokens = message_tokens(counter, &mission);
         let tokens = history.tokens(counter).to_vec();
         let msgs = history.messages();
+        let end = msgs.len();
         // What the messages before the history cost: the 3 of the prompt, SYSTEM, and
         // the mission when it is always kept.
         let fixed = 3 + system_tokens + if self.keep_mission { mission_tokens } else { 0 };
@@ -102,7 +103,7 @@ impl TokenBudgetTrim {
         let mut out = vec![system];
         if self.keep_mission {
             // Never a result without its call.
-            let start = recap_full_history::chat::skip_tool_results(msgs, start);
+            let start = history.next_safe_cut(start, end);
             out.push(mission);
             out.extend_from_slice(&msgs[start..]);
             return out;
@@ -115,10 +116,12 @@ impl TokenBudgetTrim {
             out.extend_from_slice(msgs);
             return out;
         }
-        // LangChain's start_on="human": the suffix starts at a USER message.
-        let start = (start..msgs.len())
-            .find(|&i| msgs[i].role == Role::User)
-            .unwrap_or(msgs.len());
+        // LangChain's start_on="human": the suffix starts at a USER message (and, unlike
+        // LangChain, at one that orphans no result).
+        let start = (start..end)
+            .map(|i| history.next_safe_cut(i, end))
+            .find(|&i| msgs.get(i).is_some_and(|m| m.role == Role::User))
+            .unwrap_or(end);
         out.extend_from_slice(&msgs[start..]);
         out
     }

@@ -180,11 +180,8 @@ mod tests {
             (vec![Form::Chat, Form::Ptc], vec!["video".to_string()])
         );
         // A 1.1 description without forms is written without the field.
-        let text = String::from_utf8(description_response(&Description {
-            forms: None,
-            ..d
-        }))
-        .unwrap();
+        let text =
+            String::from_utf8(description_response(&Description { forms: None, ..d })).unwrap();
         assert!(!text.contains("forms"), "{text}");
     }
 }

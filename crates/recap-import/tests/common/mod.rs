@@ -80,3 +80,70 @@ pub fn one_problem<'a>(import: &'a Import, text: &str, severity: Severity) -> &'
     assert_eq!(found[0].severity, severity, "{}", found[0]);
     found[0]
 }
+
+/// Counts of problems by (severity, kind), for pinning.
+pub fn counts(import: &Import) -> Vec<(String, usize)> {
+    import
+        .problem_counts()
+        .into_iter()
+        .map(|((sev, kind), n)| (format!("{}:{kind}", sev.as_str()), n))
+        .collect()
+}
+
+/// `("lossy:kind", n)` pairs as the pinned form of [`counts`].
+pub fn pinned(pairs: &[(&str, usize)]) -> Vec<(String, usize)> {
+    pairs.iter().map(|(k, n)| (k.to_string(), *n)).collect()
+}
+
+/// The message texts a fact can be found in: content and call arguments.
+fn texts(messages: &[recap_core::Message]) -> String {
+    let mut all = String::new();
+    for m in messages {
+        all.push_str(&m.content);
+        all.push('\n');
+        for c in &m.tool_calls {
+            all.push_str(&c.arguments);
+            all.push('\n');
+        }
+    }
+    all
+}
+
+/// SPEC 11.5: `full-history` keeps every fact of every chat turn, at every later call.
+/// Each call's prompt is checked to be the previous one plus the turn's messages, and
+/// each turn's facts to be in those messages. Returns how many facts were checked.
+pub fn full_history_retains_every_fact(sessions: &[Session]) -> usize {
+    let strategy = recap_builtins::registry()
+        .build("full-history")
+        .expect("full-history is built in");
+    let mut checked = 0;
+    for s in sessions {
+        let n = s.chat_turns.len();
+        let mut state = recap_core::SessionState::new();
+        let all = strategy
+            .render_session(s, n, &mut state)
+            .unwrap_or_else(|e| panic!("{}: full-history fails: {e}", s.id));
+        let mut at = 2;
+        assert_eq!(all[1].content, s.mission, "{}", s.id);
+        for (k, turn) in s.chat_turns.iter().enumerate() {
+            let prompt = strategy
+                .render_session(s, k, &mut state)
+                .unwrap_or_else(|e| panic!("{} call {k}: {e}", s.id));
+            assert_eq!(prompt.len(), at, "{} call {k}: one message per response and observation", s.id);
+            assert!(prompt == all[..at], "{} call {k}: a prefix of the last prompt", s.id);
+            let end = at + turn.message_count();
+            let text = texts(&all[at..end]);
+            for fact in recap_harness::chat_facts::chat_turn_facts(turn) {
+                assert!(
+                    text.contains(&fact),
+                    "{} turn {}: fact {fact:?} is not in the prompt",
+                    s.id,
+                    turn.number
+                );
+                checked += 1;
+            }
+            at = end;
+        }
+    }
+    checked
+}
