@@ -33,6 +33,8 @@ enum Command {
     /// Import recorded agent logs (ptc-runner, smolagents, openai-chat, anthropic-messages,
     /// claude-code, swe-agent, openhands, tau2, auto) as a corpus.
     Import(cmd::import::Args),
+    /// Ask a model (OpenAI-compatible endpoint): next-action agreement and probe QA per strategy.
+    Eval(cmd::eval::Args),
 }
 
 fn main() -> ExitCode {
@@ -47,6 +49,7 @@ fn main() -> ExitCode {
         Command::Conformance(args) => cmd::conformance::run(args),
         Command::Plugins(args) => cmd::plugins::run(args),
         Command::Import(args) => cmd::import::run(args),
+        Command::Eval(args) => cmd::eval::run(args),
     };
     match result {
         Ok(code) => code,

@@ -3,6 +3,7 @@
 //! `Err` (exit 2) for "could not run".
 
 pub mod conformance;
+pub mod eval;
 pub mod import;
 pub mod inspect;
 pub mod plugins;

@@ -13,7 +13,7 @@
 
 use crate::rng::Rng;
 use recap_core::{ChatTurn, Form, Observation, Session, Turn};
-use recap_harness::chat_facts::{FACT_CHARS, MIN_LITERAL_CHARS, string_literals};
+use recap_harness::retention::chat_facts::{FACT_CHARS, MIN_LITERAL_CHARS, string_literals};
 
 /// Characters a probe's fact needs: a shorter one is too easy to hit by chance.
 pub const MIN_PROBE_CHARS: usize = 4;
@@ -289,7 +289,7 @@ pub fn judge_verdict(reply: &str) -> Option<bool> {
 mod tests {
     use super::*;
     use recap_gen::chat::ChatSessionBuilder;
-    use recap_harness::chat_facts::chat_turn_facts as spec_facts;
+    use recap_harness::retention::chat_facts::chat_turn_facts as spec_facts;
 
     fn session() -> Session {
         ChatSessionBuilder::new("m")

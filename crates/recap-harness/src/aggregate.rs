@@ -12,6 +12,7 @@ use crate::stats::{Histogram, quantile_sorted};
 #[derive(Default)]
 struct RunAcc {
     sessions: u64,
+    not_applicable: u64,
     calls: u64,
     total: u64,
     peak: u64,
@@ -92,6 +93,12 @@ impl<'a> Aggregator<'a> {
         let examples = self.cfg.examples;
         let base = self.cfg.baseline;
         for (s, so) in o.strategies.iter().enumerate() {
+            if !so.applicable {
+                for runs in &mut self.runs {
+                    runs[s].not_applicable += 1;
+                }
+                continue;
+            }
             let sa = &mut self.strats[s];
             for &ns in &so.render_ns {
                 sa.render.record(ns);
@@ -215,7 +222,14 @@ impl<'a> Aggregator<'a> {
                     tokenizer: cfg.tokenizers[t].encoding().name().to_string(),
                     implicit: entry.implicit,
                     sweep: entry.sweep.clone(),
+                    forms: entry
+                        .strategy
+                        .forms()
+                        .iter()
+                        .map(|f| f.as_str().to_string())
+                        .collect(),
                     sessions: acc.sessions,
+                    not_applicable: acc.not_applicable,
                     calls: acc.calls,
                     prompt_tokens_total: acc.total,
                     prompt_tokens_peak: acc.peak,

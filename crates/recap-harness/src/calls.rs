@@ -8,15 +8,12 @@ use std::ops::Range;
 /// The calls of `session`: call k is the request made after k completed turns, the one
 /// that produced turn k + 1.
 pub fn calls(session: &Session) -> Range<usize> {
-    0..session.turns.len()
+    0..session.turn_count()
 }
 
 /// The provider's recorded input tokens for call `k`, when the corpus has them.
 pub fn recorded_input(session: &Session, k: usize) -> Option<u64> {
-    session.turns[k]
-        .usage
-        .as_ref()
-        .and_then(recorded_input_tokens)
+    session.turn_usage(k).and_then(recorded_input_tokens)
 }
 
 /// The provider's recorded input tokens of a turn's request, when the corpus has them.

@@ -22,7 +22,8 @@ use rustc_hash::FxHashMap;
 /// How a call's messages relate to the previous call's; the same for every tokenizer.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CallDiff {
-    /// For each message, the index of a message of the previous call with equal content.
+    /// For each message, the index of a message of the previous call with equal content
+    /// and tool calls.
     pub reuse: Vec<Option<usize>>,
     /// The first index where the two prompts differ (role or content); equals the shorter
     /// length when one prompt is a prefix of the other. 0 for the first call.
@@ -53,7 +54,10 @@ impl CallDiff {
             .iter()
             .enumerate()
             .map(|(i, m)| {
-                if prev.get(i).is_some_and(|p| p.content == m.content) {
+                // Counts and scans cover the content and the tool calls, so both
+                // must match (roles do not enter either).
+                let same = |p: &Message| p.content == m.content && p.tool_calls == m.tool_calls;
+                if prev.get(i).is_some_and(same) {
                     return Some(i);
                 }
                 let index = by_content.get_or_insert_with(|| {
@@ -63,7 +67,10 @@ impl CallDiff {
                     }
                     map
                 });
-                index.get(m.content.as_str()).copied()
+                index
+                    .get(m.content.as_str())
+                    .copied()
+                    .filter(|&j| same(&prev[j]))
             })
             .collect();
         CallDiff {
@@ -212,11 +219,24 @@ impl RoleTokens {
     }
 }
 
-/// A message's tokens in a prompt, given its content's: `<|start|>role<|message|>` and
-/// `<|end|>` around the content. With [`PROMPT_OVERHEAD`] once per prompt, the whole
-/// formula of prompt tokens: every count of the harness goes through here.
-pub fn message_tokens(roles: &RoleTokens, m: &Message, content_tokens: u32) -> u64 {
-    MESSAGE_OVERHEAD as u64 + u64::from(roles.get(m.role)) + u64::from(content_tokens)
+/// A message's tokens in a prompt, given its body's ([`body_tokens`]): `<|start|>role
+/// <|message|>` and `<|end|>` around the body. With [`PROMPT_OVERHEAD`] once per prompt,
+/// the whole formula of prompt tokens: every count of the harness goes through here.
+pub fn message_tokens(roles: &RoleTokens, m: &Message, body_tokens: u32) -> u64 {
+    MESSAGE_OVERHEAD as u64 + u64::from(roles.get(m.role)) + u64::from(body_tokens)
+}
+
+/// Tokens a tool call adds besides its name and arguments (SPEC 11.2).
+pub const TOOL_CALL_OVERHEAD: u32 = 3;
+
+/// A message's body tokens: its content, and for each tool call `3 + tokens(name) +
+/// tokens(arguments)` (SPEC 11.2; ids are not counted). `count` counts one text.
+pub fn body_tokens(m: &Message, mut count: impl FnMut(&str) -> u32) -> u32 {
+    let mut n = count(&m.content);
+    for call in &m.tool_calls {
+        n += TOOL_CALL_OVERHEAD + count(&call.name) + count(&call.arguments);
+    }
+    n
 }
 
 /// Counts one call's tokens. `prev` must be the messages `mem` was last updated with.
@@ -239,7 +259,7 @@ pub fn count_call(
             mem.counts[j]
         } else {
             mem.tokenized += 1;
-            cache.count(tok, &m.content)
+            body_tokens(m, |text| cache.count(tok, text))
         };
         counts_out.push(n);
     }
@@ -265,11 +285,37 @@ pub fn count_call(
             // The role, `<|message|>`, then the common content prefix.
             cached +=
                 roles.get(a.role) as u64 + 1 + cache.common_prefix(tok, &a.content, &b.content);
+            if a.content == b.content {
+                cached += common_calls_prefix(tok, cache, a, b);
+            }
         }
     }
     mem.counts.clear();
     mem.counts.extend_from_slice(counts_out);
     CallTokens { prompt, cached }
+}
+
+/// The common prefix of two messages' tool calls, when their contents are equal: the
+/// calls are sent after the content in order, each as a 3-token frame around its name
+/// and arguments. Equal calls count whole; the first differing one shares its opening
+/// frame token, the common prefix of the names and, when the names agree, a separator
+/// and the common prefix of the arguments.
+fn common_calls_prefix(tok: &Tokenizer, cache: &mut SegmentCounts, a: &Message, b: &Message) -> u64 {
+    let mut cached = 0u64;
+    for (x, y) in a.tool_calls.iter().zip(&b.tool_calls) {
+        if x.name == y.name && x.arguments == y.arguments {
+            cached += u64::from(
+                TOOL_CALL_OVERHEAD + cache.count(tok, &x.name) + cache.count(tok, &x.arguments),
+            );
+            continue;
+        }
+        cached += 1 + cache.common_prefix(tok, &x.name, &y.name);
+        if x.name == y.name {
+            cached += 1 + cache.common_prefix(tok, &x.arguments, &y.arguments);
+        }
+        break;
+    }
+    cached
 }
 
 /// Prompt tokens of a whole prompt, tokenizing every message (no reuse): for benches
@@ -283,9 +329,9 @@ pub fn prompt_tokens(tok: &Tokenizer, messages: &[Message]) -> u64 {
             .sum::<u64>()
 }
 
-/// A message's content tokens, tokenized whole.
+/// A message's body tokens (content and tool calls), each text tokenized whole.
 pub fn content_tokens(tok: &Tokenizer, m: &Message) -> u32 {
-    tok.count_tokens(&m.content) as u32
+    body_tokens(m, |text| tok.count_tokens(text) as u32)
 }
 
 #[cfg(test)]

@@ -7,7 +7,9 @@ use crate::calls::calls;
 use crate::counting::{RoleTokens, content_tokens, message_tokens};
 use crate::retention::SessionRetention;
 use crate::tokenizer::{PROMPT_OVERHEAD, Tokenizer};
-use recap_core::{PrintOptions, RenderRequest, Session, Strategy, Turn, to_clojure};
+use recap_core::{
+    ChatTurn, Form, Observation, PrintOptions, RenderRequest, Session, Strategy, Turn, to_clojure,
+};
 use std::fmt::Write as _;
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -22,6 +24,15 @@ pub enum InspectError {
     },
     #[error("session {0:?} has no turns: there is no call to show")]
     NoTurns(String),
+    #[error(
+        "strategy {strategy} renders {forms} sessions only, and session {session:?} is in the {form} form"
+    )]
+    NotApplicable {
+        strategy: String,
+        forms: String,
+        session: String,
+        form: Form,
+    },
 }
 
 /// What to show.
@@ -115,12 +126,72 @@ pub fn turn_trace(turn: &Turn, max_chars: Option<usize>) -> String {
     out
 }
 
+/// The full recorded trace of one chat turn: the response (text, reasoning, each call
+/// with its arguments as written) and every observation.
+pub fn chat_turn_trace(turn: &ChatTurn, max_chars: Option<usize>) -> String {
+    let mut out = String::new();
+    let status = if turn.success { "success" } else { "FAILED" };
+    let _ = writeln!(out, "── recorded turn {} ({status}) ──", turn.number);
+    out.push_str("  assistant:\n");
+    match &turn.assistant.content {
+        Some(text) => indent(&mut out, text, max_chars),
+        None => out.push_str("    (null)\n"),
+    }
+    if let Some(r) = &turn.assistant.reasoning {
+        out.push_str("  reasoning (not sent back to the model):\n");
+        indent(&mut out, r, max_chars);
+    }
+    let _ = writeln!(out, "  tool calls ({}):", turn.assistant.tool_calls.len());
+    for c in &turn.assistant.tool_calls {
+        indent(&mut out, &format!("{} {}({})", c.id, c.name, c.arguments), max_chars);
+    }
+    let _ = writeln!(out, "  observations ({}):", turn.observations.len());
+    for o in &turn.observations {
+        let head = match o {
+            Observation::Tool {
+                tool_call_id,
+                name,
+                is_error,
+                ..
+            } => format!(
+                "  tool result for {tool_call_id}{}{}:",
+                name.as_deref().map(|n| format!(" ({n})")).unwrap_or_default(),
+                if *is_error { " — ERROR" } else { "" }
+            ),
+            Observation::User {
+                environment: true, ..
+            } => "  environment output (as a user message):".to_string(),
+            Observation::User { .. } => "  user:".to_string(),
+        };
+        let _ = writeln!(out, "{head}");
+        indent(&mut out, o.content(), max_chars);
+    }
+    if let Some(u) = &turn.usage {
+        let usage: Vec<String> = u.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        let _ = writeln!(out, "  recorded usage: {}", usage.join(" "));
+    }
+    out
+}
+
 /// The whole debug view of one session under one strategy.
 pub fn inspect(
     session: &Session,
     strategy: &dyn Strategy,
     opts: &InspectOptions,
 ) -> Result<String, InspectError> {
+    let forms = strategy.forms();
+    if !forms.contains(&session.form) {
+        return Err(InspectError::NotApplicable {
+            strategy: strategy.spec(),
+            forms: forms
+                .iter()
+                .map(|f| f.as_str())
+                .collect::<Vec<_>>()
+                .join(" and "),
+            session: session.id.clone(),
+            form: session.form,
+        });
+    }
     let all = calls(session);
     let n = all.len();
     if n == 0 {
@@ -145,12 +216,15 @@ pub fn inspect(
         .map(|t| t.encoding().name())
         .collect();
     let mut out = String::new();
+    let budget = match session.budget() {
+        Some(b) => format!("max_turns {b}"),
+        None => "no turn budget".to_string(),
+    };
     let _ = writeln!(
         out,
-        "session {} — {} turns (max_turns {}) — strategy {} — tokens: {}",
+        "session {} — {} turns ({budget}) — strategy {} — tokens: {}",
         session.id,
         n,
-        session.max_turns,
         strategy.spec(),
         names.join(", ")
     );
@@ -163,7 +237,10 @@ pub fn inspect(
             k + 1,
             k + 1
         );
-        out.push_str(&turn_trace(&session.turns[k], opts.max_chars));
+        out.push_str(&match session.form {
+            Form::Ptc => turn_trace(&session.turns[k], opts.max_chars),
+            Form::Chat => chat_turn_trace(&session.chat_turns[k], opts.max_chars),
+        });
         let req = match RenderRequest::for_call(session, k) {
             Ok(r) => r,
             Err(e) => {
@@ -189,14 +266,26 @@ pub fn inspect(
                             format!("{n} tokens ({})", names[t])
                         })
                         .collect();
+                    let answers = m
+                        .tool_call_id
+                        .as_deref()
+                        .map(|id| format!(" → {id}"))
+                        .unwrap_or_default();
                     let _ = writeln!(
                         body,
-                        "  [{i}] {} · {} · {} chars",
+                        "  [{i}] {}{answers} · {} · {} chars",
                         m.role,
                         counts.join(", "),
                         m.content.chars().count()
                     );
                     indent(&mut body, &m.content, opts.max_chars);
+                    for c in &m.tool_calls {
+                        indent(
+                            &mut body,
+                            &format!("[tool call {} {}] {}", c.id, c.name, c.arguments),
+                            opts.max_chars,
+                        );
+                    }
                 }
                 let kept = retention.marks(k, &messages);
                 let facts = retention.facts_before(k);

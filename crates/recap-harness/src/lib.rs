@@ -10,7 +10,6 @@ mod aggregate;
 pub mod calls;
 pub mod chart_labels;
 pub mod charts;
-pub mod chat_facts;
 mod config;
 pub mod counting;
 mod driver;

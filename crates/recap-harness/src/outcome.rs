@@ -38,6 +38,10 @@ impl TokOutcome {
 /// What one strategy did on one session.
 #[derive(Debug, Clone, Default)]
 pub struct StratOutcome {
+    /// The strategy renders the session's form (SPEC 11.3). When it does not, nothing
+    /// was rendered and nothing else here means anything: the session is counted as
+    /// *not applicable* for the strategy, never as numbers.
+    pub applicable: bool,
     /// Every call rendered without error (token figures are only valid then).
     pub complete: bool,
     pub render_ns: Vec<u64>,
@@ -50,10 +54,22 @@ pub struct StratOutcome {
     pub dumps: Vec<String>,
 }
 
+impl StratOutcome {
+    /// The outcome of a strategy that does not render the session's form.
+    pub fn not_applicable(tokenizers: usize) -> Self {
+        StratOutcome {
+            applicable: false,
+            toks: vec![TokOutcome::default(); tokenizers],
+            ..StratOutcome::default()
+        }
+    }
+}
+
 /// Everything measured on one session.
 #[derive(Debug, Clone)]
 pub struct SessionOutcome {
     pub id: String,
+    pub form: recap_core::Form,
     pub calls: usize,
     pub strategies: Vec<StratOutcome>,
 }

@@ -20,9 +20,18 @@ pub struct PromptDump {
 #[derive(Debug, Clone, Serialize)]
 pub struct DumpedMessage {
     pub role: String,
-    /// Content tokens per tokenizer (without the 3-token message overhead and role).
+    /// Body tokens per tokenizer: the content and, in the chat form, the tool calls
+    /// (without the 3-token message overhead and the role).
     pub content_tokens: BTreeMap<String, u32>,
     pub content: String,
+    /// Chat form: the calls an ASSISTANT message makes.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub tool_calls: Vec<recap_core::MessageToolCall>,
+    /// Chat form: the call a TOOL message answers, and the tool's name where recorded.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tool_call_id: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
 }
 
 /// Which call of which run a dump line is.
@@ -68,6 +77,9 @@ pub(crate) fn dump_line(
                     .zip(counts.iter().map(|c| c[i]))
                     .collect(),
                 content: m.content.clone(),
+                tool_calls: m.tool_calls.clone(),
+                tool_call_id: m.tool_call_id.clone(),
+                name: m.name.clone(),
             })
             .collect(),
     };

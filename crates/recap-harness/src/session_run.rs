@@ -8,7 +8,9 @@ use crate::outcome::{CallError, SessionOutcome, StratOutcome, TokOutcome};
 use crate::prompt_dump::{DumpedCall, dump_line};
 use crate::retention::{RetentionScans, SessionRetention};
 use recap_core::invariants::{CheckContext, Violation};
-use recap_core::{Invariant, Message, RenderError, RenderRequest, Session, SessionState, Strategy};
+use recap_core::{
+    Form, Invariant, Message, RenderError, RenderRequest, Session, SessionState, Strategy,
+};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::time::Instant;
 
@@ -24,6 +26,8 @@ pub(crate) struct SessionRunner<'a> {
     declared: Vec<Vec<Invariant>>,
     /// Per tokenizer.
     roles: Vec<RoleTokens>,
+    /// The session forms each strategy renders.
+    forms: Vec<Vec<Form>>,
 }
 
 /// What the strategies of one session share: its retention and, per tokenizer, the
@@ -43,6 +47,7 @@ impl<'a> SessionRunner<'a> {
                 .map(|s| s.strategy.invariants())
                 .collect(),
             roles: cfg.tokenizers.iter().map(RoleTokens::new).collect(),
+            forms: cfg.strategies.iter().map(|s| s.strategy.forms()).collect(),
         }
     }
 
@@ -53,6 +58,9 @@ impl<'a> SessionRunner<'a> {
         };
         let strategies = (0..self.cfg.strategies.len())
             .map(|s| {
+                if !self.forms[s].contains(&session.form) {
+                    return StratOutcome::not_applicable(self.cfg.tokenizers.len());
+                }
                 // Line counts are shared, so each strategy is credited with what it added.
                 let before: Vec<(u64, u64)> = shared
                     .counts
@@ -69,6 +77,7 @@ impl<'a> SessionRunner<'a> {
             .collect();
         SessionOutcome {
             id: session.id.clone(),
+            form: session.form,
             calls: calls(session).len(),
             strategies,
         }
@@ -126,6 +135,7 @@ impl<'r> StrategyPass<'r> {
             runner,
             s,
             out: StratOutcome {
+                applicable: true,
                 complete: true,
                 render_ns: Vec::with_capacity(calls(session).len()),
                 toks: vec![TokOutcome::default(); ntok],

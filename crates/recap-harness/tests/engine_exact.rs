@@ -1,8 +1,8 @@
 //! The engine's shortcuts (message reuse, line-level caches shared across strategies,
 //! the fast backend, incremental retention scans) change nothing: on every bench-data
-//! session, every built-in's totals equal a straightforward computation — whole prompts
-//! tokenized with tiktoken-rs, common prefixes from whole-message token ids, facts
-//! searched in whole messages.
+//! session of both forms, every built-in's totals equal a straightforward computation —
+//! whole prompts tokenized with tiktoken-rs by the formula of SPEC 9 / 11.2, common
+//! prefixes from whole-message token ids, facts searched in whole texts.
 
 use recap_core::{CorpusReader, Form, Message, RenderRequest, Session, Strategy};
 use recap_harness::retention::Facts;
@@ -47,17 +47,29 @@ fn naive(strategy: &dyn Strategy, sessions: &[Session], tok: &tiktoken_rs::CoreB
         retained: 0,
     };
     let msg_ids = |m: &Message| -> Vec<u32> {
-        // <|start|> role <|message|> content <|end|>, with sentinel ids for the markers.
+        // <|start|> role <|message|> content, then each tool call as
+        // <|call|> name <|args|> arguments <|end call|>, then <|end|>; sentinel ids for
+        // the markers.
         let mut v = vec![u32::MAX];
         v.extend(ids(tok, m.role.as_str()));
         v.push(u32::MAX - 1);
         v.extend(ids(tok, &m.content));
+        for c in &m.tool_calls {
+            v.push(u32::MAX - 3);
+            v.extend(ids(tok, &c.name));
+            v.push(u32::MAX - 4);
+            v.extend(ids(tok, &c.arguments));
+            v.push(u32::MAX - 5);
+        }
         v.push(u32::MAX - 2);
         v
     };
     for s in sessions {
+        if !strategy.forms().contains(&s.form) {
+            continue;
+        }
         let mut prev: Option<Vec<Message>> = None;
-        for k in 0..s.turns.len() {
+        for k in 0..s.turn_count() {
             let msgs = strategy
                 .render(&RenderRequest::for_call(s, k).unwrap())
                 .unwrap();
@@ -65,17 +77,39 @@ fn naive(strategy: &dyn Strategy, sessions: &[Session], tok: &tiktoken_rs::CoreB
             n.total += prompt;
             n.peak = n.peak.max(prompt);
             if let Some(p) = &prev {
-                // Longest common prefix of the two token streams, priming excluded.
-                let a: Vec<u32> = p.iter().flat_map(&msg_ids).collect();
-                let b: Vec<u32> = msgs.iter().flat_map(&msg_ids).collect();
-                n.cached += a.iter().zip(&b).take_while(|(x, y)| x == y).count() as u64;
+                // SPEC 9: equal messages in order count whole; the first differing one
+                // (ids included, as a cache sees them) adds the common prefix of the two
+                // messages' token streams.
+                let same = p.iter().zip(&msgs).take_while(|(x, y)| x == y).count();
+                n.cached += msgs[..same]
+                    .iter()
+                    .map(|m| msg_ids(m).len() as u64)
+                    .sum::<u64>();
+                if let (Some(a), Some(b)) = (p.get(same), msgs.get(same)) {
+                    let (a, b) = (msg_ids(a), msg_ids(b));
+                    n.cached += a.iter().zip(&b).take_while(|(x, y)| x == y).count() as u64;
+                }
             }
-            let facts = Facts::from_turns(&s.turns[..k]);
+            let facts = match s.form {
+                Form::Ptc => Facts::from_turns(&s.turns[..k]),
+                Form::Chat => {
+                    let mut f = Facts::new();
+                    s.chat_turns[..k].iter().for_each(|t| f.add_chat_turn(t));
+                    f
+                }
+            };
             n.facts += facts.len() as u64;
+            let texts: Vec<&str> = msgs
+                .iter()
+                .flat_map(|m| {
+                    std::iter::once(m.content.as_str())
+                        .chain(m.tool_calls.iter().map(|c| c.arguments.as_str()))
+                })
+                .collect();
             n.retained += facts
                 .list()
                 .iter()
-                .filter(|f| msgs.iter().any(|m| m.content.contains(f.as_str())))
+                .filter(|f| texts.iter().any(|t| t.contains(f.as_str())))
                 .count() as u64;
             prev = Some(msgs);
         }
@@ -92,8 +126,6 @@ fn engine_totals_equal_the_definitions_on_bench_data() {
     let strategies: Vec<Arc<dyn Strategy>> = registry
         .infos()
         .map(|i| registry.build(&i.name).unwrap())
-        // bench-data is in the PTC-Lisp form.
-        .filter(|s| s.forms().contains(&Form::Ptc))
         .collect();
     let mut cfg = RunConfig::new(
         strategies.iter().cloned().map(StrategyEntry::new).collect(),
@@ -116,7 +148,17 @@ fn engine_totals_equal_the_definitions_on_bench_data() {
         for (i, strategy) in strategies.iter().enumerate() {
             let run = &report.runs[t * strategies.len() + i];
             assert_eq!(run.strategy, strategy.spec());
-            assert_eq!(run.sessions as usize, sessions.len(), "{}", run.strategy);
+            let applicable = sessions
+                .iter()
+                .filter(|s| strategy.forms().contains(&s.form))
+                .count();
+            assert_eq!(run.sessions as usize, applicable, "{}", run.strategy);
+            assert_eq!(
+                run.not_applicable as usize,
+                sessions.len() - applicable,
+                "{}",
+                run.strategy
+            );
             let want = naive(strategy.as_ref(), &sessions, reference);
             let what = format!("{} {}", run.strategy, run.tokenizer);
             assert_eq!(run.prompt_tokens_total, want.total, "{what}: total");

@@ -308,9 +308,10 @@ fn build(
     let mut compactions: Vec<Json> = Vec::new();
     // The message id of the response the last turn holds.
     let mut open_response: Option<String> = None;
+    let known = known_entry_keys();
     for e in &g.entries {
         let v = e.value;
-        keys.unknown("entry", v, &known_entry_keys(), e.at);
+        keys.unknown("entry", v, &known, e.at);
         keys.dropped("entry", v, &DROPPED_ENTRY_KEYS, e.at);
         for key in ENVELOPE {
             if let Some(x) = v.get(key).filter(|x| !x.is_null()) {

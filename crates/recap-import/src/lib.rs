@@ -307,6 +307,8 @@ fn import_text_into(kind: Kind, name: &Path, text: &str, opts: &Options, out: &m
         k => k,
     };
     if let Some((other, n, total)) = sniff::misfit(kind, name, &doc) {
+        // The other importer reports this file's own problems; here it is one.
+        out.problems.truncate(start);
         out.problems.push(wrong_importer(name, kind, other, n, total));
         return;
     }

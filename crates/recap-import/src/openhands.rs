@@ -75,23 +75,40 @@ pub(crate) fn import_doc(file: &Path, doc: &Doc, _opts: &Options, out: &mut Impo
         Doc::Lines(items) => {
             for Located { line, value } in items {
                 let at = At::line(*line);
-                record(file, &format!("{stem}:{line}"), at, value, &[], &mut keys, out);
+                let pairs: Vec<(&str, &J)> = value
+                    .as_object()
+                    .unwrap_or(&[])
+                    .iter()
+                    .map(|(k, v)| (k.as_str(), v))
+                    .collect();
+                if value.as_object().is_none() {
+                    out.problems.push(
+                        Problem::skipped(
+                            file,
+                            format!("expected an OpenHands record (an object with `history`), got {}", value.type_name()),
+                        )
+                        .at(at)
+                        .kind("not-an-event-stream"),
+                    );
+                    continue;
+                }
+                record(file, &format!("{stem}:{line}"), at, &pairs, &[], &mut keys, out);
             }
         }
         Doc::Array(items) => {
-            let events: Vec<J> = items.iter().map(|l| l.value.clone()).collect();
+            let events: Vec<&J> = items.iter().map(|l| &l.value).collect();
             let lines: Vec<usize> = items.iter().map(|l| l.line).collect();
             let at = At::line(items.first().map_or(1, |l| l.line));
-            stream(file, stem.clone(), at, &events, &lines, None, &mut keys, out);
+            stream(file, stem.clone(), at, &events, &lines, &[], &mut keys, out);
         }
         Doc::Object(members) => {
-            let whole = crate::source::object_of(members);
+            let pairs: Vec<(&str, &J)> = members.iter().map(|m| (m.key.as_str(), &m.value)).collect();
             let lines = members
                 .iter()
                 .find(|m| m.key == "history")
                 .map_or(&[][..], |m| m.item_lines.as_slice());
             let at = At::line(members.first().map_or(1, |m| m.line));
-            record(file, &stem, at, &whole, lines, &mut keys, out);
+            record(file, &stem, at, &pairs, lines, &mut keys, out);
         }
         Doc::Other(Some(l)) => out.problems.push(
             Problem::skipped(
@@ -111,12 +128,13 @@ fn record(
     file: &Path,
     fallback_id: &str,
     at: At,
-    value: &J,
+    pairs: &[(&str, &J)],
     lines: &[usize],
     keys: &mut Unmapped,
     out: &mut Import,
 ) {
-    let Some(events) = value.at("history").as_array() else {
+    let field = |k: &str| pairs.iter().rev().find(|(key, _)| *key == k).map(|(_, v)| *v);
+    let Some(events) = field("history").and_then(J::as_array) else {
         out.problems.push(
             Problem::skipped(file, "no `history` list of events: not an OpenHands record")
                 .at(at)
@@ -124,16 +142,17 @@ fn record(
         );
         return;
     };
-    let id = match value.at("instance_id") {
-        J::Str(s) if !s.is_empty() => s.clone(),
-        J::Num(n) => n.to_string(),
+    let id = match field("instance_id") {
+        Some(J::Str(s)) if !s.is_empty() => s.clone(),
+        Some(J::Num(n)) => n.to_string(),
         _ => fallback_id.to_string(),
     };
-    stream(file, id, at, events, lines, Some(value), keys, out);
+    let events: Vec<&J> = events.iter().collect();
+    stream(file, id, at, &events, lines, pairs, keys, out);
 }
 
 /// Whether the stream is the older format: no event has an id or a source.
-fn is_old_format(events: &[J]) -> bool {
+fn is_old_format(events: &[&J]) -> bool {
     !events
         .iter()
         .any(|e| e.get("id").is_some() || e.get("source").is_some())
@@ -144,20 +163,20 @@ fn stream(
     file: &Path,
     id: String,
     at: At,
-    events: &[J],
+    events: &[&J],
     lines: &[usize],
-    record: Option<&J>,
+    record: &[(&str, &J)],
     keys: &mut Unmapped,
     out: &mut Import,
 ) {
     let mut conv = Conversation::new(file, id, at);
-    if let Some(pairs) = record.and_then(J::as_object) {
-        for (k, v) in pairs {
-            if k != "history" {
-                conv.meta.insert(k.clone(), v.to_json());
-            }
+    for (k, v) in record {
+        if *k != "history" {
+            conv.meta.insert(k.to_string(), v.to_json());
         }
-        if let Some(max) = record.and_then(|r| r.at("metadata").at("max_iterations").as_u64()) {
+        if *k == "metadata"
+            && let Some(max) = v.at("max_iterations").as_u64()
+        {
             conv.budget = u32::try_from(max).ok();
         }
     }
@@ -170,7 +189,8 @@ fn stream(
         );
     }
     let mut responses: BTreeSet<String> = BTreeSet::new();
-    for (i, ev) in events.iter().enumerate() {
+    let known = known_event_keys();
+    for (i, &ev) in events.iter().enumerate() {
         let place = Place {
             name: "history[]",
             at: At::new(lines.get(i).copied().unwrap_or(at.line), at.record),
@@ -186,7 +206,7 @@ fn stream(
         if old {
             old_event(&mut conv, keys, place, ev);
         } else {
-            keys.unknown(place.name, ev, &known_event_keys(), place.at);
+            keys.unknown(place.name, ev, &known, place.at);
             keys.dropped(place.name, ev, &DROPPED_EVENT_KEYS, place.at);
             event(&mut conv, keys, place, ev, &mut responses);
         }

@@ -145,27 +145,42 @@ fn shallow(members: &[Member]) -> J {
     )
 }
 
-/// The records of a document as the sniffer sees them (a list of messages or of
-/// events is one record).
-fn sample(doc: &Doc) -> Vec<J> {
+/// A record as the sniffer sees it: one of the document's own, or a small made-up one.
+enum Sample<'a> {
+    Ref(&'a J),
+    Made(J),
+}
+
+impl std::ops::Deref for Sample<'_> {
+    type Target = J;
+
+    fn deref(&self) -> &J {
+        match self {
+            Sample::Ref(j) => j,
+            Sample::Made(j) => j,
+        }
+    }
+}
+
+/// The first records of a document as the sniffer sees them (a list of messages or of
+/// events is one record), borrowed where they can be.
+fn sample(doc: &Doc) -> Vec<Sample<'_>> {
     const MAX: usize = 64;
     match doc {
-        Doc::Lines(items) => items.iter().take(MAX).map(|l| l.value.clone()).collect(),
+        Doc::Lines(items) => items.iter().take(MAX).map(|l| Sample::Ref(&l.value)).collect(),
         Doc::Array(items) => {
-            let whole = J::Arr(items.iter().take(MAX).map(|l| l.value.clone()).collect());
-            if is_message_list(&whole) {
-                vec![whole]
+            let head = &items[..items.len().min(MAX)];
+            if !head.is_empty() && head.iter().all(|l| is_message(&l.value)) {
+                vec![Sample::Made(J::Arr(head.iter().map(|l| l.value.clone()).collect()))]
+            } else if head.iter().filter(|l| is_event(&l.value)).count() * 2 > head.len() {
+                let events = head.iter().take(8).map(|l| l.value.clone()).collect();
+                vec![Sample::Made(J::Obj(vec![("history".into(), J::Arr(events))]))]
             } else {
-                let events = items.iter().filter(|l| is_event(&l.value)).count();
-                if events * 2 > items.len() {
-                    vec![J::Obj(vec![("history".into(), whole)])]
-                } else {
-                    items.iter().take(MAX).map(|l| l.value.clone()).collect()
-                }
+                head.iter().map(|l| Sample::Ref(&l.value)).collect()
             }
         }
-        Doc::Object(members) => vec![shallow(members)],
-        Doc::Other(v) => v.iter().map(|l| l.value.clone()).collect(),
+        Doc::Object(members) => vec![Sample::Made(shallow(members))],
+        Doc::Other(v) => v.iter().map(|l| Sample::Ref(&l.value)).collect(),
     }
 }
 

@@ -281,7 +281,7 @@ pub fn parse(path: &Path, text: &str, lines: bool, problems: &mut Vec<Problem>) 
                 Err((doc, problem)) => {
                     // A broken first line followed by lines that are values of their own
                     // is JSON Lines with one bad record, not a broken document.
-                    if doc.is_empty() && second_line_is_a_value(&text[first_line_end..]) {
+                    if second_line_is_a_value(&text[first_line_end..]) {
                         return Doc::Lines(json_lines(path, text, problems));
                     }
                     problems.push(problem);
@@ -382,10 +382,18 @@ impl Parser<'_> {
             .kind(kind)
     }
 
+    /// A value that could not be read: at the line where it starts, the message naming
+    /// the line and column of the error in the file.
     fn value_problem(&mut self, from: usize, e: &serde_json::Error, what: &str) -> Problem {
+        let start = self.lines.at(from);
         let line = self.error_line(from, e);
-        Problem::skipped(self.path, format!("{}; {what}", json_error(e)))
-            .at_line(line)
+        let message = json_error(e);
+        let message = match message.rfind(" at line ") {
+            Some(i) => format!("{} at line {line} column {}", &message[..i], e.column()),
+            None => message,
+        };
+        Problem::skipped(self.path, format!("{message}; {what}"))
+            .at_line(start)
             .kind(error_kind(e))
     }
 

@@ -189,12 +189,13 @@ fn simulation(
         ),
     }
     let messages = sim.at("messages").as_array().unwrap_or(&[]);
+    let known = known_message_keys();
     for m in messages {
         let place = Place {
             name: "simulations[].messages[]",
             at,
         };
-        keys.unknown(place.name, m, &known_message_keys(), at);
+        keys.unknown(place.name, m, &known, at);
         keys.dropped(place.name, m, &DROPPED_MESSAGE_KEYS, at);
         message(&mut conv, keys, place, m);
     }

@@ -15,10 +15,12 @@ struct Seen {
     kind: &'static str,
 }
 
-/// The not-carried keys of one file.
+/// The not-carried keys of one file, by place and key. Nested maps so that counting
+/// an occurrence already seen allocates nothing (this runs for every key of every
+/// record).
 #[derive(Default)]
 pub(crate) struct Unmapped {
-    seen: BTreeMap<(String, String), Seen>,
+    seen: BTreeMap<String, BTreeMap<String, Seen>>,
 }
 
 /// A value that carries nothing: `null`, `[]`, `{}`.
@@ -33,15 +35,22 @@ fn is_empty(v: &J) -> bool {
 
 impl Unmapped {
     fn note(&mut self, place: &str, key: &str, why: &'static str, kind: &'static str, at: At) {
+        if let Some(seen) = self.seen.get_mut(place).and_then(|keys| keys.get_mut(key)) {
+            seen.count += 1;
+            return;
+        }
         self.seen
-            .entry((place.to_string(), key.to_string()))
-            .and_modify(|s| s.count += 1)
-            .or_insert(Seen {
-                count: 1,
-                first: at,
-                why,
-                kind,
-            });
+            .entry(place.to_string())
+            .or_default()
+            .insert(
+                key.to_string(),
+                Seen {
+                    count: 1,
+                    first: at,
+                    why,
+                    kind,
+                },
+            );
     }
 
     /// Counts every key of `obj` that is neither in `known` (mapped, or deliberately
@@ -89,7 +98,8 @@ impl Unmapped {
     pub fn into_problems(self, file: &Path) -> Vec<Problem> {
         self.seen
             .into_iter()
-            .map(|((place, key), s)| {
+            .flat_map(|(place, keys)| keys.into_iter().map(move |(key, s)| (place.clone(), key, s)))
+            .map(|(place, key, s)| {
                 let times = if s.count == 1 {
                     "once".to_string()
                 } else {

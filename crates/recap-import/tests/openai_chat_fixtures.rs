@@ -1,57 +1,73 @@
 //! openai-chat importer on hand-written transcripts of every supported shape, and on
-//! broken ones.
+//! broken ones: the chat form (SPEC 11.1), with tool roles, ids, calls and reasoning
+//! kept, and a counted problem for everything that is not.
 
 mod common;
 
-use common::{fixture, import, jsonl, one_problem, read_back};
-use recap_core::{Session, Value};
+use common::{counts, fixture, import, jsonl, one_problem, pinned, read_back};
+use recap_core::{Observation, Session};
 use recap_import::{Import, Kind, Severity};
 
 fn file(name: &str) -> Import {
     import(Kind::OpenaiChat, &[fixture(&format!("openai-chat/{name}"))])
 }
 
-fn kw(entries: &[(&str, Value)]) -> Value {
-    Value::Map(
-        entries
-            .iter()
-            .map(|(k, v)| (Value::Keyword(k.to_string()), v.clone()))
-            .collect(),
-    )
+fn tool(id: &str, name: Option<&str>, content: &str) -> Observation {
+    Observation::Tool {
+        tool_call_id: id.into(),
+        name: name.map(str::to_string),
+        content: content.into(),
+        is_error: false,
+    }
 }
 
 #[test]
 fn bare_message_list_with_tool_calls() {
     let imp = file("bare_list.json");
     assert!(imp.problems.is_empty(), "{:#?}", imp.problems);
-    assert_eq!(imp.sessions.len(), 1);
-    let s = &imp.sessions[0];
+    let s = &read_back(&jsonl(&imp))[0];
     assert_eq!(s.id, "bare_list:1");
+    assert_eq!(s.budget(), None, "a missing budget is null");
     assert_eq!(s.system_prompt, "You are a careful assistant.");
     assert_eq!(s.mission, "What is the weather in Oslo?");
-    assert_eq!(s.turns.len(), 2);
-    let t = &s.turns[0];
-    assert_eq!(t.program, r#"get_weather({"city": "Oslo", "units": "C"})"#);
-    assert_eq!(t.raw_response, t.program, "no content: the calls alone");
-    assert_eq!(t.tool_calls[0].name, "get_weather");
-    assert_eq!(
-        t.tool_calls[0].args,
-        kw(&[
-            ("city", Value::Str("Oslo".into())),
-            ("units", Value::Str("C".into()))
-        ])
-    );
-    assert_eq!(
-        t.tool_calls[0].result,
-        Some(Value::Str("4 degrees, rain".into()))
-    );
-    assert_eq!(t.feedback.as_deref(), Some("4 degrees, rain"));
-    let last = &s.turns[1];
-    assert_eq!(last.program, "It is 4 °C and raining in Oslo.");
-    assert_eq!(last.feedback, None);
+    assert_eq!(s.chat_turns.len(), 2);
+    let t = &s.chat_turns[0];
+    assert_eq!(t.assistant.content, None);
+    let call = &t.assistant.tool_calls[0];
+    assert_eq!((call.id.as_str(), call.name.as_str()), ("call_a", "get_weather"));
+    assert_eq!(call.arguments, r#"{"city": "Oslo", "units": "C"}"#, "as the model wrote it");
+    assert_eq!(t.observations, [tool("call_a", None, "4 degrees, rain")]);
+    let last = &s.chat_turns[1];
+    assert_eq!(last.assistant.content.as_deref(), Some("It is 4 °C and raining in Oslo."));
+    assert!(last.observations.is_empty());
     assert_eq!(last.usage.as_ref().unwrap()["input_tokens"], 80);
-    assert!(last.success && s.turns[0].success);
-    assert_eq!(s.meta["import"]["line"], 1);
+    assert_eq!(s.meta["import"]["importer"], "openai-chat");
+}
+
+#[test]
+fn reasoning_names_ids_and_object_arguments_are_kept() {
+    let imp = file("reasoning.jsonl");
+    assert_eq!(
+        counts(&imp),
+        pinned(&[("lossy:dropped-key", 1)]),
+        "{:#?}",
+        imp.problems
+    );
+    // A participant's name has no place in the chat form: counted, not silent.
+    let p = one_problem(&imp, "`messages[].name`", Severity::Lossy);
+    assert_eq!(p.line, Some(1));
+    let s: &Session = &imp.sessions[0];
+    assert_eq!(s.id, "r-1");
+    assert_eq!(s.tools["lookup"].description.as_deref(), Some("Looks a word up"));
+    let t = &s.chat_turns[0];
+    assert_eq!(t.assistant.reasoning.as_deref(), Some("A dictionary lookup is safest."));
+    // Stored as an object: written back compactly, keys in their recorded order.
+    assert_eq!(
+        t.assistant.tool_calls[0].arguments,
+        r#"{"word":"lighthouse","lang":"en","a_last":true}"#
+    );
+    assert_eq!(t.observations, [tool("call_9", Some("lookup"), "a tower with a light")]);
+    assert_eq!(read_back(&jsonl(&imp)).len(), 1);
 }
 
 #[test]
@@ -59,28 +75,23 @@ fn wrapped_conversations_under_messages_or_the_one_list_field() {
     let imp = file("wrapped.json");
     assert!(imp.problems.is_empty(), "{:#?}", imp.problems);
     let ids: Vec<&str> = imp.sessions.iter().map(|s| s.id.as_str()).collect();
-    assert_eq!(
-        ids,
-        ["conv-1", "wrapped:2"],
-        "the object's own id, else file:record"
-    );
+    assert_eq!(ids, ["conv-1", "wrapped:2"], "the object's own id, else file:record");
     let s = &imp.sessions[0];
     assert_eq!(s.meta["model"], "gpt-test", "other fields go to meta");
     assert_eq!(s.meta["import"]["record"], 1);
+    assert_eq!(s.mission, "Add 2 and 3,\nthen double it.", "text parts joined by newlines");
+    let t = &s.chat_turns[0];
+    assert_eq!(t.assistant.content.as_deref(), Some("Adding first."));
+    assert_eq!(t.assistant.tool_calls[1].arguments, "", "empty arguments stay empty");
+    assert_eq!(t.observations.len(), 3);
     assert_eq!(
-        s.mission, "Add 2 and 3,\nthen double it.",
-        "text parts joined by newlines"
+        t.observations[2],
+        Observation::User {
+            content: "Now double.".into(),
+            environment: false
+        }
     );
-    let t = &s.turns[0];
-    assert_eq!(t.program, "add({\"a\": 2, \"b\": 3})\nlog()");
-    assert_eq!(
-        t.raw_response,
-        "Adding first.\n\nadd({\"a\": 2, \"b\": 3})\nlog()"
-    );
-    assert_eq!(t.tool_calls[1].args, Value::Nil, "empty arguments");
-    assert_eq!(t.tool_calls[1].result, Some(Value::Str("logged".into())));
-    assert_eq!(t.feedback.as_deref(), Some("5\n\nlogged\n\nNow double."));
-    let other: &Session = &imp.sessions[1];
+    let other = &imp.sessions[1];
     assert_eq!(other.mission, "Say hi.");
     assert_eq!(other.meta["outcome"], "solved");
     assert!(!other.meta.contains_key("transcript"));
@@ -104,12 +115,16 @@ fn json_lines_and_every_kind_of_bad_record() {
     assert_eq!(at("no user message with text"), Some(6));
     assert_eq!(at("or an object holding one), got a string"), Some(7));
     assert_eq!(at("`messages` must be a list"), Some(9));
-    one_problem(
-        &imp,
-        "assistant message before the first user message",
-        Severity::Lossy,
+    one_problem(&imp, "a response before the first user message", Severity::Lossy);
+    assert_eq!(
+        counts(&imp),
+        pinned(&[
+            ("skipped:no-mission", 1),
+            ("skipped:not-a-conversation", 4),
+            ("skipped:truncated", 1),
+            ("lossy:before-mission", 1),
+        ])
     );
-    assert_eq!(imp.problems.len(), 7, "{:#?}", imp.problems);
 }
 
 #[test]
@@ -128,8 +143,7 @@ fn a_truncated_array_keeps_the_conversations_before_the_cut() {
     let p = one_problem(&imp, "truncated JSON record", Severity::Skipped);
     assert_eq!((p.line, p.record), (Some(3), Some(2)));
     assert!(
-        p.to_string()
-            .contains("truncated.json:3: record 2: skipped:"),
+        p.to_string().contains("truncated.json:3: record 2: skipped:"),
         "{p}"
     );
 }
@@ -140,50 +154,71 @@ fn broken_messages_are_reported_one_by_one() {
     assert_eq!(imp.sessions.len(), 1);
     let s = &imp.sessions[0];
     assert_eq!(s.mission, "Search for cats.");
-    assert_eq!(s.turns.len(), 2);
-    let lossy = |text: &str| {
-        let p = one_problem(&imp, text, Severity::Lossy);
-        assert_eq!(p.session.as_deref(), Some("broken_messages:1"));
-        p
-    };
-    assert!(
-        lossy("before the first user message")
-            .message
-            .starts_with("messages[0]:")
-    );
-    lossy("tool_calls[2] has no string `function.name`");
-    lossy("unknown call id \"zz\"");
-    lossy("unknown role \"critic\"");
-    lossy("message without a string `role`");
-    lossy("got a number; message not imported");
-    lossy("non-text content parts not imported: image_url");
-    assert_eq!(lossy("are not JSON; kept as a string").turn, Some(1));
+    assert_eq!(s.chat_turns.len(), 2);
     assert_eq!(
-        lossy("no tool result for call \"search\" (id \"s2\")").turn,
+        counts(&imp),
+        pinned(&[
+            ("lossy:arguments-not-json", 1),
+            ("lossy:bad-content", 1),
+            ("lossy:bad-message", 1),
+            ("lossy:bad-tool-call", 1),
+            ("lossy:before-mission", 1),
+            ("lossy:made-up-call-id", 1),
+            ("lossy:media", 1),
+            ("lossy:no-result", 1),
+            ("lossy:unknown-call-id", 1),
+            ("lossy:unknown-role", 1),
+        ])
+    );
+    for p in &imp.problems {
+        assert_eq!(p.session.as_deref(), Some("broken_messages:1"), "{p}");
+    }
+    assert_eq!(
+        one_problem(&imp, "are not valid JSON; kept as the text", Severity::Lossy).turn,
         Some(1)
     );
-    assert_eq!(imp.problems.len(), 9, "{:#?}", imp.problems);
-
-    let t = &s.turns[0];
-    assert_eq!(t.tool_calls.len(), 2);
-    assert_eq!(t.tool_calls[0].args, Value::Str("{not json".into()));
-    assert_eq!(t.tool_calls[0].result, Some(Value::Str("3 cats".into())));
-    assert_eq!(t.tool_calls[1].result, None);
     assert_eq!(
-        t.feedback.as_deref(),
-        Some("3 cats\n\norphan result\n\nAnd this image?")
+        one_problem(&imp, "no result for call \"search\" (id \"s2\")", Severity::Lossy).turn,
+        Some(1)
     );
-    // The legacy function_call / function result pair.
-    let t = &s.turns[1];
-    assert_eq!(t.tool_calls[0].name, "describe");
-    assert_eq!(t.tool_calls[0].result, Some(Value::Str("a tabby".into())));
-    assert_eq!(t.raw_response, "A cat.\n\ndescribe({\"what\": \"image\"})");
+    one_problem(&imp, "unknown role \"critic\"", Severity::Lossy);
+    one_problem(&imp, "`content` is a number", Severity::Lossy);
+
+    let t = &s.chat_turns[0];
+    let calls: Vec<(&str, &str)> = t
+        .assistant
+        .tool_calls
+        .iter()
+        .map(|c| (c.id.as_str(), c.arguments.as_str()))
+        .collect();
+    assert_eq!(calls, [("s1", "{not json"), ("s2", r#"{"q": "dogs"}"#)]);
+    assert_eq!(
+        t.observations,
+        [
+            tool("s1", None, "3 cats"),
+            // A result for an unknown call: environment output, counted.
+            Observation::User {
+                content: "orphan result".into(),
+                environment: true
+            },
+            Observation::User {
+                content: "[image]\nAnd this image?".into(),
+                environment: false
+            },
+        ]
+    );
+    // The legacy function_call / function result pair, under a made-up id.
+    let t = &s.chat_turns[1];
+    assert_eq!(t.assistant.tool_calls[0].id, "call_2_1");
+    assert_eq!(t.assistant.tool_calls[0].name, "describe");
+    assert_eq!(t.observations, [tool("call_2_1", Some("describe"), "a tabby")]);
+    assert_eq!(read_back(&jsonl(&imp)).len(), 1);
 }
 
 #[test]
 fn a_directory_is_walked_in_sorted_order() {
     let imp = import(Kind::OpenaiChat, &[fixture("openai-chat")]);
-    assert_eq!(imp.files, 6);
+    assert_eq!(imp.files, 7);
     let files: Vec<String> = imp
         .sessions
         .iter()
@@ -210,8 +245,7 @@ fn unreadable_inputs_are_errors() {
     let empty = tempfile::tempdir().unwrap();
     let e = recap_import::import(Kind::OpenaiChat, &[empty.path().to_path_buf()]).unwrap_err();
     assert!(
-        e.to_string()
-            .contains("no .json/.jsonl/.ndjson files found"),
+        e.to_string().contains("no .json/.jsonl/.ndjson files (or .gz of them) found"),
         "{e}"
     );
 }

@@ -123,12 +123,11 @@ pub(super) fn tool_errors() -> ChatSessionBuilder {
 }
 
 pub(super) fn zero_turns() -> ChatSessionBuilder {
-    // Recorded with its budget: a chat line without turns is read as the PTC-Lisp form,
-    // where `max_turns: null` would mean the default of 5, a budget this run never had.
+    // No budget recorded: the explicit `max_turns: null` is what keeps a session
+    // without turns in the chat form when it is read back.
     ChatSessionBuilder::new("Rename the `utils` package to `helpers` and update every import.")
         .id("zero-turns")
         .system("You are a software engineering agent working in /repo.")
-        .max_turns(40)
         .meta("source", json!("handwritten"))
         .meta(
             "scenario",

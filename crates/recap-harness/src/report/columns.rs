@@ -56,7 +56,7 @@ fn opt<T: ToString>(v: Option<T>) -> String {
     v.map(|v| v.to_string()).unwrap_or_default()
 }
 
-pub(crate) const COLUMNS: [Column; 21] = [
+pub(crate) const COLUMNS: [Column; 22] = [
     shown(
         "strategy",
         |r| r.strategy.clone(),
@@ -78,6 +78,13 @@ pub(crate) const COLUMNS: [Column; 21] = [
         |r| r.sessions.to_string(),
         "sessions",
         |r| fmt::int(r.sessions),
+        Align::Right,
+    ),
+    shown(
+        "not_applicable",
+        |r| r.not_applicable.to_string(),
+        "n/a",
+        |r| fmt::int(r.not_applicable),
         Align::Right,
     ),
     shown(
@@ -173,12 +180,28 @@ pub(crate) fn shown_columns() -> impl Iterator<Item = &'static Shown> {
     COLUMNS.iter().filter_map(|c| c.shown.as_ref())
 }
 
-/// The shown columns' cells of every run.
+/// Columns that describe a row rather than measure it: a row with no applicable
+/// session still shows them.
+const DESCRIPTIVE: [&str; 4] = ["strategy", "tokenizer", "sessions", "n/a"];
+
+/// The shown columns' cells of every run. A strategy that applied to no session has
+/// no figures: its measured cells say `n/a` rather than a zero nobody measured.
 pub(crate) fn shown_rows(report: &super::Report) -> Vec<Vec<String>> {
     report
         .runs
         .iter()
-        .map(|r| shown_columns().map(|c| (c.cell)(r)).collect())
+        .map(|r| {
+            let no_figures = r.sessions == 0 && r.not_applicable > 0;
+            shown_columns()
+                .map(|c| {
+                    if no_figures && !DESCRIPTIVE.contains(&c.header) {
+                        "n/a".to_string()
+                    } else {
+                        (c.cell)(r)
+                    }
+                })
+                .collect()
+        })
         .collect()
 }
 
@@ -187,13 +210,13 @@ mod tests {
     use super::*;
 
     #[test]
-    fn column_names_are_unique_and_the_views_show_fourteen() {
+    fn column_names_are_unique_and_the_views_show_fifteen() {
         let mut names: Vec<&str> = COLUMNS.iter().map(|c| c.name).collect();
         names.sort_unstable();
         names.dedup();
         assert_eq!(names.len(), COLUMNS.len());
         let headers: Vec<&str> = shown_columns().map(|c| c.header).collect();
-        assert_eq!(headers.len(), 14);
+        assert_eq!(headers.len(), 15);
         assert_eq!(headers[..2], ["strategy", "tokenizer"]);
         assert!(shown_columns().skip(2).all(|c| c.align == Align::Right));
     }

@@ -56,8 +56,13 @@ pub struct Run {
     pub implicit: bool,
     /// The `--sweep` spec this setting came from.
     pub sweep: Option<String>,
+    /// The session forms the strategy renders (`ptc`, `chat`).
+    pub forms: Vec<String>,
     /// Sessions rendered completely (sessions with a render error are not counted here).
     pub sessions: u64,
+    /// Sessions of a form the strategy does not render (SPEC 11.3): not replayed, and in
+    /// no other figure of the row.
+    pub not_applicable: u64,
     /// Calls (prompts) of those sessions.
     pub calls: u64,
     pub prompt_tokens_total: u64,
@@ -266,6 +271,20 @@ pub(crate) fn notes(report: &Report) -> Vec<String> {
             notes.push(format!(
                 "replay fidelity ({} {}): full-history / recorded input tokens, median {:.3} (p10 {:.3}, p90 {:.3}, min {:.3}, max {:.3}) over {} calls",
                 r.strategy, r.tokenizer, f.median, f.p10, f.p90, f.min, f.max, f.calls
+            ));
+        }
+    }
+    // Not-applicable counts are the same for every tokenizer: say them once.
+    let mut said = std::collections::BTreeSet::new();
+    for r in &report.runs {
+        if r.not_applicable > 0 && said.insert(r.strategy.clone()) {
+            notes.push(format!(
+                "n/a: {} renders {} sessions only; {} session{} of another form not replayed{}",
+                r.strategy,
+                r.forms.join(" and "),
+                r.not_applicable,
+                if r.not_applicable == 1 { "" } else { "s" },
+                if r.sessions == 0 { " (no figures)" } else { "" }
             ));
         }
     }

@@ -1,6 +1,7 @@
 //! The facts a session records, in order of first appearance.
 
-use recap_core::Turn;
+use super::chat_facts::chat_turn_facts;
+use recap_core::{ChatTurn, Turn};
 use std::collections::HashSet;
 
 /// Characters of a print's first line that count as the fact (SPEC section 9).
@@ -51,6 +52,13 @@ impl Facts {
         }
         if let Some(msg) = turn.error_message() {
             self.add(msg);
+        }
+    }
+
+    /// Adds what one completed chat turn records (SPEC 11.5).
+    pub fn add_chat_turn(&mut self, turn: &ChatTurn) {
+        for fact in chat_turn_facts(turn) {
+            self.add(&fact);
         }
     }
 

@@ -2,7 +2,8 @@
 //! still carries verbatim. `recap run` and `recap inspect` both measure it here.
 //!
 //! Facts before call k: each live definition name, each print's first line (up to 120
-//! characters), each failed turn's error message. Equal facts count once, empty ones not
+//! characters), each failed turn's error message; in the chat form the facts of
+//! [`chat_facts`] (SPEC 11.5), found in message contents and tool-call arguments. Equal facts count once, empty ones not
 //! at all (an empty string is trivially "in" every prompt and would inflate the share).
 //! Live names only accumulate (a redefinition keeps its name live) and prints and errors
 //! only accumulate, so the fact list of call k+1 extends that of call k; a message's
@@ -10,6 +11,7 @@
 //! again. A fact must lie inside one message: a match across a message boundary does not
 //! count.
 
+pub mod chat_facts;
 mod facts;
 mod matcher;
 
@@ -17,7 +19,7 @@ pub use facts::{Facts, PRINT_FACT_CHARS, print_fact};
 pub use matcher::{FactLines, FactMatcher};
 
 use crate::calls::calls;
-use recap_core::{Message, Session};
+use recap_core::{Form, Message, Session};
 
 /// One session's facts and what finding them costs once: the matcher, and the facts
 /// found in each line seen so far (shared by every strategy of the session, since they
@@ -36,7 +38,10 @@ impl SessionRetention {
         let mut before_call = Vec::with_capacity(calls(session).len());
         for k in calls(session) {
             before_call.push(facts.len());
-            facts.add_turn(&session.turns[k]);
+            match session.form {
+                Form::Ptc => facts.add_turn(&session.turns[k]),
+                Form::Chat => facts.add_chat_turn(&session.chat_turns[k]),
+            }
         }
         SessionRetention {
             matcher: FactMatcher::new(&facts),
@@ -63,6 +68,20 @@ impl SessionRetention {
     fn scan(&mut self, content: &str) -> Vec<u32> {
         self.matcher
             .scan_lines(content, &self.facts, &mut self.lines)
+    }
+
+    /// Indices of the facts found in a message: in its content or in one of its tool
+    /// calls' arguments (a fact must lie inside one of these texts), ascending.
+    fn scan_message(&mut self, m: &Message) -> Vec<u32> {
+        let mut found = self.scan(&m.content);
+        if !m.tool_calls.is_empty() {
+            for call in &m.tool_calls {
+                found.extend(self.scan(&call.arguments));
+            }
+            found.sort_unstable();
+            found.dedup();
+        }
+        found
     }
 }
 
@@ -101,7 +120,7 @@ impl RetentionScans {
             .map(|(m, r)| {
                 let found = match r {
                     Some(j) => self.prev[*j].clone(),
-                    None => retention.scan(&m.content),
+                    None => retention.scan_message(m),
                 };
                 // Ascending: the facts of later calls come last.
                 for &f in found.iter().take_while(|f| (**f as usize) < n_facts) {

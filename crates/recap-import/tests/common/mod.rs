@@ -95,18 +95,12 @@ pub fn pinned(pairs: &[(&str, usize)]) -> Vec<(String, usize)> {
     pairs.iter().map(|(k, n)| (k.to_string(), *n)).collect()
 }
 
-/// The message texts a fact can be found in: content and call arguments.
-fn texts(messages: &[recap_core::Message]) -> String {
-    let mut all = String::new();
-    for m in messages {
-        all.push_str(&m.content);
-        all.push('\n');
-        for c in &m.tool_calls {
-            all.push_str(&c.arguments);
-            all.push('\n');
-        }
-    }
-    all
+/// Whether a fact lies inside one of the messages: its content or a call's arguments
+/// (a match across a message boundary does not count, as in the harness).
+fn in_one_message(messages: &[recap_core::Message], fact: &str) -> bool {
+    messages.iter().any(|m| {
+        m.content.contains(fact) || m.tool_calls.iter().any(|c| c.arguments.contains(fact))
+    })
 }
 
 /// SPEC 11.5: `full-history` keeps every fact of every chat turn, at every later call.
@@ -132,10 +126,10 @@ pub fn full_history_retains_every_fact(sessions: &[Session]) -> usize {
             assert_eq!(prompt.len(), at, "{} call {k}: one message per response and observation", s.id);
             assert!(prompt == all[..at], "{} call {k}: a prefix of the last prompt", s.id);
             let end = at + turn.message_count();
-            let text = texts(&all[at..end]);
-            for fact in recap_harness::chat_facts::chat_turn_facts(turn) {
+            let turn_messages = &all[at..end];
+            for fact in recap_harness::retention::chat_facts::chat_turn_facts(turn) {
                 assert!(
-                    text.contains(&fact),
+                    in_one_message(turn_messages, &fact),
                     "{} turn {}: fact {fact:?} is not in the prompt",
                     s.id,
                     turn.number
