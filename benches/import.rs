@@ -33,8 +33,8 @@ impl Rng {
 }
 
 const WORDS: [&str; 16] = [
-    "config", "parser", "value", "request", "handler", "return", "error", "session",
-    "import", "buffer", "window", "render", "token", "record", "field", "struct",
+    "config", "parser", "value", "request", "handler", "return", "error", "session", "import",
+    "buffer", "window", "render", "token", "record", "field", "struct",
 ];
 
 /// Source-like text of about `bytes` bytes: lines of words, paths and numbers.
@@ -47,7 +47,12 @@ fn text(rng: &mut Rng, bytes: usize) -> String {
             out.push_str(WORDS[rng.below(16) as usize]);
             out.push(if rng.below(5) == 0 { '.' } else { ' ' });
         }
-        out.push_str(&format!("/src/{}/{}.rs:{}\n", WORDS[rng.below(16) as usize], rng.below(900), rng.below(4000)));
+        out.push_str(&format!(
+            "/src/{}/{}.rs:{}\n",
+            WORDS[rng.below(16) as usize],
+            rng.below(900),
+            rng.below(4000)
+        ));
         line += 1;
     }
     out
@@ -139,15 +144,23 @@ fn swe_agent(rng: &mut Rng, target: usize) -> String {
         let command = format!("grep -rn {} src/", WORDS[rng.below(16) as usize]);
         let obs = observation(rng);
         size += 2 * (thought.len() + obs.len()) + 300;
-        history.push(json!({"role": "assistant", "content": format!("{thought}\n```\n{command}\n```"),
-            "thought": thought, "action": command, "agent": "main", "message_type": "action"}));
-        history.push(json!({"role": "user", "content": obs, "agent": "main", "message_type": "observation"}));
-        trajectory.push(json!({"action": command, "observation": obs, "response": "", "thought": thought,
-            "execution_time": 0.5, "state": {"open_file": "n/a", "working_dir": "/repo"}}));
+        history.push(
+            json!({"role": "assistant", "content": format!("{thought}\n```\n{command}\n```"),
+            "thought": thought, "action": command, "agent": "main", "message_type": "action"}),
+        );
+        history.push(
+            json!({"role": "user", "content": obs, "agent": "main", "message_type": "observation"}),
+        );
+        trajectory.push(
+            json!({"action": command, "observation": obs, "response": "", "thought": thought,
+            "execution_time": 0.5, "state": {"open_file": "n/a", "working_dir": "/repo"}}),
+        );
     }
     let _ = t;
-    serde_json::to_string_pretty(&json!({"environment": "main", "trajectory": trajectory, "history": history,
-        "info": {"exit_status": "submitted", "model_stats": {"api_calls": t}}}))
+    serde_json::to_string_pretty(
+        &json!({"environment": "main", "trajectory": trajectory, "history": history,
+        "info": {"exit_status": "submitted", "model_stats": {"api_calls": t}}}),
+    )
     .expect("serialising a value")
 }
 
@@ -194,7 +207,11 @@ fn tau2(rng: &mut Rng, target: usize) -> String {
                "timestamp": "2026-01-01T00:00:00", "cost": 0.001, "usage": {"completion_tokens": 40, "prompt_tokens": 3000}, "raw_data": null, "errors": null})
     };
     while size < target {
-        let mut messages = vec![msg("assistant", json!("Hi! How can I help you today?"), Json::Null)];
+        let mut messages = vec![msg(
+            "assistant",
+            json!("Hi! How can I help you today?"),
+            Json::Null,
+        )];
         for t in 0..12 {
             let user = text(rng, 200);
             let call = format!("call_{t}");
@@ -218,12 +235,16 @@ fn tau2(rng: &mut Rng, target: usize) -> String {
 fn openai_chat(rng: &mut Rng, target: usize) -> String {
     let mut out = String::new();
     while out.len() < target {
-        let mut messages = vec![json!({"role": "system", "content": text(rng, 1000)}), json!({"role": "user", "content": text(rng, 400)})];
+        let mut messages = vec![
+            json!({"role": "system", "content": text(rng, 1000)}),
+            json!({"role": "user", "content": text(rng, 400)}),
+        ];
         for t in 0..20 {
             let call = format!("call_{t}");
             messages.push(json!({"role": "assistant", "content": text(rng, 150), "reasoning_content": text(rng, 200),
                 "tool_calls": [{"id": call, "type": "function", "function": {"name": "search", "arguments": args(rng).to_string()}}]}));
-            messages.push(json!({"role": "tool", "tool_call_id": call, "content": observation(rng)}));
+            messages
+                .push(json!({"role": "tool", "tool_call_id": call, "content": observation(rng)}));
         }
         out.push_str(&json!({"model": "m", "messages": messages}).to_string());
         out.push('\n');
@@ -244,22 +265,40 @@ fn anthropic(rng: &mut Rng, target: usize) -> String {
                 {"type": "tool_use", "id": call, "name": "search", "input": args(rng)}]}));
             messages.push(json!({"role": "user", "content": [{"type": "tool_result", "tool_use_id": call, "content": observation(rng)}]}));
         }
-        out.push_str(&json!({"model": "m", "system": text(rng, 1000), "messages": messages}).to_string());
+        out.push_str(
+            &json!({"model": "m", "system": text(rng, 1000), "messages": messages}).to_string(),
+        );
         out.push('\n');
     }
     out
 }
 
 fn inputs() -> Vec<(Kind, &'static str, String)> {
-    let target = if common::measuring() { 24 << 20 } else { 64 << 10 };
+    let target = if common::measuring() {
+        24 << 20
+    } else {
+        64 << 10
+    };
     let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
     vec![
-        (Kind::ClaudeCode, "transcript.jsonl", claude_code(&mut rng, target)),
+        (
+            Kind::ClaudeCode,
+            "transcript.jsonl",
+            claude_code(&mut rng, target),
+        ),
         (Kind::SweAgent, "run/task.traj", swe_agent(&mut rng, target)),
         (Kind::Openhands, "output.jsonl", openhands(&mut rng, target)),
         (Kind::Tau2, "results.json", tau2(&mut rng, target)),
-        (Kind::OpenaiChat, "chats.jsonl", openai_chat(&mut rng, target)),
-        (Kind::AnthropicMessages, "messages.jsonl", anthropic(&mut rng, target)),
+        (
+            Kind::OpenaiChat,
+            "chats.jsonl",
+            openai_chat(&mut rng, target),
+        ),
+        (
+            Kind::AnthropicMessages,
+            "messages.jsonl",
+            anthropic(&mut rng, target),
+        ),
     ]
 }
 
@@ -272,7 +311,11 @@ fn import(c: &mut Criterion) {
         let start = Instant::now();
         let imported = recap_import::import_text(*kind, Path::new(name), text, &opts);
         let secs = start.elapsed().as_secs_f64();
-        assert!(!imported.sessions.is_empty(), "{kind}: {:?}", imported.problems.first());
+        assert!(
+            !imported.sessions.is_empty(),
+            "{kind}: {:?}",
+            imported.problems.first()
+        );
         assert!(
             imported
                 .problems
@@ -304,7 +347,8 @@ fn import(c: &mut Criterion) {
         group.throughput(Throughput::Bytes(text.len() as u64));
         group.bench_function(kind.name(), |b| {
             b.iter(|| {
-                let imported = recap_import::import_text(*kind, Path::new(name), black_box(text), &opts);
+                let imported =
+                    recap_import::import_text(*kind, Path::new(name), black_box(text), &opts);
                 let mut out = Vec::with_capacity(text.len());
                 imported.write_jsonl(&mut out).expect("writing to memory");
                 out

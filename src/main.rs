@@ -39,9 +39,19 @@ enum Command {
 
 fn main() -> ExitCode {
     quiet_panics::install();
-    let cli = Cli::parse();
+    let matches = <Cli as clap::CommandFactory>::command().get_matches();
+    let cli = match <Cli as clap::FromArgMatches>::from_arg_matches(&matches) {
+        Ok(cli) => cli,
+        Err(e) => e.exit(),
+    };
     let result = match cli.command {
-        Command::Run(args) => cmd::run::run(args),
+        Command::Run(mut args) => {
+            // Rows follow the order strategies and sweeps were given in, interleaved.
+            if let Some(m) = matches.subcommand_matches("run") {
+                args.set_given_order(m);
+            }
+            cmd::run::run(args)
+        }
         Command::Inspect(args) => cmd::inspect::run(args),
         Command::Validate(args) => cmd::validate::run(args),
         Command::Render(args) => cmd::render::run(args),

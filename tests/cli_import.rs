@@ -176,3 +176,91 @@ fn a_closed_stderr_ends_an_import_quietly() {
     assert_eq!(status.code(), Some(1));
     assert_eq!(std::fs::read_to_string(&out).unwrap().lines().count(), 3);
 }
+
+#[test]
+fn auto_imports_a_directory_of_mixed_logs_and_counts_problems_by_kind() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("mixed.jsonl");
+    let run = recap!(&["import", "auto", s(&fixture("mixed")), "-o", s(&out)]);
+    // One file is of no known format: skipped input, exit 1.
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains("auto: 7 sessions, 11 turns (0 failed), 6 tool calls from 7 files"),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stderr.contains("  by kind: "), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("1 skipped unknown-format"),
+        "{}",
+        run.stderr
+    );
+    let validate = recap!(&["validate", s(&out)]);
+    assert_eq!(validate.code, 0, "{}", validate.stdout);
+}
+
+#[test]
+fn sidechains_are_sessions_unless_excluded() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = fixture("claude-code/session.jsonl");
+    let with = dir.path().join("with.jsonl");
+    let run = recap!(&["import", "claude-code", s(&input), "-o", s(&with)]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("claude-code: 2 sessions, 6 turns"),
+        "{}",
+        run.stderr
+    );
+    let without = dir.path().join("without.jsonl");
+    let run = recap!(&[
+        "import",
+        "claude-code",
+        s(&input),
+        "-o",
+        s(&without),
+        "--sidechains",
+        "exclude"
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("claude-code: 1 sessions, 4 turns"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains("1 lossy sidechain-excluded"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn the_same_file_twice_exits_2_and_gzip_corpora_validate() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out.jsonl");
+    let input = fixture("tau2/solo.json");
+    let run = recap!(&["import", "tau2", s(&input), s(&input), "-o", s(&out)]);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("this file is given twice"),
+        "{}",
+        run.stderr
+    );
+    assert!(!out.exists());
+
+    // A gzip-compressed corpus validates as the plain one does.
+    let run = recap!(&["import", "tau2", s(&input), "-o", s(&out)]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let gz = dir.path().join("out.jsonl.gz");
+    let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    std::io::Write::write_all(&mut enc, &std::fs::read(&out).unwrap()).unwrap();
+    std::fs::write(&gz, enc.finish().unwrap()).unwrap();
+    let validate = recap!(&["validate", s(&gz)]);
+    assert_eq!(validate.code, 0, "{}", validate.stdout);
+    assert!(
+        validate.stdout.contains("1 sessions ok"),
+        "{}",
+        validate.stdout
+    );
+}

@@ -123,10 +123,15 @@ pub fn run(args: Args) -> Result<ExitCode> {
         bail!("{NEEDS_ENDPOINT}");
     };
     let Some(model) = args.model.clone() else {
-        bail!("--model NAME is missing: the model to ask at {endpoint_url} (see docs/evaluation.md)");
+        bail!(
+            "--model NAME is missing: the model to ask at {endpoint_url} (see docs/evaluation.md)"
+        );
     };
     if !(args.timeout.is_finite() && args.timeout > 0.0) {
-        bail!("--timeout {}: expected a positive number of seconds", args.timeout);
+        bail!(
+            "--timeout {}: expected a positive number of seconds",
+            args.timeout
+        );
     }
     let api_key = match &args.api_key_env {
         Some(var) => Some(ApiKey::from_env(var)?),
@@ -185,14 +190,20 @@ pub fn run(args: Args) -> Result<ExitCode> {
         },
         threads: usize::from(args.concurrency),
     };
-    let mut report: EvalReport = evaluate(&sessions, &strategies, &endpoint, counter.as_ref(), &options)
-        .with_context(|| {
-            format!(
-                "evaluation stopped; nothing was written, and the answers received so far are \
+    let mut report: EvalReport = evaluate(
+        &sessions,
+        &strategies,
+        &endpoint,
+        counter.as_ref(),
+        &options,
+    )
+    .with_context(|| {
+        format!(
+            "evaluation stopped; nothing was written, and the answers received so far are \
                  kept in {}, so running the same command again resumes",
-                args.cache.display()
-            )
-        })?;
+            args.cache.display()
+        )
+    })?;
     report.price(&args.prices);
     if rejected > 0 {
         report.notes.push(format!(
@@ -258,7 +269,10 @@ fn default_corpora() -> Result<Vec<PathBuf>> {
         .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
         .collect();
     if files.is_empty() {
-        bail!("no corpus given and {} holds no *.jsonl files", dir.display());
+        bail!(
+            "no corpus given and {} holds no *.jsonl files",
+            dir.display()
+        );
     }
     files.sort();
     Ok(files)
@@ -269,8 +283,8 @@ fn load(corpora: &[PathBuf]) -> Result<(Vec<Session>, usize)> {
     let mut sessions = Vec::new();
     let mut rejected = 0;
     for path in corpora {
-        let reader = CorpusReader::open(path)
-            .with_context(|| format!("corpus {}", path.display()))?;
+        let reader =
+            CorpusReader::open(path).with_context(|| format!("corpus {}", path.display()))?;
         for entry in reader {
             match entry.session {
                 Ok(s) => sessions.push(s),

@@ -45,6 +45,11 @@ pub struct Args {
     /// `rolling-window:window=1|2|4`. Repeatable.
     #[arg(long = "sweep", value_name = "SPEC")]
     sweeps: Vec<String>,
+    /// For each `--strategy` / `--sweep` in command-line order: which one it was
+    /// (`false` strategy, `true` sweep). Filled from the parsed matches, since clap's
+    /// derive keeps each flag's values apart.
+    #[arg(skip)]
+    given_order: Vec<bool>,
     /// Tokenizer to count with. Repeatable. Default: o200k_base. deepseek_v3 (the model
     /// of the ptc-runner corpus) has only the fast backend.
     #[arg(long = "tokenizer", value_name = "NAME", value_parser = ["o200k_base", "cl100k_base", "deepseek_v3"])]
@@ -114,14 +119,33 @@ fn default_corpora() -> Result<Vec<PathBuf>> {
 
 /// The strategies to run: `--strategy` then `--sweep` settings in order, or every
 /// registered strategy (the SPEC built-ins first, in their report order).
+impl Args {
+    /// Records the command-line order of `--strategy` and `--sweep`, so rows come out
+    /// in the order they were asked for.
+    pub fn set_given_order(&mut self, m: &clap::ArgMatches) {
+        let mut at: Vec<(usize, bool)> = Vec::new();
+        if let Some(i) = m.indices_of("strategies") {
+            at.extend(i.map(|i| (i, false)));
+        }
+        if let Some(i) = m.indices_of("sweeps") {
+            at.extend(i.map(|i| (i, true)));
+        }
+        at.sort_unstable();
+        self.given_order = at.into_iter().map(|(_, sweep)| sweep).collect();
+    }
+}
+
 fn strategies(args: &Args, registry: &Registry) -> Result<Vec<StrategyEntry>> {
     let mut out = Vec::new();
     if args.strategies.is_empty() && args.sweeps.is_empty() {
+        // The four of SPEC 6, the other built-ins, then plugins in name order.
         let mut names: Vec<String> = recap_builtins::SPEC_BUILTINS
             .iter()
             .map(|s| s.to_string())
             .collect();
-        for info in registry.infos() {
+        let (builtin, plugins): (Vec<_>, Vec<_>) =
+            registry.infos().partition(|i| i.origin == "built-in");
+        for info in builtin.into_iter().chain(plugins) {
             if !names.contains(&info.name) {
                 names.push(info.name.clone());
             }
@@ -135,14 +159,27 @@ fn strategies(args: &Args, registry: &Registry) -> Result<Vec<StrategyEntry>> {
         }
         return Ok(out);
     }
-    for spec in &args.strategies {
-        out.push(StrategyEntry::new(
-            registry
-                .build(spec)
-                .with_context(|| format!("--strategy {spec:?}"))?,
-        ));
-    }
-    for sw in &args.sweeps {
+    // Without a recorded order (a caller that did not parse a command line), the
+    // strategies come first, then the sweeps.
+    let order: Vec<bool> = if args.given_order.len() == args.strategies.len() + args.sweeps.len() {
+        args.given_order.clone()
+    } else {
+        std::iter::repeat_n(false, args.strategies.len())
+            .chain(std::iter::repeat_n(true, args.sweeps.len()))
+            .collect()
+    };
+    let (mut specs, mut sweeps) = (args.strategies.iter(), args.sweeps.iter());
+    for is_sweep in order {
+        if !is_sweep {
+            let Some(spec) = specs.next() else { continue };
+            out.push(StrategyEntry::new(
+                registry
+                    .build(spec)
+                    .with_context(|| format!("--strategy {spec:?}"))?,
+            ));
+            continue;
+        }
+        let Some(sw) = sweeps.next() else { continue };
         for spec in sweep::expand(sw).with_context(|| format!("--sweep {sw:?}"))? {
             let s = registry
                 .build(&spec)

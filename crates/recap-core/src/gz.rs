@@ -58,7 +58,8 @@ mod tests {
     }
 
     fn read(bytes: &[u8]) -> (bool, io::Result<String>) {
-        let dir = std::env::temp_dir().join(format!("recap-gz-{}-{}", std::process::id(), bytes.len()));
+        let dir =
+            std::env::temp_dir().join(format!("recap-gz-{}-{}", std::process::id(), bytes.len()));
         std::fs::write(&dir, bytes).unwrap();
         let mut f = CorpusFile::new(File::open(&dir).unwrap()).unwrap();
         let mut text = String::new();

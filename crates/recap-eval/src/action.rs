@@ -173,7 +173,11 @@ mod tests {
     use crate::response::ReplyCall;
 
     fn calls(list: &[(&str, &str)]) -> Action {
-        Action::Calls(list.iter().map(|(n, a)| (n.to_string(), a.to_string())).collect())
+        Action::Calls(
+            list.iter()
+                .map(|(n, a)| (n.to_string(), a.to_string()))
+                .collect(),
+        )
     }
 
     #[test]
@@ -220,8 +224,13 @@ mod tests {
         );
         assert!(recorded.agrees_with(&Action::of_ptc_reply(&reply)));
         // White space inside a string literal matters.
-        assert!(!recorded.agrees_with(&Action::of_program("(def x (tool/get {:id 1 :q \"a b\"}))")));
-        assert_eq!(normalize_program(r#"(println "x\"  y")"#), r#"(println "x\"  y")"#);
+        assert!(
+            !recorded.agrees_with(&Action::of_program("(def x (tool/get {:id 1 :q \"a b\"}))"))
+        );
+        assert_eq!(
+            normalize_program(r#"(println "x\"  y")"#),
+            r#"(println "x\"  y")"#
+        );
     }
 
     #[test]

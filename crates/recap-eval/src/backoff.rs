@@ -101,7 +101,10 @@ mod tests {
     fn retry_after_in_seconds_or_as_a_date() {
         let now = UNIX_EPOCH + Duration::from_secs(784_111_770); // Sun, 06 Nov 1994 08:49:30
         assert_eq!(parse_retry_after("2", now), Some(Duration::from_secs(2)));
-        assert_eq!(parse_retry_after("0.25", now), Some(Duration::from_millis(250)));
+        assert_eq!(
+            parse_retry_after("0.25", now),
+            Some(Duration::from_millis(250))
+        );
         assert_eq!(
             parse_retry_after("Sun, 06 Nov 1994 08:49:37 GMT", now),
             Some(Duration::from_secs(7))

@@ -76,7 +76,9 @@ mod tests {
 
     #[test]
     fn ratio_of_equal_series_is_one() {
-        let pairs: Vec<(f64, f64)> = (0..30).map(|i| (f64::from(i % 3), f64::from(i % 3))).collect();
+        let pairs: Vec<(f64, f64)> = (0..30)
+            .map(|i| (f64::from(i % 3), f64::from(i % 3)))
+            .collect();
         let r = ratio_interval(&pairs, 500, 4).unwrap();
         assert_eq!((r.low, r.high), (1.0, 1.0));
         assert_eq!(ratio_interval(&[(1.0, 0.0)], 100, 1), None);

@@ -148,8 +148,7 @@ impl std::fmt::Debug for Client {
 /// The chat-completions URL of an endpoint given as a base URL or in full.
 pub fn completions_url(endpoint: &str) -> Result<String, ConfigError> {
     let e = endpoint.trim();
-    if !(e.starts_with("http://") || e.starts_with("https://")) || e.contains(char::is_whitespace)
-    {
+    if !(e.starts_with("http://") || e.starts_with("https://")) || e.contains(char::is_whitespace) {
         return Err(ConfigError::BadUrl(endpoint.to_string()));
     }
     let e = e.trim_end_matches('/');
@@ -301,10 +300,7 @@ impl Client {
     fn transport_failure(&self, e: ureq::Error) -> Attempt {
         use std::io::ErrorKind;
         let (detail, connect) = match &e {
-            ureq::Error::Timeout(_) => (
-                format!("no answer within {:?}", self.timeout),
-                false,
-            ),
+            ureq::Error::Timeout(_) => (format!("no answer within {:?}", self.timeout), false),
             ureq::Error::HostNotFound | ureq::Error::ConnectionFailed => (e.to_string(), true),
             ureq::Error::Io(io) => (
                 e.to_string(),
@@ -336,7 +332,11 @@ impl Client {
 /// The start of a response body, for error messages.
 fn excerpt(text: &str) -> String {
     let t: String = text.trim().chars().take(300).collect();
-    if t.is_empty() { "(empty body)".into() } else { t }
+    if t.is_empty() {
+        "(empty body)".into()
+    } else {
+        t
+    }
 }
 
 #[cfg(test)]
@@ -358,10 +358,19 @@ mod tests {
 
     #[test]
     fn loopback_hosts() {
-        for u in ["http://127.0.0.1:1/v1", "http://localhost/v1", "http://[::1]:8/x", "http://u@127.0.0.2"] {
+        for u in [
+            "http://127.0.0.1:1/v1",
+            "http://localhost/v1",
+            "http://[::1]:8/x",
+            "http://u@127.0.0.2",
+        ] {
             assert!(is_loopback(u), "{u}");
         }
-        for u in ["https://api.openai.com/v1", "http://10.0.0.1/v1", "http://127x.example/"] {
+        for u in [
+            "https://api.openai.com/v1",
+            "http://10.0.0.1/v1",
+            "http://127x.example/",
+        ] {
             assert!(!is_loopback(u), "{u}");
         }
     }

@@ -66,6 +66,13 @@ pub struct Tally {
     pub sent_completion_tokens: u64,
 }
 
+/// Per purpose its tally, and the (purpose, request) pairs already counted.
+#[derive(Default)]
+struct PurposeTallies {
+    tallies: BTreeMap<String, Tally>,
+    seen: HashSet<(String, Key)>,
+}
+
 enum Slot {
     Pending,
     Done(Result<Arc<Completion>, EndpointError>),
@@ -78,7 +85,7 @@ pub struct Endpoint {
     slots: Mutex<HashMap<Key, Slot>>,
     resolved: Condvar,
     totals: Mutex<Tally>,
-    purposes: Mutex<(BTreeMap<String, Tally>, HashSet<(String, Key)>)>,
+    purposes: Mutex<PurposeTallies>,
     fatal: OnceLock<EndpointError>,
 }
 
@@ -102,7 +109,7 @@ impl Endpoint {
             slots: Mutex::new(HashMap::new()),
             resolved: Condvar::new(),
             totals: Mutex::new(Tally::default()),
-            purposes: Mutex::new((BTreeMap::new(), HashSet::new())),
+            purposes: Mutex::new(PurposeTallies::default()),
             fatal: OnceLock::new(),
         }
     }
@@ -130,7 +137,7 @@ impl Endpoint {
         self.purposes
             .lock()
             .unwrap_or_else(|p| p.into_inner())
-            .0
+            .tallies
             .clone()
     }
 
@@ -142,9 +149,8 @@ impl Endpoint {
     ) -> Result<Arc<Completion>, EndpointError> {
         let result = self.resolve(request);
         let mut p = self.purposes.lock().unwrap_or_else(|p| p.into_inner());
-        let (tallies, seen) = &mut *p;
-        if seen.insert((purpose.to_string(), request.key)) {
-            let t = tallies.entry(purpose.to_string()).or_default();
+        if p.seen.insert((purpose.to_string(), request.key)) {
+            let t = p.tallies.entry(purpose.to_string()).or_default();
             count(t, &result);
         }
         result
@@ -157,10 +163,7 @@ impl Endpoint {
                 match slots.get(&request.key) {
                     Some(Slot::Done(r)) => return r.clone(),
                     Some(Slot::Pending) => {
-                        slots = self
-                            .resolved
-                            .wait(slots)
-                            .unwrap_or_else(|p| p.into_inner());
+                        slots = self.resolved.wait(slots).unwrap_or_else(|p| p.into_inner());
                     }
                     None => {
                         slots.insert(request.key, Slot::Pending);

@@ -142,7 +142,9 @@ pub fn evaluate(
     let call_probes: Vec<Vec<Probe>> = sample
         .iter()
         .map(|c| match facts.get(&c.session) {
-            Some(f) => probes::probes_for_call(f, c.k, options.probes_per_call, options.seed, c.session),
+            Some(f) => {
+                probes::probes_for_call(f, c.k, options.probes_per_call, options.seed, c.session)
+            }
             None => Vec::new(),
         })
         .collect();
@@ -171,7 +173,10 @@ pub fn evaluate(
             let session_tools = tools.get(&c.session).map(Vec::as_slice);
             if options.next_action {
                 let t = session_tools.map_or(Tools::None, Tools::Offer);
-                let request = requests.add(ChatRequest::new(&options.sampling, messages, t), NEXT_ACTION);
+                let request = requests.add(
+                    ChatRequest::new(&options.sampling, messages, t),
+                    NEXT_ACTION,
+                );
                 asks.push(Ask {
                     strategy: s,
                     call: i,
@@ -220,7 +225,16 @@ pub fn evaluate(
     }
     let verdicts = judge_requests.ask(endpoint, options.threads)?;
 
-    let grades = grade_all(sessions, &sample, &call_probes, &asks, &answers, &judge_of, &verdicts, strategies.len());
+    let grades = grade_all(
+        sessions,
+        &sample,
+        &call_probes,
+        &asks,
+        &answers,
+        &judge_of,
+        &verdicts,
+        strategies.len(),
+    );
     let purposes = endpoint.purposes();
     let mut results = Vec::new();
     for (s, strategy) in strategies.iter().enumerate() {
@@ -233,13 +247,7 @@ pub fn evaluate(
                 completion_tokens: t.completion_tokens,
             });
         results.push(strategy_result(
-            spec,
-            s,
-            &rendered,
-            &grades,
-            counter,
-            summarizer,
-            options,
+            spec, s, &rendered, &grades, counter, summarizer, options,
         ));
     }
     let probes_asked = call_probes.iter().map(Vec::len).sum();
@@ -289,22 +297,32 @@ fn render_all(
     let jobs: Vec<(usize, usize)> = (0..strategies.len())
         .flat_map(|s| (0..by_session.len()).map(move |j| (s, j)))
         .collect();
-    let done = pool::run(&jobs, threads, || false, |&(s, j)| {
-        let strategy = &strategies[s];
-        let (session_index, calls) = &by_session[j];
-        let session = &sessions[*session_index];
-        if !strategy.forms().contains(&session.form) {
-            return calls.iter().map(|_| Rendered::NotApplicable).collect::<Vec<_>>();
-        }
-        let mut state = SessionState::new();
-        calls
-            .iter()
-            .map(|&(_, k)| match strategy.render_session(session, k, &mut state) {
-                Ok(m) => Rendered::Prompt(m),
-                Err(_) => Rendered::Failed,
-            })
-            .collect()
-    });
+    let done = pool::run(
+        &jobs,
+        threads,
+        || false,
+        |&(s, j)| {
+            let strategy = &strategies[s];
+            let (session_index, calls) = &by_session[j];
+            let session = &sessions[*session_index];
+            if !strategy.forms().contains(&session.form) {
+                return calls
+                    .iter()
+                    .map(|_| Rendered::NotApplicable)
+                    .collect::<Vec<_>>();
+            }
+            let mut state = SessionState::new();
+            calls
+                .iter()
+                .map(
+                    |&(_, k)| match strategy.render_session(session, k, &mut state) {
+                        Ok(m) => Rendered::Prompt(m),
+                        Err(_) => Rendered::Failed,
+                    },
+                )
+                .collect()
+        },
+    );
     let mut out: Vec<Vec<Rendered>> = (0..strategies.len())
         .map(|_| (0..sample.len()).map(|_| Rendered::Failed).collect())
         .collect();
@@ -424,7 +442,11 @@ fn measure(
     seed: u64,
     resamples: usize,
 ) -> Measure {
-    let values: Vec<f64> = graded.iter().filter_map(|(g, _)| pick(g)).map(as_f64).collect();
+    let values: Vec<f64> = graded
+        .iter()
+        .filter_map(|(g, _)| pick(g))
+        .map(as_f64)
+        .collect();
     let pairs: Vec<(f64, f64)> = graded
         .iter()
         .filter_map(|(g, c)| Some((as_f64(pick(g)?), as_f64(pick(c.as_ref()?)?))))

@@ -43,7 +43,10 @@ impl RateLimiter {
             let wait = {
                 let mut w = self.window.lock().unwrap_or_else(|p| p.into_inner());
                 let now = Instant::now();
-                while w.front().is_some_and(|(t, _)| now.duration_since(*t) >= self.span) {
+                while w
+                    .front()
+                    .is_some_and(|(t, _)| now.duration_since(*t) >= self.span)
+                {
                     w.pop_front();
                 }
                 let requests_ok = self
@@ -60,8 +63,7 @@ impl RateLimiter {
                     return;
                 }
                 // Something is in the window, or a limit would have passed.
-                w.front()
-                    .map_or(Duration::from_millis(10), |(t, _)| {
+                w.front().map_or(Duration::from_millis(10), |(t, _)| {
                     self.span.saturating_sub(now.duration_since(*t))
                 })
             };

@@ -19,7 +19,11 @@ impl std::str::FromStr for Price {
 
     /// `MODEL=IN/OUT`, e.g. `gpt-4o-mini=0.15/0.60`.
     fn from_str(s: &str) -> Result<Price, String> {
-        let bad = || format!("{s:?}: expected MODEL=IN/OUT (dollars per million tokens), e.g. gpt-4o-mini=0.15/0.60");
+        let bad = || {
+            format!(
+                "{s:?}: expected MODEL=IN/OUT (dollars per million tokens), e.g. gpt-4o-mini=0.15/0.60"
+            )
+        };
         let (model, prices) = s.rsplit_once('=').ok_or_else(bad)?;
         let (input, output) = prices.split_once('/').ok_or_else(bad)?;
         let parse = |x: &str| {

@@ -143,7 +143,10 @@ fn chat_turn_facts(turn: &ChatTurn, out: &mut Vec<Fact>) {
         };
         out.push(at(kind, cut(first_non_blank_line(o.content()))));
         if o.is_error() {
-            out.push(at(FactKind::ToolError { tool }, cut(first_line(o.content()))));
+            out.push(at(
+                FactKind::ToolError { tool },
+                cut(first_line(o.content())),
+            ));
         }
     }
 }
@@ -193,9 +196,9 @@ fn locator(fact: &Fact) -> String {
         FactKind::UserMessage => {
             format!("After turn {t} the user wrote a message. Quote its first non-blank line")
         }
-        FactKind::Environment => format!(
-            "After turn {t} the environment sent output. Quote its first non-blank line"
-        ),
+        FactKind::Environment => {
+            format!("After turn {t} the environment sent output. Quote its first non-blank line")
+        }
         FactKind::Definition => {
             format!("The program of turn {t} defined a name. Quote that name")
         }
@@ -226,7 +229,13 @@ pub fn question(fact: &Fact) -> String {
 /// Up to `n` probes for the call after `k` turns of a session with `facts`: facts
 /// recorded by its first `k` turns, chosen by a generator seeded with `(seed, session,
 /// k)`, so every strategy is asked the same questions.
-pub fn probes_for_call(facts: &[Fact], k: usize, n: usize, seed: u64, session: usize) -> Vec<Probe> {
+pub fn probes_for_call(
+    facts: &[Fact],
+    k: usize,
+    n: usize,
+    seed: u64,
+    session: usize,
+) -> Vec<Probe> {
     let mut known: Vec<&Fact> = facts.iter().filter(|f| (f.turn as usize) <= k).collect();
     Rng::derive(seed, &[session as u64, k as u64, 0x5052_4f42]).shuffle(&mut known);
     known
@@ -330,7 +339,12 @@ mod tests {
         let q = &after_one[0].question;
         assert!(q.starts_with(PROBE_HEADER), "{q}");
         let cue_line = q.lines().last().unwrap();
-        assert!(after_one[0].fact.text.starts_with(cue_line.strip_prefix(CUE_PREFIX).unwrap()));
+        assert!(
+            after_one[0]
+                .fact
+                .text
+                .starts_with(cue_line.strip_prefix(CUE_PREFIX).unwrap())
+        );
     }
 
     #[test]

@@ -251,7 +251,8 @@ impl EvalReport {
                 name,
                 r.calls.to_string(),
                 r.not_applicable.to_string(),
-                r.mean_prompt_tokens.map_or("-".into(), |m| format!("{m:.0}")),
+                r.mean_prompt_tokens
+                    .map_or("-".into(), |m| format!("{m:.0}")),
                 r.savings.map_or("-".into(), pct),
                 rate(r.next_action.as_ref()),
                 relative(r.next_action.as_ref()),

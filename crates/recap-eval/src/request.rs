@@ -87,9 +87,7 @@ pub enum Tools<'a> {
 impl ChatRequest {
     pub fn new(sampling: &Sampling, messages: &[Message], tools: Tools<'_>) -> ChatRequest {
         let (tools, tool_choice) = match tools {
-            Tools::None => (None, None),
-            Tools::Offer(t) if t.is_empty() => (None, None),
-            Tools::Describe(t) if t.is_empty() => (None, None),
+            Tools::None | Tools::Offer([]) | Tools::Describe([]) => (None, None),
             Tools::Offer(t) => (Some(t), None),
             Tools::Describe(t) => (Some(t), Some("none")),
         };

@@ -110,7 +110,13 @@ mod tests {
 
     #[test]
     fn garbage_is_malformed_not_a_panic() {
-        for body in ["", "not json", "{}", r#"{"choices":[]}"#, r#"{"choices":[{"message":{"content":5}}]}"#] {
+        for body in [
+            "",
+            "not json",
+            "{}",
+            r#"{"choices":[]}"#,
+            r#"{"choices":[{"message":{"content":5}}]}"#,
+        ] {
             assert!(parse_response(body).is_err(), "{body}");
         }
     }

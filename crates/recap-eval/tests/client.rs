@@ -18,7 +18,11 @@ fn request(text: &str) -> ChatRequest {
     };
     ChatRequest::new(
         &sampling,
-        &[Message::system("s"), Message::user("go"), Message::assistant(text)],
+        &[
+            Message::system("s"),
+            Message::user("go"),
+            Message::assistant(text),
+        ],
         Tools::None,
     )
 }
@@ -44,8 +48,14 @@ fn retries_429_and_500_honouring_retry_after_then_answers() {
     let e = endpoint(&s.url(), &dir.path().join("c.sqlite"));
     let start = Instant::now();
     let c = e.complete(&request("echo me"), "t").unwrap();
-    assert!(start.elapsed() >= Duration::from_secs(1), "Retry-After: 1 was not honoured");
-    assert_eq!(c.reply.as_ref().unwrap().content.as_deref(), Some("echo me"));
+    assert!(
+        start.elapsed() >= Duration::from_secs(1),
+        "Retry-After: 1 was not honoured"
+    );
+    assert_eq!(
+        c.reply.as_ref().unwrap().content.as_deref(),
+        Some("echo me")
+    );
     assert_eq!(c.retries, 3);
     assert_eq!(s.received(), 4);
     let t = e.totals();
@@ -59,7 +69,11 @@ fn a_stalled_answer_times_out_and_is_retried() {
     let e = endpoint(&s.url(), &dir.path().join("c.sqlite"));
     let start = Instant::now();
     let c = e.complete(&request("x"), "t").unwrap();
-    assert!(start.elapsed() < Duration::from_secs(4), "{:?}", start.elapsed());
+    assert!(
+        start.elapsed() < Duration::from_secs(4),
+        "{:?}",
+        start.elapsed()
+    );
     assert_eq!(c.retries, 2);
     assert_eq!(e.totals().retried, 2);
 }
@@ -70,7 +84,13 @@ fn retries_run_out_into_a_counted_failure_not_a_stop() {
     let dir = tempfile::tempdir().unwrap();
     let e = endpoint(&s.url(), &dir.path().join("c.sqlite"));
     let err = e.complete(&request("x"), "t").unwrap_err();
-    assert!(matches!(err, EndpointError::Send(SendError::GaveUp { attempts: 4, .. })), "{err}");
+    assert!(
+        matches!(
+            err,
+            EndpointError::Send(SendError::GaveUp { attempts: 4, .. })
+        ),
+        "{err}"
+    );
     assert!(!err.is_fatal());
     assert!(e.fatal().is_none());
     let t = e.totals();
@@ -90,7 +110,9 @@ fn a_malformed_answer_is_recorded_and_counted_and_cached() {
     assert!(c.reply.is_err());
     assert_eq!(e.totals().malformed, 1);
     drop(e);
-    let again = endpoint(&s.url(), &path).complete(&request("x"), "t").unwrap();
+    let again = endpoint(&s.url(), &path)
+        .complete(&request("x"), "t")
+        .unwrap();
     assert!(again.reply.is_err() && again.from_cache);
     assert_eq!(s.received(), 1);
 }
@@ -102,7 +124,9 @@ fn a_rerun_is_served_from_the_cache_without_a_request() {
     let path = dir.path().join("c.sqlite");
     let first: Vec<_> = {
         let e = endpoint(&s.url(), &path);
-        (0..5).map(|i| e.complete(&request(&format!("r{i}")), "t").unwrap()).collect()
+        (0..5)
+            .map(|i| e.complete(&request(&format!("r{i}")), "t").unwrap())
+            .collect()
     };
     assert_eq!(s.received(), 5);
     let e = endpoint(&s.url(), &path);
@@ -162,10 +186,11 @@ fn the_key_goes_in_the_header_and_nowhere_else() {
     c.api_key = Some(ApiKey::new("sk-test-not-a-real-key"));
     let e = endpoint_with(c, &dir.path().join("c.sqlite"));
     let err = e.complete(&request("x"), "t").unwrap_err();
-    assert!(s
-        .authorizations()
-        .iter()
-        .all(|a| a == "Bearer sk-test-not-a-real-key"));
+    assert!(
+        s.authorizations()
+            .iter()
+            .all(|a| a == "Bearer sk-test-not-a-real-key")
+    );
     assert_eq!(s.authorizations().len(), 4);
     assert!(!format!("{err} {err:?} {e:?}").contains("sk-test"));
 }
@@ -179,8 +204,14 @@ fn a_server_that_is_down_is_a_fatal_error_naming_the_url() {
     let e = endpoint(&url, &dir.path().join("c.sqlite"));
     let err = e.complete(&request("x"), "t").unwrap_err();
     assert!(err.is_fatal());
-    assert!(matches!(err, EndpointError::Send(SendError::Unreachable { .. })), "{err}");
-    assert!(err.to_string().contains(&format!("{url}/chat/completions")), "{err}");
+    assert!(
+        matches!(err, EndpointError::Send(SendError::Unreachable { .. })),
+        "{err}"
+    );
+    assert!(
+        err.to_string().contains(&format!("{url}/chat/completions")),
+        "{err}"
+    );
     // Later requests fail at once with the same error.
     let start = Instant::now();
     assert!(e.complete(&request("y"), "t").is_err());
@@ -194,7 +225,16 @@ fn a_wrong_path_is_refused_at_once() {
     let url = s.url().replace("/v1", "/nothing");
     let e = endpoint(&url, &dir.path().join("c.sqlite"));
     let err = e.complete(&request("x"), "t").unwrap_err();
-    assert!(matches!(err, EndpointError::Send(SendError::Refused { status: 404, .. })), "{err}");
-    assert!(err.to_string().contains("/nothing/chat/completions"), "{err}");
+    assert!(
+        matches!(
+            err,
+            EndpointError::Send(SendError::Refused { status: 404, .. })
+        ),
+        "{err}"
+    );
+    assert!(
+        err.to_string().contains("/nothing/chat/completions"),
+        "{err}"
+    );
     assert_eq!(s.received(), 1);
 }

@@ -23,11 +23,31 @@ fn chat_session() -> Session {
     ChatSessionBuilder::new("Fix the failing build")
         .id("chat")
         .system("You are a coding agent.")
-        .tool("read", "Read a file", json!({"type": "object", "properties": {"path": {"type": "string"}}}))
-        .tool_turn("", &[("c1", "read", r#"{"path": "/alpha/main.rs"}"#)], &[&r("beta: compiled fine\nmore")])
-        .tool_turn("", &[("c2", "read", r#"{"path":"/alpha/main.rs"}"#)], &[&r("delta: three tests failed")])
-        .tool_turn("", &[("c3", "read", r#"{"path": "/gamma/lib.rs"}"#)], &[&r("epsilon: lint is clean")])
-        .tool_turn("", &[("c4", "read", r#"{"path": "/gamma/lib.rs"}"#)], &[&r("zeta: all done now")])
+        .tool(
+            "read",
+            "Read a file",
+            json!({"type": "object", "properties": {"path": {"type": "string"}}}),
+        )
+        .tool_turn(
+            "",
+            &[("c1", "read", r#"{"path": "/alpha/main.rs"}"#)],
+            &[&r("beta: compiled fine\nmore")],
+        )
+        .tool_turn(
+            "",
+            &[("c2", "read", r#"{"path":"/alpha/main.rs"}"#)],
+            &[&r("delta: three tests failed")],
+        )
+        .tool_turn(
+            "",
+            &[("c3", "read", r#"{"path": "/gamma/lib.rs"}"#)],
+            &[&r("epsilon: lint is clean")],
+        )
+        .tool_turn(
+            "",
+            &[("c4", "read", r#"{"path": "/gamma/lib.rs"}"#)],
+            &[&r("zeta: all done now")],
+        )
         .build()
 }
 
@@ -82,7 +102,14 @@ fn both_measures_give_the_numbers_the_rules_imply() {
     let server = StandIn::start(Config::default()).unwrap();
     let dir = tempfile::tempdir().unwrap();
     let report = run(&server.url(), &dir.path().join("c.sqlite"), false).unwrap();
-    assert_eq!((report.sample.calls, report.sample.chat_calls, report.sample.ptc_calls), (7, 4, 3));
+    assert_eq!(
+        (
+            report.sample.calls,
+            report.sample.chat_calls,
+            report.sample.ptc_calls
+        ),
+        (7, 4, 3)
+    );
     let control = &report.strategies[0];
     let masking = &report.strategies[1];
     assert!(control.control && control.strategy == "full-history");
@@ -113,7 +140,10 @@ fn both_measures_give_the_numbers_the_rules_imply() {
     // Every format carries the evaluation's own requests and tokens.
     for text in [report.to_table(), report.to_markdown(), report.to_json()] {
         assert!(text.contains("29"), "{text}");
-        assert!(text.contains(&report.requests.prompt_tokens.to_string()), "{text}");
+        assert!(
+            text.contains(&report.requests.prompt_tokens.to_string()),
+            "{text}"
+        );
     }
 }
 
@@ -161,10 +191,11 @@ fn the_judge_grades_each_distinct_answer_once() {
     assert_eq!((judged.agreed, judged.asked), (12, 12));
     let judged = report.strategies[1].judged.as_ref().unwrap();
     assert_eq!((judged.agreed, judged.asked), (7, 10));
-    // 20 distinct probe requests, but the two strategies give the same answer to the same
-    // question at call 1 (2 probes): 18 distinct verdicts asked.
-    assert_eq!(server.kinds()["judge"], report.by_purpose["judge"].requests as usize);
-    assert!(report.by_purpose["judge"].requests <= 20);
+    // A verdict depends on the question (so the fact) and the answer only: the control's
+    // answers are those of its 6 facts, masking's right answers are the control's, and
+    // its wrong ones (UNKNOWN for beta and for delta) add two: 8 verdicts for 22 answers.
+    assert_eq!(server.kinds()["judge"], 8);
+    assert_eq!(report.by_purpose["judge"].requests, 8);
 }
 
 #[test]
@@ -183,5 +214,8 @@ fn a_damaged_cache_is_refused_with_its_path() {
     let _ = std::fs::remove_file(dir.path().join("c.sqlite-wal"));
     let err = Cache::open(&cache).unwrap_err();
     assert!(matches!(err, CacheError::Corrupt { .. }), "{err}");
-    assert!(err.to_string().contains("c.sqlite") && err.to_string().contains("damaged"), "{err}");
+    assert!(
+        err.to_string().contains("c.sqlite") && err.to_string().contains("damaged"),
+        "{err}"
+    );
 }

@@ -61,7 +61,11 @@ pub(crate) fn import_doc(file: &Path, doc: &Doc, _opts: &Options, out: &mut Impo
                 .iter()
                 .find(|m| m.key == "messages")
                 .map_or(&[][..], |m| m.item_lines.as_slice());
-            vec![(At::new(members.first().map_or(1, |m| m.line), Some(1)), &object, lines)]
+            vec![(
+                At::new(members.first().map_or(1, |m| m.line), Some(1)),
+                &object,
+                lines,
+            )]
         }
         Doc::Other(Some(Located { line, value })) => {
             out.problems.push(
@@ -102,7 +106,10 @@ fn import_conversation(
                 out.problems.push(
                     Problem::skipped(
                         file,
-                        format!("`messages` must be a list of messages, got {}", other.type_name()),
+                        format!(
+                            "`messages` must be a list of messages, got {}",
+                            other.type_name()
+                        ),
                     )
                     .at(at)
                     .kind("not-a-conversation"),
@@ -122,7 +129,10 @@ fn import_conversation(
             out.problems.push(
                 Problem::skipped(
                     file,
-                    format!("expected a conversation object or message list, got {}", other.type_name()),
+                    format!(
+                        "expected a conversation object or message list, got {}",
+                        other.type_name()
+                    ),
                 )
                 .at(at)
                 .kind("not-a-conversation"),
@@ -184,7 +194,10 @@ fn message(conv: &mut Conversation, keys: &mut Unmapped, place: Place, m: &J) {
         conv.lossy(
             place.at,
             "bad-message",
-            format!("expected a message object, got {}; not imported", m.type_name()),
+            format!(
+                "expected a message object, got {}; not imported",
+                m.type_name()
+            ),
         );
         return;
     }
@@ -194,7 +207,10 @@ fn message(conv: &mut Conversation, keys: &mut Unmapped, place: Place, m: &J) {
         m,
         &[
             ("id", "the provider's message id; not part of the history"),
-            ("model", "which model answered; per-message models have no place in a turn"),
+            (
+                "model",
+                "which model answered; per-message models have no place in a turn",
+            ),
             ("stop_reason", "why the provider stopped generating"),
             ("stop_sequence", "the stop sequence that ended the response"),
         ],

@@ -42,9 +42,18 @@ const ENTRY_KEYS: [&str; 13] = [
 
 /// Entry keys that are known and deliberately not carried over, with the reason.
 const DROPPED_ENTRY_KEYS: [(&str, &str); 12] = [
-    ("uuid", "entry ids link the transcript's tree; the order of the turns carries it"),
-    ("parentUuid", "entry ids link the transcript's tree; the order of the turns carries it"),
-    ("logicalParentUuid", "entry ids link the transcript's tree; the order of the turns carries it"),
+    (
+        "uuid",
+        "entry ids link the transcript's tree; the order of the turns carries it",
+    ),
+    (
+        "parentUuid",
+        "entry ids link the transcript's tree; the order of the turns carries it",
+    ),
+    (
+        "logicalParentUuid",
+        "entry ids link the transcript's tree; the order of the turns carries it",
+    ),
     ("timestamp", "per-entry times have no place in a chat turn"),
     ("requestId", "the provider's request id of a response"),
     (
@@ -56,15 +65,29 @@ const DROPPED_ENTRY_KEYS: [(&str, &str); 12] = [
         "isMeta",
         "marks user text that Claude Code wrote itself (caveats, hook output); the text is kept as a user message",
     ),
-    ("thinkingMetadata", "Claude Code's thinking settings for the turn"),
+    (
+        "thinkingMetadata",
+        "Claude Code's thinking settings for the turn",
+    ),
     ("todos", "Claude Code's to-do list state at the entry"),
     ("isVisibleInTranscriptOnly", "a UI flag"),
-    ("compactMetadata", "statistics of a compaction (the summary itself is kept)"),
+    (
+        "compactMetadata",
+        "statistics of a compaction (the summary itself is kept)",
+    ),
 ];
 
 /// Keys kept in `meta`: one value, or the list of distinct values in order of
 /// appearance when they change within the session.
-const ENVELOPE: [&str; 7] = ["cwd", "version", "gitBranch", "userType", "slug", "agentId", "teamName"];
+const ENVELOPE: [&str; 7] = [
+    "cwd",
+    "version",
+    "gitBranch",
+    "userType",
+    "slug",
+    "agentId",
+    "teamName",
+];
 
 /// One entry with where it is.
 struct Entry<'a> {
@@ -135,7 +158,10 @@ pub(crate) fn import_doc(file: &Path, doc: &Doc, opts: &Options, out: &mut Impor
             *n += 1;
             format!("{owner}/sidechain-{n}")
         } else {
-            let taken = main_ids.iter().filter(|i| i.starts_with(&session_id)).count();
+            let taken = main_ids
+                .iter()
+                .filter(|i| i.starts_with(&session_id))
+                .count();
             let id = match taken {
                 0 => session_id.clone(),
                 n => format!("{session_id}#{}", n + 1),
@@ -335,7 +361,17 @@ fn build(
         keys.unknown(
             "entry.message",
             m,
-            &["role", "content", "id", "type", "model", "usage", "stop_reason", "stop_sequence", "container"],
+            &[
+                "role",
+                "content",
+                "id",
+                "type",
+                "model",
+                "usage",
+                "stop_reason",
+                "stop_sequence",
+                "container",
+            ],
             e.at,
         );
         keys.dropped(
@@ -352,8 +388,9 @@ fn build(
             Some("assistant") => {
                 let model = m.at("model").as_str().unwrap_or("");
                 if model == "<synthetic>" || v.at("isApiErrorMessage").as_bool() == Some(true) {
-                    let text = crate::messages::content_text(&mut conv, keys, place, m.at("content"))
-                        .unwrap_or_default();
+                    let text =
+                        crate::messages::content_text(&mut conv, keys, place, m.at("content"))
+                            .unwrap_or_default();
                     conv.lossy(
                         e.at,
                         "synthetic-response",
@@ -445,7 +482,10 @@ fn first_text(g: &Group) -> Option<String> {
     match m.at("content") {
         J::Str(s) => Some(s.clone()),
         J::Arr(blocks) => {
-            let texts: Vec<&str> = blocks.iter().filter_map(|b| b.at("text").as_str()).collect();
+            let texts: Vec<&str> = blocks
+                .iter()
+                .filter_map(|b| b.at("text").as_str())
+                .collect();
             (!texts.is_empty()).then(|| texts.join("\n"))
         }
         _ => None,

@@ -186,7 +186,10 @@ impl<'f> Conversation<'f> {
     }
 
     fn check_call(&mut self, call: Call, turn: u32, at: At) -> ChatToolCall {
-        let existing = self.turns.last().map_or(0, |t| t.assistant.tool_calls.len());
+        let existing = self
+            .turns
+            .last()
+            .map_or(0, |t| t.assistant.tool_calls.len());
         let id = match call.id {
             Some(id) => id,
             None => {
@@ -286,6 +289,21 @@ impl<'f> Conversation<'f> {
                 .find(|c| Some(&c.name) == name.as_ref() && !answered(&c.id))
                 .map(|c| c.id.clone()),
         };
+        if let Some(id) = target.as_deref().filter(|id| answered(id)) {
+            let id = id.to_string();
+            self.lossy(
+                at,
+                "repeated-result",
+                format!(
+                    "a second result for call {id:?}; kept as environment output (a call is answered once)"
+                ),
+            );
+            self.observe(Observation::User {
+                content,
+                environment: true,
+            });
+            return;
+        }
         match target {
             Some(tool_call_id) => self.observe(Observation::Tool {
                 tool_call_id,
@@ -300,16 +318,24 @@ impl<'f> Conversation<'f> {
                         .any(|t| t.assistant.tool_calls.iter().any(|c| c.id == id))
                 });
                 let what = match (call_id, earlier) {
-                    (Some(id), true) => format!("the result of call {id:?} comes after a later response"),
+                    (Some(id), true) => {
+                        format!("the result of call {id:?} comes after a later response")
+                    }
                     (Some(id), false) => format!("a tool result for the unknown call id {id:?}"),
                     (None, _) => format!(
                         "a tool result without a call id matches no unanswered call{} of the response",
-                        name.as_deref().map(|n| format!(" named {n:?}")).unwrap_or_default()
+                        name.as_deref()
+                            .map(|n| format!(" named {n:?}"))
+                            .unwrap_or_default()
                     ),
                 };
                 self.lossy(
                     at,
-                    if earlier { "late-result" } else { "unknown-call-id" },
+                    if earlier {
+                        "late-result"
+                    } else {
+                        "unknown-call-id"
+                    },
                     format!("{what}; kept as environment output (a user observation)"),
                 );
                 self.observe(Observation::User {
@@ -355,23 +381,35 @@ impl<'f> Conversation<'f> {
             return None;
         }
         let mut unanswered = Vec::new();
-        for t in &mut self.turns {
+        let last = self.turns.len() - 1;
+        for (i, t) in self.turns.iter_mut().enumerate() {
             if t.observations.iter().any(Observation::is_error) {
                 t.success = false;
             }
-            for c in &t.assistant.tool_calls {
-                let answered = t.observations.iter().any(
+            let observations = &t.observations;
+            let answered = |c: &ChatToolCall| {
+                observations.iter().any(
                     |o| matches!(o, Observation::Tool { tool_call_id, .. } if *tool_call_id == c.id),
-                );
-                if !answered {
-                    unanswered.push((t.number, c.name.clone(), c.id.clone()));
-                }
+                )
+            };
+            for c in t.assistant.tool_calls.iter().filter(|c| !answered(c)) {
+                unanswered.push((t.number, c.name.clone(), c.id.clone(), i < last));
+            }
+            // A call must be answered before the next response (SPEC 11.4, as provider
+            // APIs enforce); one the log never answered cannot stay in an earlier turn.
+            if i < last {
+                t.assistant.tool_calls.retain(|c| answered(c));
             }
         }
-        for (number, name, id) in unanswered {
+        for (number, name, id, dropped) in unanswered {
+            let what = if dropped {
+                "; a later response follows, so the call is left out of the turn (every call is answered before the next response)"
+            } else {
+                ""
+            };
             let p = Problem::lossy(
                 self.file,
-                format!("no result for call {name:?} (id {id:?}) in the log"),
+                format!("no result for call {name:?} (id {id:?}) in the log{what}"),
             )
             .at(self.at)
             .in_session(&self.id)

@@ -8,8 +8,8 @@
 
 pub mod anthropic_messages;
 pub mod claude_code;
-pub mod convert;
 mod conversation;
+pub mod convert;
 pub mod lisp;
 mod messages;
 pub mod ojson;
@@ -309,7 +309,8 @@ fn import_text_into(kind: Kind, name: &Path, text: &str, opts: &Options, out: &m
     if let Some((other, n, total)) = sniff::misfit(kind, name, &doc) {
         // The other importer reports this file's own problems; here it is one.
         out.problems.truncate(start);
-        out.problems.push(wrong_importer(name, kind, other, n, total));
+        out.problems
+            .push(wrong_importer(name, kind, other, n, total));
         return;
     }
     match kind {
@@ -348,7 +349,9 @@ fn keep_fitting(kind: Kind, files: &[PathBuf], out: &mut Import) -> Vec<PathBuf>
         let head = source::read_text(file, &mut ignored).map(|t| head_lines(&t));
         let doc = head.map(|h| source::parse(file, &h, true, &mut ignored));
         match doc.as_ref().and_then(|d| sniff::misfit(kind, file, d)) {
-            Some((other, n, total)) => out.problems.push(wrong_importer(file, kind, other, n, total)),
+            Some((other, n, total)) => out
+                .problems
+                .push(wrong_importer(file, kind, other, n, total)),
             None => keep.push(file.clone()),
         }
     }
@@ -434,11 +437,16 @@ fn is_ptc_side_file(file: &Path, logs: &[&PathBuf]) -> bool {
         "run.jsonl" => {
             let run_dir = file.parent();
             let traces = run_dir.and_then(Path::parent);
-            if traces.and_then(Path::file_name).is_none_or(|n| n != "traces") {
+            if traces
+                .and_then(Path::file_name)
+                .is_none_or(|n| n != "traces")
+            {
                 return false;
             }
-            let (Some(arm), Some(run)) = (traces.and_then(Path::parent), run_dir.and_then(Path::file_name))
-            else {
+            let (Some(arm), Some(run)) = (
+                traces.and_then(Path::parent),
+                run_dir.and_then(Path::file_name),
+            ) else {
                 return false;
             };
             logs.iter()

@@ -71,8 +71,14 @@ pub(crate) fn content_text(
                                 &format!("{}.content[]", place.name),
                                 part,
                                 &[
-                                    ("cache_control", "a prompt-caching hint for the provider, not content"),
-                                    ("citations", "source citations of a text block; the text itself is kept"),
+                                    (
+                                        "cache_control",
+                                        "a prompt-caching hint for the provider, not content",
+                                    ),
+                                    (
+                                        "citations",
+                                        "source citations of a text block; the text itself is kept",
+                                    ),
                                 ],
                                 place.at,
                             );
@@ -81,7 +87,9 @@ pub(crate) fn content_text(
                             conv.lossy(
                                 place.at,
                                 "media",
-                                format!("a {kind:?} part is replaced by {ph} (recap carries text only)"),
+                                format!(
+                                    "a {kind:?} part is replaced by {ph} (recap carries text only)"
+                                ),
                             );
                             texts.push(ph.to_string());
                         } else {
@@ -89,14 +97,19 @@ pub(crate) fn content_text(
                             conv.lossy(
                                 place.at,
                                 "unknown-part",
-                                format!("a content part of type {kind:?} is not text; not carried over"),
+                                format!(
+                                    "a content part of type {kind:?} is not text; not carried over"
+                                ),
                             );
                         }
                     }
                     other => conv.lossy(
                         place.at,
                         "unknown-part",
-                        format!("a content part that is {}; not carried over", other.type_name()),
+                        format!(
+                            "a content part that is {}; not carried over",
+                            other.type_name()
+                        ),
                     ),
                 }
             }
@@ -154,7 +167,10 @@ pub(crate) fn openai_message(
         conv.lossy(
             place.at,
             "bad-message",
-            format!("expected a message object, got {}; not imported", m.type_name()),
+            format!(
+                "expected a message object, got {}; not imported",
+                m.type_name()
+            ),
         );
         return;
     }
@@ -263,7 +279,10 @@ pub(crate) fn openai_response(
         other => conv.lossy(
             place.at,
             "bad-tool-calls",
-            format!("`tool_calls` is {}, expected a list; not carried", other.type_name()),
+            format!(
+                "`tool_calls` is {}, expected a list; not carried",
+                other.type_name()
+            ),
         ),
     }
     if let Some(fc) = m.get("function_call").filter(|f| !f.is_null()) {
@@ -289,7 +308,10 @@ pub(crate) fn openai_response(
         keys.dropped(
             place.name,
             m,
-            &[("reasoning", "a second reasoning text beside `reasoning_content`, which is the one kept")],
+            &[(
+                "reasoning",
+                "a second reasoning text beside `reasoning_content`, which is the one kept",
+            )],
             place.at,
         );
     }
@@ -429,20 +451,36 @@ pub(crate) fn anthropic_response(
         let kind = b.at("type").as_str().unwrap_or("");
         match kind {
             "text" => {
-                keys.unknown(&block_place, b, &["type", "text", "cache_control", "citations"], place.at);
+                keys.unknown(
+                    &block_place,
+                    b,
+                    &["type", "text", "cache_control", "citations"],
+                    place.at,
+                );
                 keys.dropped(
                     &block_place,
                     b,
                     &[
-                        ("cache_control", "a prompt-caching hint for the provider, not content"),
-                        ("citations", "source citations of a text block; the text itself is kept"),
+                        (
+                            "cache_control",
+                            "a prompt-caching hint for the provider, not content",
+                        ),
+                        (
+                            "citations",
+                            "source citations of a text block; the text itself is kept",
+                        ),
                     ],
                     place.at,
                 );
                 texts.push(b.at("text").as_str().unwrap_or("").to_string());
             }
             "thinking" => {
-                keys.unknown(&block_place, b, &["type", "thinking", "signature"], place.at);
+                keys.unknown(
+                    &block_place,
+                    b,
+                    &["type", "thinking", "signature"],
+                    place.at,
+                );
                 keys.dropped(
                     &block_place,
                     b,
@@ -470,7 +508,9 @@ pub(crate) fn anthropic_response(
                     Some(name) => calls.push(Call {
                         id: b.at("id").as_str().map(str::to_string),
                         name: name.to_string(),
-                        arguments: arguments_text(Some(b.get("input").unwrap_or(&J::Obj(Vec::new())))),
+                        arguments: arguments_text(Some(
+                            b.get("input").unwrap_or(&J::Obj(Vec::new())),
+                        )),
                     }),
                     None => conv.lossy(
                         place.at,
@@ -486,7 +526,9 @@ pub(crate) fn anthropic_response(
                         conv.lossy(
                             place.at,
                             "media",
-                            format!("a {other:?} block is replaced by {ph} (recap carries text only)"),
+                            format!(
+                                "a {other:?} block is replaced by {ph} (recap carries text only)"
+                            ),
                         );
                         texts.push(ph.to_string());
                     }
@@ -537,7 +579,10 @@ pub(crate) fn anthropic_user_parts(
     let block_place = format!("{}.content[]", place.name);
     let mut parts = Vec::new();
     let mut run: Vec<J> = Vec::new();
-    let flush = |run: &mut Vec<J>, parts: &mut Vec<UserPart>, conv: &mut Conversation, keys: &mut Unmapped| {
+    let flush = |run: &mut Vec<J>,
+                 parts: &mut Vec<UserPart>,
+                 conv: &mut Conversation,
+                 keys: &mut Unmapped| {
         if !run.is_empty() {
             let arr = J::Arr(std::mem::take(run));
             if let Some(t) = content_text(conv, keys, place, &arr) {
@@ -551,7 +596,13 @@ pub(crate) fn anthropic_user_parts(
             keys.unknown(
                 &block_place,
                 b,
-                &["type", "tool_use_id", "content", "is_error", "cache_control"],
+                &[
+                    "type",
+                    "tool_use_id",
+                    "content",
+                    "is_error",
+                    "cache_control",
+                ],
                 place.at,
             );
             let result_place = Place {
@@ -584,7 +635,11 @@ pub(crate) fn feed_user_parts(conv: &mut Conversation, parts: Vec<UserPart>, at:
                 is_error,
             } => {
                 if id.is_none() {
-                    conv.lossy(at, "no-call-id", "a tool_result block without a string `tool_use_id`");
+                    conv.lossy(
+                        at,
+                        "no-call-id",
+                        "a tool_result block without a string `tool_use_id`",
+                    );
                 }
                 conv.tool_result(id.as_deref(), None, content, is_error, at);
             }

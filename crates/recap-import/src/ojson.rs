@@ -154,7 +154,10 @@ fn write_string(s: &str, out: &mut String) {
 
 /// An object's pairs as a serde_json map.
 pub fn to_map(pairs: &[(String, J)]) -> Map<String, Json> {
-    pairs.iter().map(|(k, v)| (k.clone(), v.to_json())).collect()
+    pairs
+        .iter()
+        .map(|(k, v)| (k.clone(), v.to_json()))
+        .collect()
 }
 
 impl<'de> Deserialize<'de> for J {

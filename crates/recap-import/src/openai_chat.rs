@@ -139,8 +139,11 @@ fn import_conversation(file: &Path, stem: &str, r: Record, keys: &mut Unmapped, 
     let (messages, field) = match message_list(r.value) {
         Ok(x) => x,
         Err(msg) => {
-            out.problems
-                .push(Problem::skipped(file, msg).at(r.at).kind("not-a-conversation"));
+            out.problems.push(
+                Problem::skipped(file, msg)
+                    .at(r.at)
+                    .kind("not-a-conversation"),
+            );
             return;
         }
     };

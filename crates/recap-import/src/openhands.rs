@@ -40,7 +40,10 @@ const DROPPED_EVENT_KEYS: [(&str, &str); 5] = [
         "message",
         "OpenHands' one-line summary of the event for its UI; the model saw the response and the observation",
     ),
-    ("llm_metrics", "accumulated cost and token counts so far; the response's own usage is kept per turn"),
+    (
+        "llm_metrics",
+        "accumulated cost and token counts so far; the response's own usage is kept per turn",
+    ),
     ("timeout", "the action's time limit"),
     ("hidden", "a UI flag"),
 ];
@@ -85,14 +88,25 @@ pub(crate) fn import_doc(file: &Path, doc: &Doc, _opts: &Options, out: &mut Impo
                     out.problems.push(
                         Problem::skipped(
                             file,
-                            format!("expected an OpenHands record (an object with `history`), got {}", value.type_name()),
+                            format!(
+                                "expected an OpenHands record (an object with `history`), got {}",
+                                value.type_name()
+                            ),
                         )
                         .at(at)
                         .kind("not-an-event-stream"),
                     );
                     continue;
                 }
-                record(file, &format!("{stem}:{line}"), at, &pairs, &[], &mut keys, out);
+                record(
+                    file,
+                    &format!("{stem}:{line}"),
+                    at,
+                    &pairs,
+                    &[],
+                    &mut keys,
+                    out,
+                );
             }
         }
         Doc::Array(items) => {
@@ -102,7 +116,8 @@ pub(crate) fn import_doc(file: &Path, doc: &Doc, _opts: &Options, out: &mut Impo
             stream(file, stem.clone(), at, &events, &lines, &[], &mut keys, out);
         }
         Doc::Object(members) => {
-            let pairs: Vec<(&str, &J)> = members.iter().map(|m| (m.key.as_str(), &m.value)).collect();
+            let pairs: Vec<(&str, &J)> =
+                members.iter().map(|m| (m.key.as_str(), &m.value)).collect();
             let lines = members
                 .iter()
                 .find(|m| m.key == "history")
@@ -113,7 +128,10 @@ pub(crate) fn import_doc(file: &Path, doc: &Doc, _opts: &Options, out: &mut Impo
         Doc::Other(Some(l)) => out.problems.push(
             Problem::skipped(
                 file,
-                format!("expected OpenHands events or output records, got {}", l.value.type_name()),
+                format!(
+                    "expected OpenHands events or output records, got {}",
+                    l.value.type_name()
+                ),
             )
             .at_line(l.line)
             .kind("not-an-event-stream"),
@@ -133,7 +151,13 @@ fn record(
     keys: &mut Unmapped,
     out: &mut Import,
 ) {
-    let field = |k: &str| pairs.iter().rev().find(|(key, _)| *key == k).map(|(_, v)| *v);
+    let field = |k: &str| {
+        pairs
+            .iter()
+            .rev()
+            .find(|(key, _)| *key == k)
+            .map(|(_, v)| *v)
+    };
     let Some(events) = field("history").and_then(J::as_array) else {
         out.problems.push(
             Problem::skipped(file, "no `history` list of events: not an OpenHands record")
@@ -236,7 +260,10 @@ fn event(
     if let Some(action) = ev.at("action").as_str() {
         match (action, source) {
             ("system", _) => {
-                conv.system(args.at("content").as_str().unwrap_or("").to_string(), place.at);
+                conv.system(
+                    args.at("content").as_str().unwrap_or("").to_string(),
+                    place.at,
+                );
                 if let Some(tools) = args.get("tools").filter(|t| t.as_array().is_some()) {
                     conv.tools = openai_tools(tools);
                 }
@@ -252,8 +279,16 @@ fn event(
                     .as_str()
                     .or_else(|| ev.at("message").as_str())
                     .unwrap_or("");
-                if args.at("image_urls").as_array().is_some_and(|a| !a.is_empty()) {
-                    conv.lossy(place.at, "media", "images of a user message are not carried (recap carries text only)");
+                if args
+                    .at("image_urls")
+                    .as_array()
+                    .is_some_and(|a| !a.is_empty())
+                {
+                    conv.lossy(
+                        place.at,
+                        "media",
+                        "images of a user message are not carried (recap carries text only)",
+                    );
                 }
                 conv.user(text.to_string(), false, place.at);
             }
@@ -363,8 +398,14 @@ fn agent_action(
             mplace.name,
             message,
             &[
-                ("provider_specific_fields", "provider extras LiteLLM passes on"),
-                ("annotations", "provider annotations of the response (citations…)"),
+                (
+                    "provider_specific_fields",
+                    "provider extras LiteLLM passes on",
+                ),
+                (
+                    "annotations",
+                    "provider annotations of the response (citations…)",
+                ),
             ],
             place.at,
         );
@@ -419,7 +460,11 @@ fn observation_text(obs: &str, ev: &J, by_user: bool) -> String {
             if let Some(dir) = m.at("working_dir").as_str().filter(|d| !d.is_empty()) {
                 text.push_str(&format!("\n[Current working directory: {dir}]"));
             }
-            if let Some(py) = m.at("py_interpreter_path").as_str().filter(|d| !d.is_empty()) {
+            if let Some(py) = m
+                .at("py_interpreter_path")
+                .as_str()
+                .filter(|d| !d.is_empty())
+            {
                 text.push_str(&format!("\n[Python interpreter: {py}]"));
             }
             let code = match m.at("exit_code") {
@@ -474,10 +519,19 @@ fn old_event(conv: &mut Conversation, keys: &mut Unmapped, place: Place, ev: &J)
         ev,
         &[
             ("keep_prompt", "a runtime flag of the command"),
-            ("is_confirmed", "the user's confirmation state of the action"),
+            (
+                "is_confirmed",
+                "the user's confirmation state of the action",
+            ),
             ("action_risk", "the action's security risk estimate"),
-            ("kernel_init_code", "code the Jupyter kernel ran at start; not sent to the model"),
-            ("outputs", "the finish action's outputs; the thought is the message"),
+            (
+                "kernel_init_code",
+                "code the Jupyter kernel ran at start; not sent to the model",
+            ),
+            (
+                "outputs",
+                "the finish action's outputs; the thought is the message",
+            ),
         ],
         place.at,
     );
@@ -485,7 +539,11 @@ fn old_event(conv: &mut Conversation, keys: &mut Unmapped, place: Place, ev: &J)
     if let Some(action) = ev.at("action").as_str() {
         let text = match action {
             "message" => s("content"),
-            "run" => format!("{}\n<execute_bash>\n{}\n</execute_bash>", s("thought"), s("command")),
+            "run" => format!(
+                "{}\n<execute_bash>\n{}\n</execute_bash>",
+                s("thought"),
+                s("command")
+            ),
             "run_ipython" => format!(
                 "{}\n<execute_ipython>\n{}\n</execute_ipython>",
                 s("thought"),
@@ -515,7 +573,11 @@ fn old_event(conv: &mut Conversation, keys: &mut Unmapped, place: Place, ev: &J)
         return;
     }
     let Some(obs) = ev.at("observation").as_str() else {
-        conv.lossy(place.at, "bad-event", "an event with neither `action` nor `observation`; not imported");
+        conv.lossy(
+            place.at,
+            "bad-event",
+            "an event with neither `action` nor `observation`; not imported",
+        );
         return;
     };
     let mut text = format!("OBSERVATION:\n{}", s("content"));

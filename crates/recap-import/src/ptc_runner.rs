@@ -23,9 +23,9 @@ use std::path::{Path, PathBuf};
 pub const INSPECTION_FILE: &str = "run.inspection.jsonl";
 
 pub fn is_inspection_log(path: &Path) -> bool {
-    path.file_name().and_then(|n| n.to_str()).is_some_and(|n| {
-        n == INSPECTION_FILE || n.strip_suffix(".gz") == Some(INSPECTION_FILE)
-    })
+    path.file_name()
+        .and_then(|n| n.to_str())
+        .is_some_and(|n| n == INSPECTION_FILE || n.strip_suffix(".gz") == Some(INSPECTION_FILE))
 }
 
 /// Imports each inspection log as one session.

@@ -119,10 +119,10 @@ fn conversation_kind(v: &J) -> Option<Kind> {
 /// Whether a record fits `kind`'s importer.
 fn fits(kind: Kind, v: &J) -> bool {
     match kind {
-        Kind::OpenaiChat => conversation_messages(v)
-            .is_some_and(|m| !has_anthropic_blocks(m)),
-        Kind::AnthropicMessages => conversation_messages(v)
-            .is_some_and(|m| !has_openai_features(m)),
+        Kind::OpenaiChat => conversation_messages(v).is_some_and(|m| !has_anthropic_blocks(m)),
+        Kind::AnthropicMessages => {
+            conversation_messages(v).is_some_and(|m| !has_openai_features(m))
+        }
         Kind::Openhands => record_kind(v) == Some(Kind::Openhands),
         other => record_kind(v) == Some(other),
     }
@@ -167,14 +167,23 @@ impl std::ops::Deref for Sample<'_> {
 fn sample(doc: &Doc) -> Vec<Sample<'_>> {
     const MAX: usize = 64;
     match doc {
-        Doc::Lines(items) => items.iter().take(MAX).map(|l| Sample::Ref(&l.value)).collect(),
+        Doc::Lines(items) => items
+            .iter()
+            .take(MAX)
+            .map(|l| Sample::Ref(&l.value))
+            .collect(),
         Doc::Array(items) => {
             let head = &items[..items.len().min(MAX)];
             if !head.is_empty() && head.iter().all(|l| is_message(&l.value)) {
-                vec![Sample::Made(J::Arr(head.iter().map(|l| l.value.clone()).collect()))]
+                vec![Sample::Made(J::Arr(
+                    head.iter().map(|l| l.value.clone()).collect(),
+                ))]
             } else if head.iter().filter(|l| is_event(&l.value)).count() * 2 > head.len() {
                 let events = head.iter().take(8).map(|l| l.value.clone()).collect();
-                vec![Sample::Made(J::Obj(vec![("history".into(), J::Arr(events))]))]
+                vec![Sample::Made(J::Obj(vec![(
+                    "history".into(),
+                    J::Arr(events),
+                )]))]
             } else {
                 head.iter().map(|l| Sample::Ref(&l.value)).collect()
             }

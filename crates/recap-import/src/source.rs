@@ -58,10 +58,7 @@ impl Doc {
                 None,
                 object_of(members),
             )],
-            Doc::Other(v) => v
-                .iter()
-                .map(|l| (l.line, None, l.value.clone()))
-                .collect(),
+            Doc::Other(v) => v.iter().map(|l| (l.line, None, l.value.clone())).collect(),
         }
     }
 
@@ -360,7 +357,8 @@ impl Parser<'_> {
 
     /// One JSON value starting at `pos`.
     fn value(&mut self) -> Result<J, serde_json::Error> {
-        let mut stream = serde_json::Deserializer::from_str(&self.text[self.pos..]).into_iter::<J>();
+        let mut stream =
+            serde_json::Deserializer::from_str(&self.text[self.pos..]).into_iter::<J>();
         match stream.next() {
             Some(Ok(v)) => {
                 self.pos += stream.byte_offset();
@@ -415,7 +413,10 @@ impl Parser<'_> {
                     let p = self.value_problem(
                         at,
                         &e,
-                        &format!("record {} and the rest of the list are not read", items.len() + 1),
+                        &format!(
+                            "record {} and the rest of the list are not read",
+                            items.len() + 1
+                        ),
                     );
                     let p = p.at_record(items.len() + 1);
                     return Err(Box::new((items, p)));
@@ -469,7 +470,10 @@ impl Parser<'_> {
                 Ok(other) => {
                     let p = self.problem_at(
                         at,
-                        format!("malformed JSON object: expected a key string, got {}", other.type_name()),
+                        format!(
+                            "malformed JSON object: expected a key string, got {}",
+                            other.type_name()
+                        ),
                         "malformed-json",
                     );
                     return Err(Box::new((members, p)));
@@ -548,7 +552,10 @@ impl Parser<'_> {
                 Some(c) => {
                     let p = self.problem_at(
                         self.pos,
-                        format!("malformed JSON object: expected `,` or `}}`, got {:?}", c as char),
+                        format!(
+                            "malformed JSON object: expected `,` or `}}`, got {:?}",
+                            c as char
+                        ),
                         "malformed-json",
                     );
                     return Err(Box::new((members, p)));
@@ -604,7 +611,11 @@ mod tests {
         assert_eq!(members[1].key, "items");
         assert_eq!(members[1].item_lines, [4, 5]);
         assert_eq!(p[0].line, Some(6));
-        assert!(p[0].message.starts_with("in `items`: truncated"), "{}", p[0]);
+        assert!(
+            p[0].message.starts_with("in `items`: truncated"),
+            "{}",
+            p[0]
+        );
     }
 
     #[test]
@@ -620,7 +631,10 @@ mod tests {
 
     #[test]
     fn extensions_look_through_gz() {
-        assert_eq!(data_extension(Path::new("a/b.JSONL.gz")).as_deref(), Some("jsonl"));
+        assert_eq!(
+            data_extension(Path::new("a/b.JSONL.gz")).as_deref(),
+            Some("jsonl")
+        );
         assert_eq!(data_extension(Path::new("x.traj")).as_deref(), Some("traj"));
         assert_eq!(stem(Path::new("d/run.jsonl.gz")), "run");
         assert_eq!(stem(Path::new("d/conv.json")), "conv");
@@ -633,7 +647,10 @@ mod tests {
         gz.write_all("{\"a\": 1}\n".as_bytes()).unwrap();
         let bytes = gz.finish().unwrap();
         let mut problems = Vec::new();
-        assert_eq!(decode(Path::new("x.gz"), bytes.clone(), &mut problems), "{\"a\": 1}\n");
+        assert_eq!(
+            decode(Path::new("x.gz"), bytes.clone(), &mut problems),
+            "{\"a\": 1}\n"
+        );
         assert!(problems.is_empty());
         let cut = bytes[..bytes.len() - 6].to_vec();
         let text = decode(Path::new("x.gz"), cut, &mut problems);

@@ -59,7 +59,10 @@ pub(crate) fn import_doc(file: &Path, doc: &Doc, _opts: &Options, out: &mut Impo
         out.problems.push(
             Problem::skipped(
                 file,
-                format!("`history` is {}, expected a list of messages", history.value.type_name()),
+                format!(
+                    "`history` is {}, expected a list of messages",
+                    history.value.type_name()
+                ),
             )
             .at_line(history.line)
             .kind("not-a-trajectory"),
@@ -95,7 +98,10 @@ pub(crate) fn import_doc(file: &Path, doc: &Doc, _opts: &Options, out: &mut Impo
         keys.dropped(
             place.name,
             m,
-            &[("cache_control", "a prompt-caching hint for the provider, not content")],
+            &[(
+                "cache_control",
+                "a prompt-caching hint for the provider, not content",
+            )],
             place.at,
         );
         if let Some(a) = m.get("agent").map(J::to_json)
@@ -134,9 +140,16 @@ pub(crate) fn import_doc(file: &Path, doc: &Doc, _opts: &Options, out: &mut Impo
                         ),
                     );
                 }
-                let id = ids.first().copied().or_else(|| m.at("tool_call_id").as_str());
+                let id = ids
+                    .first()
+                    .copied()
+                    .or_else(|| m.at("tool_call_id").as_str());
                 if id.is_none() {
-                    conv.lossy(place.at, "no-call-id", "a tool message without `tool_call_ids`");
+                    conv.lossy(
+                        place.at,
+                        "no-call-id",
+                        "a tool message without `tool_call_ids`",
+                    );
                 }
                 conv.tool_result(id, None, text.unwrap_or_default(), false, place.at);
             }
@@ -145,7 +158,11 @@ pub(crate) fn import_doc(file: &Path, doc: &Doc, _opts: &Options, out: &mut Impo
                 "unknown-role",
                 format!("unknown role {other:?}; not imported"),
             ),
-            None => conv.lossy(place.at, "bad-message", "a message without a string `role`; not imported"),
+            None => conv.lossy(
+                place.at,
+                "bad-message",
+                "a message without a string `role`; not imported",
+            ),
         }
     }
     match agents.len() {
@@ -158,7 +175,8 @@ pub(crate) fn import_doc(file: &Path, doc: &Doc, _opts: &Options, out: &mut Impo
         }
     }
     if !demos.is_empty() {
-        conv.meta.insert("demonstrations".into(), Json::Array(demos));
+        conv.meta
+            .insert("demonstrations".into(), Json::Array(demos));
     }
     if let Some(s) = conv.finish("swe-agent", &mut out.problems) {
         out.sessions.push(s);

@@ -19,7 +19,8 @@ use serde_json::{Map, Value as Json};
 use std::path::Path;
 
 /// tau2's `AGENT_INSTRUCTION` (src/tau2/agent/llm_agent.py).
-const AGENT_INSTRUCTION: &str = "You are a customer service agent that helps the user according to the <policy> provided below.
+const AGENT_INSTRUCTION: &str =
+    "You are a customer service agent that helps the user according to the <policy> provided below.
 In each turn you can either:
 - Send a message to the user.
 - Make a tool call.
@@ -65,10 +66,22 @@ const MESSAGE_KEYS: [&str; 9] = [
 
 /// Message keys that are known and not carried, with the reason.
 const DROPPED_MESSAGE_KEYS: [(&str, &str); 4] = [
-    ("turn_idx", "the message's position; the order of the turns carries it"),
-    ("timestamp", "per-message times have no place in a chat turn"),
-    ("cost", "the message's price; the simulation's `agent_cost` is kept in meta"),
-    ("errors", "tau2's record of generation errors for the message"),
+    (
+        "turn_idx",
+        "the message's position; the order of the turns carries it",
+    ),
+    (
+        "timestamp",
+        "per-message times have no place in a chat turn",
+    ),
+    (
+        "cost",
+        "the message's price; the simulation's `agent_cost` is kept in meta",
+    ),
+    (
+        "errors",
+        "tau2's record of generation errors for the message",
+    ),
 ];
 
 /// Imports every simulation of a parsed results file.
@@ -76,9 +89,12 @@ pub(crate) fn import_doc(file: &Path, doc: &Doc, _opts: &Options, out: &mut Impo
     let Doc::Object(members) = doc else {
         if !doc.is_empty() {
             out.problems.push(
-                Problem::skipped(file, "expected one tau2 results object (with `simulations`)")
-                    .at_line(1)
-                    .kind("not-tau2-results"),
+                Problem::skipped(
+                    file,
+                    "expected one tau2 results object (with `simulations`)",
+                )
+                .at_line(1)
+                .kind("not-tau2-results"),
             );
         }
         return;
@@ -97,7 +113,10 @@ pub(crate) fn import_doc(file: &Path, doc: &Doc, _opts: &Options, out: &mut Impo
     let mut keys = Unmapped::default();
     let file_meta = file_meta(members);
     for (i, sim) in sims.value.as_array().unwrap_or(&[]).iter().enumerate() {
-        let at = At::new(sims.item_lines.get(i).copied().unwrap_or(sims.line), Some(i + 1));
+        let at = At::new(
+            sims.item_lines.get(i).copied().unwrap_or(sims.line),
+            Some(i + 1),
+        );
         simulation(file, at, sim, info, tasks, &file_meta, &mut keys, out);
     }
     out.problems.extend(keys.into_problems(file));
@@ -112,7 +131,10 @@ fn file_meta(members: &[Member]) -> Map<String, Json> {
             "simulations" | "tasks" => {}
             "info" => {
                 let mut info = member.value.to_json();
-                if let Some(env) = info.get_mut("environment_info").and_then(Json::as_object_mut) {
+                if let Some(env) = info
+                    .get_mut("environment_info")
+                    .and_then(Json::as_object_mut)
+                {
                     env.remove("policy");
                 }
                 m.insert("info".into(), info);
@@ -138,7 +160,11 @@ fn simulation(
 ) {
     let id = match sim.at("id") {
         J::Str(s) if !s.is_empty() => s.clone(),
-        _ => format!("{}:{}", crate::source::stem(file), at.record.unwrap_or(at.line)),
+        _ => format!(
+            "{}:{}",
+            crate::source::stem(file),
+            at.record.unwrap_or(at.line)
+        ),
     };
     let mut conv = Conversation::new(file, id, at);
     let task_id = sim.at("task_id");
@@ -155,9 +181,14 @@ fn simulation(
     if let Some(t) = task {
         conv.meta.insert("task".into(), t.to_json());
     }
-    conv.meta.insert("tau2".into(), Json::Object(file_meta.clone()));
+    conv.meta
+        .insert("tau2".into(), Json::Object(file_meta.clone()));
     let policy = info.at("environment_info").at("policy").as_str();
-    let agent = info.at("agent_info").at("implementation").as_str().unwrap_or("");
+    let agent = info
+        .at("agent_info")
+        .at("implementation")
+        .as_str()
+        .unwrap_or("");
     let ticket = task.and_then(|t| t.at("ticket").as_str());
     match (policy, agent, ticket) {
         (Some(p), "llm_agent_solo", Some(ticket)) => {
@@ -219,8 +250,10 @@ fn message(conv: &mut Conversation, keys: &mut Unmapped, place: Place, m: &J) {
             if !conv.has_mission() {
                 // tau2 opens every conversation with its fixed greeting, before the
                 // user's first message.
-                conv.meta
-                    .insert("first_agent_message".into(), Json::from(text.clone().unwrap_or_default()));
+                conv.meta.insert(
+                    "first_agent_message".into(),
+                    Json::from(text.clone().unwrap_or_default()),
+                );
                 conv.lossy(
                     at,
                     "greeting-before-mission",
@@ -237,13 +270,17 @@ fn message(conv: &mut Conversation, keys: &mut Unmapped, place: Place, m: &J) {
             conv.assistant(r, at);
         }
         Some("user") => {
-            if m.at("tool_calls").as_array().is_some_and(|c| !c.is_empty()) {
-                keys.dropped_item(
-                    place.name,
-                    "tool_calls(requestor=user)",
-                    "the user simulator's own tool calls (and their results) go to the simulator, never to the agent",
-                    at,
-                );
+            let calls = m.at("tool_calls").as_array().unwrap_or(&[]);
+            if !calls.is_empty() {
+                // Counted per call, so the count matches the calls the results answer.
+                for _ in calls {
+                    keys.dropped_item(
+                        place.name,
+                        "tool_calls(requestor=user)",
+                        "the user simulator's own tool calls (and their results) go to the simulator, never to the agent",
+                        at,
+                    );
+                }
                 if m.at("content").as_str().is_some_and(|c| !c.is_empty()) {
                     conv.lossy(
                         at,
@@ -258,9 +295,15 @@ fn message(conv: &mut Conversation, keys: &mut Unmapped, place: Place, m: &J) {
                 place.name,
                 m,
                 &[
-                    ("usage", "the user simulator's token counts, not the agent's"),
+                    (
+                        "usage",
+                        "the user simulator's token counts, not the agent's",
+                    ),
                     ("raw_data", "the user simulator's raw completion"),
-                    ("reasoning", "the user simulator's reasoning, never shown to the agent"),
+                    (
+                        "reasoning",
+                        "the user simulator's reasoning, never shown to the agent",
+                    ),
                 ],
                 at,
             );
@@ -286,7 +329,11 @@ fn message(conv: &mut Conversation, keys: &mut Unmapped, place: Place, m: &J) {
             "unknown-role",
             format!("unknown role {other:?}; not imported"),
         ),
-        None => conv.lossy(at, "bad-message", "a message without a string `role`; not imported"),
+        None => conv.lossy(
+            at,
+            "bad-message",
+            "a message without a string `role`; not imported",
+        ),
     }
 }
 

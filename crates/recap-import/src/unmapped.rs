@@ -39,18 +39,15 @@ impl Unmapped {
             seen.count += 1;
             return;
         }
-        self.seen
-            .entry(place.to_string())
-            .or_default()
-            .insert(
-                key.to_string(),
-                Seen {
-                    count: 1,
-                    first: at,
-                    why,
-                    kind,
-                },
-            );
+        self.seen.entry(place.to_string()).or_default().insert(
+            key.to_string(),
+            Seen {
+                count: 1,
+                first: at,
+                why,
+                kind,
+            },
+        );
     }
 
     /// Counts every key of `obj` that is neither in `known` (mapped, or deliberately
@@ -98,7 +95,10 @@ impl Unmapped {
     pub fn into_problems(self, file: &Path) -> Vec<Problem> {
         self.seen
             .into_iter()
-            .flat_map(|(place, keys)| keys.into_iter().map(move |(key, s)| (place.clone(), key, s)))
+            .flat_map(|(place, keys)| {
+                keys.into_iter()
+                    .map(move |(key, s)| (place.clone(), key, s))
+            })
             .map(|(place, key, s)| {
                 let times = if s.count == 1 {
                     "once".to_string()

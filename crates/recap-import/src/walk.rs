@@ -88,5 +88,6 @@ fn walk_dir(
 /// True when the file name ends with one of `exts` (without the dot), looking through
 /// a `.gz` suffix.
 pub fn has_extension(path: &Path, exts: &[&str]) -> bool {
-    crate::source::data_extension(path).is_some_and(|e| exts.iter().any(|x| e.eq_ignore_ascii_case(x)))
+    crate::source::data_extension(path)
+        .is_some_and(|e| exts.iter().any(|x| e.eq_ignore_ascii_case(x)))
 }

@@ -23,7 +23,11 @@ fn import_checked(kind: Kind, dir: &PathBuf) -> (Import, Vec<Session>) {
         bytes == jsonl(&common::import(kind, std::slice::from_ref(dir))),
         "importing twice gives byte-identical output"
     );
-    assert!(sessions.iter().all(|s| s.budget().is_none() || kind == Kind::Openhands));
+    assert!(
+        sessions
+            .iter()
+            .all(|s| s.budget().is_none() || kind == Kind::Openhands)
+    );
     let facts = full_history_retains_every_fact(&sessions);
     assert!(facts > 0);
     documented(&first);
@@ -46,7 +50,13 @@ fn documented(import: &Import) {
 }
 
 fn summary(i: &Import) -> (usize, usize, usize, usize, usize) {
-    (i.files, i.sessions.len(), i.turns(), i.tool_calls(), i.failed_turns())
+    (
+        i.files,
+        i.sessions.len(),
+        i.turns(),
+        i.tool_calls(),
+        i.failed_turns(),
+    )
 }
 
 #[test]
@@ -67,8 +77,9 @@ fn claude_code_hook_dumps_import_with_sidechains_and_compactions() {
             ("lossy:synthetic-response", 2),
         ])
     );
-    let (side, main): (Vec<&Session>, Vec<&Session>) =
-        sessions.iter().partition(|s| s.meta.get("sidechain").is_some());
+    let (side, main): (Vec<&Session>, Vec<&Session>) = sessions
+        .iter()
+        .partition(|s| s.meta.get("sidechain").is_some());
     assert_eq!((main.len(), side.len()), (5, 14));
     // Every sub-agent session names the Task call that started it.
     for s in &side {
@@ -78,11 +89,12 @@ fn claude_code_hook_dumps_import_with_sidechains_and_compactions() {
             .find(|m| m.id == link["session"])
             .unwrap_or_else(|| panic!("{}: no owner", s.id));
         assert!(s.id.starts_with(&owner.id));
-        assert!(owner.chat_turns.iter().any(|t| t
-            .assistant
-            .tool_calls
-            .iter()
-            .any(|c| c.name == "Task" && c.id == link["tool_call_id"])));
+        assert!(owner.chat_turns.iter().any(|t| {
+            t.assistant
+                .tool_calls
+                .iter()
+                .any(|c| c.name == "Task" && c.id == link["tool_call_id"])
+        }));
     }
     // The two compactions are kept as the user messages they are; the resumed session
     // (two session ids) is one conversation.
@@ -91,17 +103,14 @@ fn claude_code_hook_dumps_import_with_sidechains_and_compactions() {
         .filter(|s| s.meta.contains_key("compactions"))
         .collect();
     assert_eq!(compacted.len(), 2);
-    assert!(
-        compacted
-            .iter()
-            .all(|s| s.meta.contains_key("session_ids"))
-    );
+    assert!(compacted.iter().all(|s| s.meta.contains_key("session_ids")));
     let summary_text = "This session is being continued from a previous conversation";
     assert!(compacted[0].mission.starts_with(summary_text));
-    assert!(compacted[1].chat_turns.iter().any(|t| t
-        .observations
-        .iter()
-        .any(|o| o.content().starts_with(summary_text))));
+    assert!(compacted[1].chat_turns.iter().any(|t| {
+        t.observations
+            .iter()
+            .any(|o| o.content().starts_with(summary_text))
+    }));
     // Responses split over entries sharing message.id are one turn: thinking, text and
     // calls together.
     assert!(sessions.iter().flat_map(|s| &s.chat_turns).any(|t| {
@@ -143,7 +152,12 @@ fn claude_code_native_transcripts_import() {
     );
     let port = sessions
         .iter()
-        .find(|s| s.meta["import"]["file"].as_str().unwrap().contains("python-to-rust-port"))
+        .find(|s| {
+            s.meta["import"]["file"]
+                .as_str()
+                .unwrap()
+                .contains("python-to-rust-port")
+        })
         .unwrap();
     assert_eq!(
         port.chat_turns
@@ -168,10 +182,14 @@ fn swe_agent_trajectories_import_in_all_three_styles() {
         .iter()
         .filter(|s| s.id.ends_with("/marshmallow-code__marshmallow-1867"))
         .count();
-    assert_eq!(marshmallow, 8);
+    assert_eq!(marshmallow, 7);
     let function_calling: Vec<&Session> = sessions
         .iter()
-        .filter(|s| s.chat_turns.iter().any(|t| !t.assistant.tool_calls.is_empty()))
+        .filter(|s| {
+            s.chat_turns
+                .iter()
+                .any(|t| !t.assistant.tool_calls.is_empty())
+        })
         .collect();
     assert_eq!(function_calling.len(), 4);
     for s in &sessions {
@@ -194,7 +212,12 @@ fn swe_agent_trajectories_import_in_all_three_styles() {
         .iter()
         .filter(|s| s.id.contains("xml_sys-env"))
         .flat_map(|s| &s.chat_turns)
-        .filter(|t| t.assistant.content.as_deref().is_some_and(|c| c.contains("<command>")))
+        .filter(|t| {
+            t.assistant
+                .content
+                .as_deref()
+                .is_some_and(|c| c.contains("<command>"))
+        })
         .count();
     assert!(xml > 0);
 }
@@ -219,11 +242,19 @@ fn openhands_event_streams_import_in_both_formats() {
     let mut evaluation: Vec<usize> = sessions
         .iter()
         .filter(|s| s.id.starts_with("ponylang__ponyc"))
-        .map(|s| s.chat_turns.iter().map(|t| t.assistant.tool_calls.len()).sum())
+        .map(|s| {
+            s.chat_turns
+                .iter()
+                .map(|t| t.assistant.tool_calls.len())
+                .sum()
+        })
         .collect();
     evaluation.sort();
     assert_eq!(evaluation, [23, 33, 49]);
-    for s in sessions.iter().filter(|s| s.id.starts_with("ponylang__ponyc")) {
+    for s in sessions
+        .iter()
+        .filter(|s| s.id.starts_with("ponylang__ponyc"))
+    {
         assert_eq!(s.budget(), Some(50), "max_iterations is the budget");
         assert!(s.system_prompt.starts_with("You are OpenHands agent"));
         assert!(!s.tools.is_empty());
@@ -232,14 +263,24 @@ fn openhands_event_streams_import_in_both_formats() {
     // output by that format's definition.
     let old: Vec<&Session> = sessions
         .iter()
-        .filter(|s| s.meta["import"]["file"].as_str().unwrap().contains("resolver"))
+        .filter(|s| {
+            s.meta["import"]["file"]
+                .as_str()
+                .unwrap()
+                .contains("resolver")
+        })
         .collect();
     assert_eq!(old.len(), 2);
     assert!(old.iter().flat_map(|s| &s.chat_turns).all(|t| {
         t.assistant.tool_calls.is_empty()
             && t.observations.iter().all(|o| {
-                matches!(o, Observation::User { environment: true, .. })
-                    && o.content().starts_with("OBSERVATION:\n")
+                matches!(
+                    o,
+                    Observation::User {
+                        environment: true,
+                        ..
+                    }
+                ) && o.content().starts_with("OBSERVATION:\n")
             })
     }));
 }
@@ -262,21 +303,41 @@ fn tau2_results_import_as_the_agent_saw_them() {
         ])
     );
     // The 482 user-simulator tool calls of telecom are counted, not imported.
-    assert!(imp.problems.iter().any(|p| p.message.contains("tool_calls(requestor=user)")
-        && p.message.contains("482 times")));
+    for what in ["tool_calls(requestor=user)", "tool(requestor=user)"] {
+        assert!(
+            imp.problems
+                .iter()
+                .any(|p| p.message.contains(what) && p.message.contains("482 times")),
+            "{what}"
+        );
+    }
     for s in &sessions {
-        assert!(s.system_prompt.starts_with("<instructions>\nYou are a customer service agent"));
+        assert!(
+            s.system_prompt
+                .starts_with("<instructions>\nYou are a customer service agent")
+        );
         assert!(s.system_prompt.contains("\n</instructions>\n<policy>\n"));
         let solo = s.meta["tau2"]["info"]["agent_info"]["implementation"] == "llm_agent_solo";
         assert_eq!(solo, s.system_prompt.contains("<ticket>"), "{}", s.id);
         if solo {
-            assert!(s.system_prompt.ends_with(&format!("<ticket>\n{}\n</ticket>", s.mission)));
+            assert!(
+                s.system_prompt
+                    .ends_with(&format!("<ticket>\n{}\n</ticket>", s.mission))
+            );
         } else {
-            assert_eq!(s.meta["first_agent_message"], "Hi! How can I help you today?");
+            assert_eq!(
+                s.meta["first_agent_message"],
+                "Hi! How can I help you today?"
+            );
         }
     }
     // Tool arguments are the text the model wrote (from the raw completion).
-    let call = &sessions[0].chat_turns.iter().flat_map(|t| &t.assistant.tool_calls).next().unwrap();
+    let call = &sessions[0]
+        .chat_turns
+        .iter()
+        .flat_map(|t| &t.assistant.tool_calls)
+        .next()
+        .unwrap();
     assert!(!call.arguments.contains(": "), "{}", call.arguments);
 }
 
@@ -300,9 +361,15 @@ fn auto_imports_every_shared_corpus_with_its_own_importer() {
     .sum();
     assert_eq!(all.sessions.len(), per_kind);
     assert!(
-        all.problems.iter().all(|p| p.severity == recap_import::Severity::Lossy),
+        all.problems
+            .iter()
+            .all(|p| p.severity == recap_import::Severity::Lossy),
         "{:#?}",
-        all.problems.iter().filter(|p| p.severity != recap_import::Severity::Lossy).map(ToString::to_string).collect::<Vec<_>>()
+        all.problems
+            .iter()
+            .filter(|p| p.severity != recap_import::Severity::Lossy)
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()
     );
 }
 
@@ -314,8 +381,11 @@ fn the_wrong_importer_says_which_one_fits() {
     let imp = common::import(Kind::ClaudeCode, &[dir]);
     assert!(imp.sessions.is_empty());
     assert_eq!(imp.problems.len(), 4, "one per file: {:#?}", imp.problems);
-    assert!(imp.problems.iter().all(|p| p.kind == "wrong-importer"
-        && p.message.contains("`recap import tau2`")));
+    assert!(
+        imp.problems
+            .iter()
+            .all(|p| p.kind == "wrong-importer" && p.message.contains("`recap import tau2`"))
+    );
     let Some(dir) = shared("corpora/claude-code-reliability-snapshots") else {
         return;
     };
@@ -323,6 +393,10 @@ fn the_wrong_importer_says_which_one_fits() {
         let imp = common::import(kind, std::slice::from_ref(&dir));
         assert!(imp.sessions.is_empty(), "{kind}");
         assert_eq!(imp.problems.len(), 7, "{kind}: {:#?}", imp.problems);
-        assert!(imp.problems.iter().all(|p| p.message.contains("`recap import claude-code`")));
+        assert!(
+            imp.problems
+                .iter()
+                .all(|p| p.message.contains("`recap import claude-code`"))
+        );
     }
 }

@@ -34,11 +34,20 @@ fn bare_message_list_with_tool_calls() {
     let t = &s.chat_turns[0];
     assert_eq!(t.assistant.content, None);
     let call = &t.assistant.tool_calls[0];
-    assert_eq!((call.id.as_str(), call.name.as_str()), ("call_a", "get_weather"));
-    assert_eq!(call.arguments, r#"{"city": "Oslo", "units": "C"}"#, "as the model wrote it");
+    assert_eq!(
+        (call.id.as_str(), call.name.as_str()),
+        ("call_a", "get_weather")
+    );
+    assert_eq!(
+        call.arguments, r#"{"city": "Oslo", "units": "C"}"#,
+        "as the model wrote it"
+    );
     assert_eq!(t.observations, [tool("call_a", None, "4 degrees, rain")]);
     let last = &s.chat_turns[1];
-    assert_eq!(last.assistant.content.as_deref(), Some("It is 4 °C and raining in Oslo."));
+    assert_eq!(
+        last.assistant.content.as_deref(),
+        Some("It is 4 °C and raining in Oslo.")
+    );
     assert!(last.observations.is_empty());
     assert_eq!(last.usage.as_ref().unwrap()["input_tokens"], 80);
     assert_eq!(s.meta["import"]["importer"], "openai-chat");
@@ -58,15 +67,24 @@ fn reasoning_names_ids_and_object_arguments_are_kept() {
     assert_eq!(p.line, Some(1));
     let s: &Session = &imp.sessions[0];
     assert_eq!(s.id, "r-1");
-    assert_eq!(s.tools["lookup"].description.as_deref(), Some("Looks a word up"));
+    assert_eq!(
+        s.tools["lookup"].description.as_deref(),
+        Some("Looks a word up")
+    );
     let t = &s.chat_turns[0];
-    assert_eq!(t.assistant.reasoning.as_deref(), Some("A dictionary lookup is safest."));
+    assert_eq!(
+        t.assistant.reasoning.as_deref(),
+        Some("A dictionary lookup is safest.")
+    );
     // Stored as an object: written back compactly, keys in their recorded order.
     assert_eq!(
         t.assistant.tool_calls[0].arguments,
         r#"{"word":"lighthouse","lang":"en","a_last":true}"#
     );
-    assert_eq!(t.observations, [tool("call_9", Some("lookup"), "a tower with a light")]);
+    assert_eq!(
+        t.observations,
+        [tool("call_9", Some("lookup"), "a tower with a light")]
+    );
     assert_eq!(read_back(&jsonl(&imp)).len(), 1);
 }
 
@@ -75,14 +93,24 @@ fn wrapped_conversations_under_messages_or_the_one_list_field() {
     let imp = file("wrapped.json");
     assert!(imp.problems.is_empty(), "{:#?}", imp.problems);
     let ids: Vec<&str> = imp.sessions.iter().map(|s| s.id.as_str()).collect();
-    assert_eq!(ids, ["conv-1", "wrapped:2"], "the object's own id, else file:record");
+    assert_eq!(
+        ids,
+        ["conv-1", "wrapped:2"],
+        "the object's own id, else file:record"
+    );
     let s = &imp.sessions[0];
     assert_eq!(s.meta["model"], "gpt-test", "other fields go to meta");
     assert_eq!(s.meta["import"]["record"], 1);
-    assert_eq!(s.mission, "Add 2 and 3,\nthen double it.", "text parts joined by newlines");
+    assert_eq!(
+        s.mission, "Add 2 and 3,\nthen double it.",
+        "text parts joined by newlines"
+    );
     let t = &s.chat_turns[0];
     assert_eq!(t.assistant.content.as_deref(), Some("Adding first."));
-    assert_eq!(t.assistant.tool_calls[1].arguments, "", "empty arguments stay empty");
+    assert_eq!(
+        t.assistant.tool_calls[1].arguments, "",
+        "empty arguments stay empty"
+    );
     assert_eq!(t.observations.len(), 3);
     assert_eq!(
         t.observations[2],
@@ -115,7 +143,11 @@ fn json_lines_and_every_kind_of_bad_record() {
     assert_eq!(at("no user message with text"), Some(6));
     assert_eq!(at("or an object holding one), got a string"), Some(7));
     assert_eq!(at("`messages` must be a list"), Some(9));
-    one_problem(&imp, "a response before the first user message", Severity::Lossy);
+    one_problem(
+        &imp,
+        "a response before the first user message",
+        Severity::Lossy,
+    );
     assert_eq!(
         counts(&imp),
         pinned(&[
@@ -143,7 +175,8 @@ fn a_truncated_array_keeps_the_conversations_before_the_cut() {
     let p = one_problem(&imp, "truncated JSON record", Severity::Skipped);
     assert_eq!((p.line, p.record), (Some(3), Some(2)));
     assert!(
-        p.to_string().contains("truncated.json:3: record 2: skipped:"),
+        p.to_string()
+            .contains("truncated.json:3: record 2: skipped:"),
         "{p}"
     );
 }
@@ -174,11 +207,21 @@ fn broken_messages_are_reported_one_by_one() {
         assert_eq!(p.session.as_deref(), Some("broken_messages:1"), "{p}");
     }
     assert_eq!(
-        one_problem(&imp, "are not valid JSON; kept as the text", Severity::Lossy).turn,
+        one_problem(
+            &imp,
+            "are not valid JSON; kept as the text",
+            Severity::Lossy
+        )
+        .turn,
         Some(1)
     );
     assert_eq!(
-        one_problem(&imp, "no result for call \"search\" (id \"s2\")", Severity::Lossy).turn,
+        one_problem(
+            &imp,
+            "no result for call \"search\" (id \"s2\")",
+            Severity::Lossy
+        )
+        .turn,
         Some(1)
     );
     one_problem(&imp, "unknown role \"critic\"", Severity::Lossy);
@@ -191,7 +234,14 @@ fn broken_messages_are_reported_one_by_one() {
         .iter()
         .map(|c| (c.id.as_str(), c.arguments.as_str()))
         .collect();
-    assert_eq!(calls, [("s1", "{not json"), ("s2", r#"{"q": "dogs"}"#)]);
+    // s2 was never answered and a later response follows: it cannot stay (every call
+    // is answered before the next response), and its problem says so.
+    assert_eq!(calls, [("s1", "{not json")]);
+    assert!(
+        one_problem(&imp, "(id \"s2\")", Severity::Lossy)
+            .message
+            .contains("the call is left out of the turn")
+    );
     assert_eq!(
         t.observations,
         [
@@ -211,7 +261,10 @@ fn broken_messages_are_reported_one_by_one() {
     let t = &s.chat_turns[1];
     assert_eq!(t.assistant.tool_calls[0].id, "call_2_1");
     assert_eq!(t.assistant.tool_calls[0].name, "describe");
-    assert_eq!(t.observations, [tool("call_2_1", Some("describe"), "a tabby")]);
+    assert_eq!(
+        t.observations,
+        [tool("call_2_1", Some("describe"), "a tabby")]
+    );
     assert_eq!(read_back(&jsonl(&imp)).len(), 1);
 }
 
@@ -245,7 +298,8 @@ fn unreadable_inputs_are_errors() {
     let empty = tempfile::tempdir().unwrap();
     let e = recap_import::import(Kind::OpenaiChat, &[empty.path().to_path_buf()]).unwrap_err();
     assert!(
-        e.to_string().contains("no .json/.jsonl/.ndjson files (or .gz of them) found"),
+        e.to_string()
+            .contains("no .json/.jsonl/.ndjson files (or .gz of them) found"),
         "{e}"
     );
 }

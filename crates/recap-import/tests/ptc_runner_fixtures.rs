@@ -176,10 +176,18 @@ fn a_log_without_model_calls_is_skipped_and_a_bad_grade_is_reported() {
 }
 
 #[test]
-fn naming_the_same_run_twice_keeps_one_session() {
-    let dir = fixture("ptc-runner/good/inspect/clean/run.inspection.jsonl");
-    let imp = import(Kind::PtcRunner, &[dir.clone(), dir]);
-    assert_eq!(imp.sessions.len(), 1);
-    let p = one_problem(&imp, "already imported", Severity::Skipped);
-    assert_eq!(p.session.as_deref(), Some("good/clean"));
+fn naming_the_same_run_twice_is_an_error() {
+    let file = fixture("ptc-runner/good/inspect/clean/run.inspection.jsonl");
+    let e = recap_import::import(Kind::PtcRunner, &[file.clone(), file]).unwrap_err();
+    assert!(e.to_string().contains("this file is given twice"), "{e}");
+    // The same file through its directory and by name, too.
+    let e = recap_import::import(
+        Kind::PtcRunner,
+        &[
+            fixture("ptc-runner/good"),
+            fixture("ptc-runner/good/inspect/../inspect/clean/run.inspection.jsonl"),
+        ],
+    )
+    .unwrap_err();
+    assert!(e.to_string().contains("this file is also given as"), "{e}");
 }

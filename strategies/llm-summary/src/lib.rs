@@ -92,7 +92,13 @@ pub fn build(
     endpoint: Arc<Endpoint>,
     model: String,
 ) -> Result<Arc<dyn Strategy>, SpecError> {
-    spec.only_options(&["trigger", "keep", "summary_tokens", "event_chars", "template"])?;
+    spec.only_options(&[
+        "trigger",
+        "keep",
+        "summary_tokens",
+        "event_chars",
+        "template",
+    ])?;
     let bad = |key: &str, value: &str, expected: String| SpecError::BadValue {
         strategy: spec.name.clone(),
         key: key.into(),
@@ -101,7 +107,11 @@ pub fn build(
     };
     let summary_tokens = spec.int_at_least("summary_tokens", 1, DEFAULT_SUMMARY_TOKENS)?;
     let summary_tokens = u32::try_from(summary_tokens).map_err(|_| {
-        bad("summary_tokens", &summary_tokens.to_string(), "expected at most 4294967295".into())
+        bad(
+            "summary_tokens",
+            &summary_tokens.to_string(),
+            "expected at most 4294967295".into(),
+        )
     })?;
     let (template, template_path) = match spec.options.get("template") {
         None => (DEFAULT_TEMPLATE.to_string(), None),
@@ -109,7 +119,11 @@ pub fn build(
             let text = std::fs::read_to_string(p)
                 .map_err(|e| bad("template", p, format!("expected a readable file ({e})")))?;
             if !text.contains("{events}") {
-                return Err(bad("template", p, "expected a template holding {events}".into()));
+                return Err(bad(
+                    "template",
+                    p,
+                    "expected a template holding {events}".into(),
+                ));
             }
             (text, Some(PathBuf::from(p)))
         }
@@ -174,7 +188,10 @@ impl Replay {
 
     /// History messages once `j` turns are complete.
     fn end_of(&self, j: usize) -> usize {
-        self.turn_start.get(j).copied().unwrap_or(self.messages.len())
+        self.turn_start
+            .get(j)
+            .copied()
+            .unwrap_or(self.messages.len())
     }
 }
 
@@ -192,8 +209,10 @@ impl LlmSummary {
         k: usize,
     ) -> Result<(), RenderError> {
         replay.extend(&turns[..k.min(turns.len())], self.counter.as_ref());
-        let opening_tokens: u64 =
-            3 + opening.iter().map(|m| message_tokens(self.counter.as_ref(), m)).sum::<u64>();
+        let opening_tokens: u64 = 3 + opening
+            .iter()
+            .map(|m| message_tokens(self.counter.as_ref(), m))
+            .sum::<u64>();
         while replay.calls.len() <= k {
             let j = replay.calls.len();
             let (mut f, mut summary) = replay.calls.last().cloned().unwrap_or((0, None));
@@ -201,15 +220,13 @@ impl LlmSummary {
             let summary_tokens = summary.as_deref().map_or(0, |s| {
                 message_tokens(self.counter.as_ref(), &Self::summary_message(s))
             });
-            let prompt = opening_tokens + summary_tokens + replay.tokens[f..end].iter().sum::<u64>();
+            let prompt =
+                opening_tokens + summary_tokens + replay.tokens[f..end].iter().sum::<u64>();
             if prompt > self.trigger && j > self.keep {
                 let cut = replay.end_of(j - self.keep);
                 if cut > f {
-                    let next = self.summarize(
-                        opening,
-                        summary.as_deref(),
-                        &replay.messages[f..cut],
-                    )?;
+                    let next =
+                        self.summarize(opening, summary.as_deref(), &replay.messages[f..cut])?;
                     summary = Some(Arc::from(next));
                     f = cut;
                 }

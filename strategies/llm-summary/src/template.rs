@@ -106,7 +106,10 @@ mod tests {
     #[test]
     fn placeholders_are_filled_once_and_text_that_looks_like_one_is_kept() {
         let t = "{mission}|{previous_summary}|{events}|{other}";
-        assert_eq!(fill(t, "do {events}", None, "E"), format!("do {{events}}|{NO_SUMMARY}|E|{{other}}"));
+        assert_eq!(
+            fill(t, "do {events}", None, "E"),
+            format!("do {{events}}|{NO_SUMMARY}|E|{{other}}")
+        );
         assert_eq!(fill(t, "m", Some("S"), "E"), "m|S|E|{other}");
     }
 
@@ -124,9 +127,13 @@ mod tests {
             ],
             30,
         );
-        assert!(e.starts_with("<EVENT role=assistant>\n[tool call read({\"p\":\"a\"})]\n</EVENT>\n"), "{e}");
+        assert!(
+            e.starts_with("<EVENT role=assistant>\n[tool call read({\"p\":\"a\"})]\n</EVENT>\n"),
+            "{e}"
+        );
         let x15 = "x".repeat(15);
-        let cut = format!("<EVENT role=tool name=read>\n{x15}\n[... 30 characters omitted ...]\n{x15}\n");
+        let cut =
+            format!("<EVENT role=tool name=read>\n{x15}\n[... 30 characters omitted ...]\n{x15}\n");
         assert!(e.contains(&cut), "{e}");
     }
 }

@@ -74,13 +74,18 @@ fn older_turns_become_a_summary_after_the_mission_updated_at_each_cut() {
     // from one summary to the next.
     for t in 1..=6 {
         assert!(
-            last[2].content.contains(&format!("result of turn {t} is here")),
+            last[2]
+                .content
+                .contains(&format!("result of turn {t} is here")),
             "turn {t} missing from the summary:\n{}",
             last[2].content
         );
     }
     let cuts = server.kinds()["summary"];
-    assert!(cuts >= 2, "expected incremental updates, got {cuts} summaries");
+    assert!(
+        cuts >= 2,
+        "expected incremental updates, got {cuts} summaries"
+    );
     let t = e.purposes()[&summarizer_purpose(SPEC)];
     assert_eq!(t.requests as usize, cuts);
     assert!(t.prompt_tokens > 0 && t.completion_tokens > 0);
@@ -89,7 +94,10 @@ fn older_turns_become_a_summary_after_the_mission_updated_at_each_cut() {
         .windows(2)
         .filter(|w| w[1].starts_with(&w[0]))
         .count();
-    assert!(grows >= 8 - cuts, "{grows} of 8 calls extend the previous prompt");
+    assert!(
+        grows >= 8 - cuts,
+        "{grows} of 8 calls extend the previous prompt"
+    );
 }
 
 #[test]
@@ -154,6 +162,8 @@ fn bad_options_are_clear_errors() {
         .unwrap();
     assert!(err.to_string().contains("{events}"), "{err}");
     std::fs::write(&custom, "Summarize:\n{events}").unwrap();
-    let s = r.build(&format!("llm-summary:template={}", custom.display())).unwrap();
+    let s = r
+        .build(&format!("llm-summary:template={}", custom.display()))
+        .unwrap();
     assert!(s.spec().contains("template="));
 }

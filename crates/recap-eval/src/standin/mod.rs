@@ -112,7 +112,11 @@ impl StandIn {
 
     /// Answered requests per rule (`next-action`, `probe`, `judge`, `summary`).
     pub fn kinds(&self) -> BTreeMap<String, usize> {
-        self.shared.kinds.lock().unwrap_or_else(|p| p.into_inner()).clone()
+        self.shared
+            .kinds
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
     }
 
     /// The `Authorization` headers received.
@@ -214,7 +218,13 @@ fn write_response(mut stream: &TcpStream, status: &str, headers: &[(&str, &str)]
     let _ = stream.flush();
 }
 
-fn serve(stream: TcpStream, s: &Shared, delay: Duration, stop_after: Option<usize>, addr: SocketAddr) {
+fn serve(
+    stream: TcpStream,
+    s: &Shared,
+    delay: Duration,
+    stop_after: Option<usize>,
+    addr: SocketAddr,
+) {
     let _ = stream.set_read_timeout(Some(Duration::from_secs(30)));
     let Some(request) = read_request(&stream) else {
         return;
@@ -252,7 +262,11 @@ fn answer(
         );
         return;
     }
-    let fault = s.faults.lock().unwrap_or_else(|p| p.into_inner()).pop_front();
+    let fault = s
+        .faults
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .pop_front();
     match fault {
         Some(Fault::TooMany { retry_after }) => {
             let headers: Vec<(&str, &str)> = retry_after
@@ -282,7 +296,12 @@ fn answer(
     }
     std::thread::sleep(delay);
     let Ok(json) = serde_json::from_slice::<serde_json::Value>(&request.body) else {
-        write_response(stream, "400 Bad Request", &[], r#"{"error":{"message":"not JSON"}}"#);
+        write_response(
+            stream,
+            "400 Bad Request",
+            &[],
+            r#"{"error":{"message":"not JSON"}}"#,
+        );
         return;
     };
     let kind = model::kind(&json);

@@ -68,7 +68,10 @@ fn text_message(content: &str) -> Json {
 }
 
 fn first_non_blank(text: &str) -> &str {
-    text.lines().find(|l| !l.trim().is_empty()).unwrap_or("").trim()
+    text.lines()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("")
+        .trim()
 }
 
 fn summary(request: &Json) -> String {
@@ -198,7 +201,10 @@ mod tests {
             {"role": "tool", "tool_call_id": "a", "content": "ok"}
         ]));
         let out = respond(&r);
-        assert_eq!(out.pointer("/choices/0/message/tool_calls/0/function/name"), Some(&json!("f")));
+        assert_eq!(
+            out.pointer("/choices/0/message/tool_calls/0/function/name"),
+            Some(&json!("f"))
+        );
         assert_eq!(kind(&r), "next-action");
     }
 
@@ -224,7 +230,13 @@ mod tests {
 
     #[test]
     fn the_judge_accepts_answers_holding_the_expected_text() {
-        assert_eq!(judge("You are grading\nExpected answer: Abc\nGiven answer: it is abc."), "CORRECT");
-        assert_eq!(judge("You are grading\nExpected answer: abc\nGiven answer: UNKNOWN"), "INCORRECT");
+        assert_eq!(
+            judge("You are grading\nExpected answer: Abc\nGiven answer: it is abc."),
+            "CORRECT"
+        );
+        assert_eq!(
+            judge("You are grading\nExpected answer: abc\nGiven answer: UNKNOWN"),
+            "INCORRECT"
+        );
     }
 }

@@ -123,8 +123,17 @@ pub fn full_history_retains_every_fact(sessions: &[Session]) -> usize {
             let prompt = strategy
                 .render_session(s, k, &mut state)
                 .unwrap_or_else(|e| panic!("{} call {k}: {e}", s.id));
-            assert_eq!(prompt.len(), at, "{} call {k}: one message per response and observation", s.id);
-            assert!(prompt == all[..at], "{} call {k}: a prefix of the last prompt", s.id);
+            assert_eq!(
+                prompt.len(),
+                at,
+                "{} call {k}: one message per response and observation",
+                s.id
+            );
+            assert!(
+                prompt == all[..at],
+                "{} call {k}: a prefix of the last prompt",
+                s.id
+            );
             let end = at + turn.message_count();
             let turn_messages = &all[at..end];
             for fact in recap_harness::retention::chat_facts::chat_turn_facts(turn) {

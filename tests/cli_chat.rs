@@ -1,0 +1,237 @@
+//! Chat-form sessions through the command line: `run` (rows in the order asked for,
+//! not-applicable strategies), `render --format json` (the OpenAI shape), `inspect`,
+//! and `validate`'s field-level rejections.
+
+use recap_testkit::cli::{Run, run};
+use recap_testkit::recap_command;
+use std::path::{Path, PathBuf};
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn recap(args: &[&str]) -> Run {
+    run(recap_command!().current_dir(root()).args(args))
+}
+
+fn chat() -> String {
+    root()
+        .join("bench-data/chat-handwritten.jsonl")
+        .display()
+        .to_string()
+}
+
+fn ptc() -> String {
+    root()
+        .join("bench-data/handwritten.jsonl")
+        .display()
+        .to_string()
+}
+
+#[test]
+fn rows_follow_the_command_line_order_of_strategies_and_sweeps() {
+    let chat = chat();
+    let out = recap(&[
+        "run",
+        &chat,
+        "--strategy",
+        "token-budget-trim:max_tokens=2000",
+        "--sweep",
+        "observation-masking:window=1|2",
+        "--strategy",
+        "rolling-window",
+    ]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let names: Vec<&str> = out
+        .stdout
+        .lines()
+        .skip(2)
+        .take_while(|l| !l.is_empty())
+        .map(|l| l.split_whitespace().next().unwrap_or(""))
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "full-history*",
+            "token-budget-trim:max_tokens=2000",
+            "observation-masking:window=1",
+            "observation-masking:window=2",
+            "rolling-window"
+        ]
+    );
+}
+
+#[test]
+fn strategies_of_another_form_are_not_applicable_never_zero() {
+    let (chat, ptc) = (chat(), ptc());
+    let out = recap(&[
+        "run",
+        &chat,
+        &ptc,
+        "--strategy",
+        "single-user-coalesced",
+        "--strategy",
+        "observation-masking",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let report: serde_json::Value = serde_json::from_str(&out.stdout).expect("JSON report");
+    let run = |name: &str| {
+        report["runs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["strategy"] == name)
+            .unwrap_or_else(|| panic!("no run {name}"))
+            .clone()
+    };
+    let (full, suc, masking) = (
+        run("full-history"),
+        run("single-user-coalesced"),
+        run("observation-masking"),
+    );
+    // full-history renders both forms.
+    assert_eq!(full["not_applicable"], 0);
+    let total = full["sessions"].as_u64().unwrap();
+    for r in [&suc, &masking] {
+        let (n, na) = (
+            r["sessions"].as_u64().unwrap(),
+            r["not_applicable"].as_u64().unwrap(),
+        );
+        assert!(n > 0 && na > 0, "{r}");
+        assert_eq!(n + na, total);
+    }
+    assert_eq!(suc["forms"], serde_json::json!(["ptc"]));
+    assert_eq!(masking["forms"], serde_json::json!(["chat"]));
+
+    // Only chat sessions: a PTC-only strategy has no figures, and says why.
+    let out = recap(&["run", &chat, "--strategy", "ptc-runner"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let row = out
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("ptc-runner"))
+        .expect("a ptc-runner row");
+    assert!(row.contains("n/a"), "{row}");
+    assert!(
+        out.stdout
+            .contains("n/a: ptc-runner renders ptc sessions only; 12 sessions of another form not replayed (no figures)"),
+        "{}",
+        out.stdout
+    );
+}
+
+#[test]
+fn render_json_is_the_openai_chat_completions_shape() {
+    let chat = chat();
+    let out = recap(&[
+        "render",
+        &chat,
+        "--session",
+        "parallel-research",
+        "--strategy",
+        "full-history",
+        "--turns",
+        "2",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let messages: Vec<serde_json::Value> = serde_json::from_str(&out.stdout).expect("array");
+    assert_eq!(messages[0]["role"], "system");
+    assert_eq!(messages[1]["role"], "user");
+    let call = messages
+        .iter()
+        .find_map(|m| m["tool_calls"].as_array().and_then(|c| c.first()))
+        .expect("a tool call");
+    assert_eq!(call["type"], "function");
+    assert!(call["function"]["name"].is_string());
+    assert!(call["function"]["arguments"].is_string());
+    let id = call["id"].as_str().unwrap();
+    assert!(
+        messages
+            .iter()
+            .any(|m| m["role"] == "tool" && m["tool_call_id"] == id),
+        "the call is answered"
+    );
+    // No turns line is ever invented for a chat session.
+    assert!(!out.stdout.contains("Turns left"));
+}
+
+#[test]
+fn render_refuses_a_strategy_of_another_form() {
+    let chat = chat();
+    let out = recap(&[
+        "render",
+        &chat,
+        "--session",
+        "parallel-research",
+        "--strategy",
+        "single-user-coalesced",
+    ]);
+    assert_eq!(out.code, 2);
+    assert!(
+        out.stderr.contains("renders ptc sessions only")
+            && out.stderr.contains("in the chat form"),
+        "{}",
+        out.stderr
+    );
+}
+
+#[test]
+fn inspect_shows_the_chat_trace_and_missing_facts() {
+    let chat = chat();
+    let out = recap(&[
+        "inspect",
+        &chat,
+        "--session",
+        "long-run",
+        "--strategy",
+        "observation-masking:window=1",
+        "--turn",
+        "20",
+    ]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(out.stdout.contains("no turn budget"), "{}", out.stdout);
+    assert!(out.stdout.contains("tool result for"), "{}", out.stdout);
+    assert!(out.stdout.contains("Old environment output: ("));
+    assert!(out.stdout.contains("    missing: "), "masking loses facts");
+}
+
+fn write(dir: &Path, name: &str, text: &str) -> String {
+    let path = dir.join(name);
+    std::fs::write(&path, text).unwrap();
+    path.display().to_string()
+}
+
+#[test]
+fn validate_names_the_field_of_every_chat_form_mistake() {
+    let dir = tempfile::tempdir().unwrap();
+    let cases = [
+        (
+            r#"{"id":"a","mission":"m","systemprompt":"x","turns":[]}"#,
+            "systemprompt: unknown field in a session; did you mean `system_prompt`?",
+        ),
+        (
+            r#"{"id":"b","mission":"m","turns":[{"number":1,"assistant":{"content":"x","tool_calls":[]},"program":"(x)"}]}"#,
+            "turns[0].program: a PTC-Lisp field in a chat-form turn",
+        ),
+        (
+            r#"{"id":"c","mission":"m","turns":[{"number":1,"assistant":{"content":null,"tool_calls":[{"id":"c1","name":"f","arguments":"{}"}]},"observations":[{"role":"tool","tool_call_id":"c9","content":"r"}]}]}"#,
+            "turns[0].observations[0].tool_call_id: \"c9\" answers no tool call of this turn",
+        ),
+        (
+            r#"{"id":"d","mission":"m","turns":[{"number":1,"assistant":{"content":"x"}},{"number":2,"program":"(x)","success":true}]}"#,
+            "turns[1]: this turn is in the PTC-Lisp form",
+        ),
+    ];
+    for (i, (line, expected)) in cases.iter().enumerate() {
+        let file = write(dir.path(), &format!("c{i}.jsonl"), &format!("{line}\n"));
+        let out = recap(&["validate", &file]);
+        assert_eq!(out.code, 1, "{line}: {}{}", out.stdout, out.stderr);
+        let said = format!("{}{}", out.stdout, out.stderr);
+        assert!(said.contains(expected), "{expected}\n---\n{said}");
+        assert!(said.contains(":1"), "names the line: {said}");
+    }
+}
