@@ -2,12 +2,11 @@
 //! a `serde_json::Value` tree in between (the plugin decodes every turn it is sent, so
 //! this is on the per-call path).
 //!
-//! It is a fast path only: whatever it does not accept exactly as
-//! `Turn::from_json` would (after the wire's unknown fields are dropped) — a type
-//! error, a missing field, a duplicate key, an unknown `$` tag, a lone surrogate —
-//! makes it give up, and the caller decodes
-//! through the tree instead, which yields the reference result or the reference
-//! error. Tests hold the two to the same turns.
+//! It is a fast path only: whatever it does not accept exactly as `Turn::from_json`
+//! would (after the wire's unknown fields are dropped) — a type error, a missing field,
+//! a duplicate key, an unknown `$` tag, a lone surrogate, a chat turn — makes it give
+//! up, and the caller decodes through the tree instead, which yields the reference
+//! result or the reference error. Tests hold the two to the same turns.
 //!
 //! Why it is fast: the document's UTF-8 is checked once; strings without escapes are
 //! found eight bytes at a time and copied once; object keys are borrowed, not

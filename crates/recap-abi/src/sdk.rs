@@ -5,6 +5,11 @@
 //! error response of kind `panic`: a panic must never unwind into the host (that
 //! aborts the process). The generic entry points are instantiated in the plugin crate,
 //! so they are compiled by the plugin's compiler; only the C layer is shared.
+//!
+//! The strategy's [`Strategy::forms`] are declared through `describe`; a request in
+//! another form is refused (`unsupported_form`; a host never sends one). A strategy
+//! that keeps a token budget reads the host's counts through
+//! [`Plugin::render_with_tokens`].
 
 use crate::ffi::{
     ABI_MAJOR, ABI_MINOR, DESCRIPTOR_V1_SIZE, MAGIC, PluginDescriptorV1, RecapBuf, RecapStr,

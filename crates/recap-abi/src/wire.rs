@@ -770,7 +770,6 @@ mod tests {
                 let request = decode_request(&bytes).unwrap();
                 let mut expected = s.clone();
                 expected.meta = Map::new();
-                expected.id = s.id.clone();
                 assert_eq!(request.session, expected, "{}", s.id);
                 assert_eq!(request.token_counts.as_ref(), c, "{}", s.id);
 

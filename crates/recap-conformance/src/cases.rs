@@ -18,6 +18,8 @@ pub struct Case {
     pub expected: Json,
     /// `false` when the case documents behaviour that does not bind recap.
     pub binding: bool,
+    /// The case's own explanation (`note`), when it has one.
+    pub note: Option<String>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -131,6 +133,10 @@ fn parse_case(index: usize, item: Json, origin: &str) -> Result<Case, LoadError>
             ));
         }
     };
+    let note = obj
+        .get("note")
+        .and_then(Json::as_str)
+        .map(str::to_string);
     Ok(Case {
         index,
         name,
@@ -138,6 +144,7 @@ fn parse_case(index: usize, item: Json, origin: &str) -> Result<Case, LoadError>
         input,
         expected,
         binding,
+        note,
     })
 }
 

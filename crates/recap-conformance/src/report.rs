@@ -19,7 +19,8 @@ pub enum Failure {
 #[derive(Debug, Clone, PartialEq)]
 pub enum Outcome {
     Passed,
-    Skipped,
+    /// Not evaluated, and why.
+    Skipped(String),
     Failed(Failure),
 }
 
@@ -36,10 +37,24 @@ pub struct Report {
     pub results: Vec<CaseResult>,
 }
 
+/// Why a case is not evaluated: it records a quirk of the original implementation that
+/// recap is not held to (SPEC 2), in the case's own words where it has them.
+fn skip_reason(case: &Case) -> String {
+    let why = if !case.binding {
+        "non-binding (\"binding\": false)"
+    } else {
+        "a quirk of the original (name ends in _quirk)"
+    };
+    match &case.note {
+        Some(note) => format!("{why}: {note}"),
+        None => why.to_string(),
+    }
+}
+
 /// Skips non-binding cases, evaluates the others and compares with `expected`.
 pub fn run_case(case: &Case) -> Outcome {
     if !case.binding || case.name.ends_with("_quirk") {
-        return Outcome::Skipped;
+        return Outcome::Skipped(skip_reason(case));
     }
     match evaluate(&case.fn_name, &case.input) {
         None => Outcome::Failed(Failure::NotImplemented(case.fn_name.clone())),
@@ -79,7 +94,7 @@ impl Report {
     }
 
     pub fn skipped(&self) -> usize {
-        self.count(|o| matches!(o, Outcome::Skipped))
+        self.count(|o| matches!(o, Outcome::Skipped(_)))
     }
 
     pub fn failures(&self) -> impl Iterator<Item = (&CaseResult, &Failure)> {
@@ -106,7 +121,7 @@ impl fmt::Display for CaseResult {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &self.outcome {
             Outcome::Passed => write!(f, "PASS {} ({})", self.name, self.fn_name),
-            Outcome::Skipped => write!(f, "SKIP {} ({})", self.name, self.fn_name),
+            Outcome::Skipped(why) => write!(f, "SKIP {} ({}): {why}", self.name, self.fn_name),
             Outcome::Failed(failure) => {
                 write!(f, "FAIL {} ({}): {failure}", self.name, self.fn_name)
             }
@@ -185,6 +200,19 @@ mod tests {
         ]"#,
         ));
         assert_eq!(report.summary_line(), "1 passed, 3 failed, 2 skipped");
+        let skips: Vec<String> = report
+            .results
+            .iter()
+            .filter(|r| matches!(r.outcome, Outcome::Skipped(_)))
+            .map(ToString::to_string)
+            .collect();
+        assert_eq!(
+            skips,
+            [
+                "SKIP nb (type_of): non-binding (\"binding\": false)",
+                "SKIP q_quirk (type_of): a quirk of the original (name ends in _quirk)"
+            ]
+        );
         let failures: Vec<String> = report.failures().map(|(r, _)| r.to_string()).collect();
         assert_eq!(
             failures[0],

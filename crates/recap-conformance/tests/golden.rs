@@ -62,6 +62,11 @@ fn non_binding_cases_are_skipped_not_run() {
             .results
             .iter()
             .filter(|r| r.name.ends_with("_quirk"))
-            .all(|r| r.outcome == Outcome::Skipped)
+            .all(|r| matches!(&r.outcome, Outcome::Skipped(why) if !why.is_empty()))
     );
+    // Every skip says why, with the case's own note where it has one.
+    assert!(report.results.iter().any(|r| matches!(
+        &r.outcome,
+        Outcome::Skipped(why) if why.contains("binding") && why.contains(": ")
+    )));
 }

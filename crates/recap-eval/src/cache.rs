@@ -6,6 +6,10 @@
 //! where it stopped. A cache that is damaged — not an SQLite file, failing SQLite's own
 //! check, or a row whose stored request or checksum does not match — is a clear error,
 //! never a silent wrong answer.
+//!
+//! Rows hold the answer and a checksum of (key, answer), not the request: requests are
+//! whole prompts, tens of times larger than answers, and SQLite's integrity check at
+//! every open reads the whole file.
 
 use crate::request::{Key, sha256};
 use rusqlite::{Connection, OptionalExtension, params};
@@ -14,7 +18,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 /// What the cache file says it is, so that another program's database is refused.
-const FORMAT: &str = "recap-eval response cache 1";
+const FORMAT: &str = "recap-eval response cache 2";
 const SQLITE_MAGIC: &[u8; 16] = b"SQLite format 3\0";
 
 #[derive(Debug, thiserror::Error)]
@@ -100,9 +104,8 @@ impl Cache {
              CREATE TABLE IF NOT EXISTS responses (
                  key BLOB PRIMARY KEY,
                  model TEXT NOT NULL,
-                 request TEXT NOT NULL,
                  response TEXT NOT NULL,
-                 response_sha256 BLOB NOT NULL,
+                 checksum BLOB NOT NULL,
                  stored_at INTEGER NOT NULL
              );",
         )
@@ -133,32 +136,22 @@ impl Cache {
         }
     }
 
-    /// The stored answer to `request_body` under `key`, checked against what was stored.
-    pub fn get(&self, key: &Key, request_body: &str) -> Result<Option<Stored>, CacheError> {
-        let row: Option<(String, String, Vec<u8>)> = self
+    /// The stored answer under `key`, checked against its checksum.
+    pub fn get(&self, key: &Key) -> Result<Option<Stored>, CacheError> {
+        let row: Option<(String, Vec<u8>)> = self
             .conn()
-            .prepare_cached(
-                "SELECT request, response, response_sha256 FROM responses WHERE key = ?1",
-            )
+            .prepare_cached("SELECT response, checksum FROM responses WHERE key = ?1")
             .and_then(|mut st| {
-                st.query_row(params![&key.0[..]], |r| {
-                    Ok((r.get(0)?, r.get(1)?, r.get(2)?))
-                })
-                .optional()
+                st.query_row(params![&key.0[..]], |r| Ok((r.get(0)?, r.get(1)?)))
+                    .optional()
             })
             .map_err(|e| classify(&self.path, e))?;
-        let Some((request, response, sum)) = row else {
+        let Some((response, sum)) = row else {
             return Ok(None);
         };
-        if request != request_body {
+        if sum[..] != checksum(key, &response)[..] {
             return Err(self.corrupt(format!(
-                "the row under key {} holds another request",
-                key.hex()
-            )));
-        }
-        if sum[..] != sha256(response.as_bytes())[..] {
-            return Err(self.corrupt(format!(
-                "the response under key {} does not match its checksum",
+                "the answer under key {} does not match its checksum",
                 key.hex()
             )));
         }
@@ -166,29 +159,21 @@ impl Cache {
     }
 
     /// Stores an answer and commits it at once.
-    pub fn put(
-        &self,
-        key: &Key,
-        model: &str,
-        request_body: &str,
-        response: &str,
-    ) -> Result<(), CacheError> {
+    pub fn put(&self, key: &Key, model: &str, response: &str) -> Result<(), CacheError> {
         let now = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_secs() as i64);
         self.conn()
             .prepare_cached(
-                "INSERT OR REPLACE INTO responses
-                 (key, model, request, response, response_sha256, stored_at)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                "INSERT OR REPLACE INTO responses (key, model, response, checksum, stored_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5)",
             )
             .and_then(|mut st| {
                 st.execute(params![
                     &key.0[..],
                     model,
-                    request_body,
                     response,
-                    &sha256(response.as_bytes())[..],
+                    &checksum(key, response)[..],
                     now
                 ])
             })
@@ -207,6 +192,14 @@ impl Cache {
     pub fn is_empty(&self) -> Result<bool, CacheError> {
         Ok(self.len()? == 0)
     }
+}
+
+/// SHA-256 of the key and the answer: a row whose answer or key was damaged fails it.
+fn checksum(key: &Key, response: &str) -> [u8; 32] {
+    let mut bytes = Vec::with_capacity(32 + response.len());
+    bytes.extend_from_slice(&key.0);
+    bytes.extend_from_slice(response.as_bytes());
+    sha256(&bytes)
 }
 
 /// A file that exists and is not empty must start as every SQLite database does.
@@ -265,11 +258,11 @@ mod tests {
         let key = Key::of("m", "body");
         {
             let c = Cache::open(&path).unwrap();
-            assert_eq!(c.get(&key, "body").unwrap(), None);
-            c.put(&key, "m", "body", "answer").unwrap();
+            assert_eq!(c.get(&key).unwrap(), None);
+            c.put(&key, "m", "answer").unwrap();
         }
         let c = Cache::open(&path).unwrap();
-        assert_eq!(c.get(&key, "body").unwrap().unwrap().response, "answer");
+        assert_eq!(c.get(&key).unwrap().unwrap().response, "answer");
         assert_eq!(c.len().unwrap(), 1);
     }
 
@@ -289,11 +282,18 @@ mod tests {
         let path = dir.path().join("c.sqlite");
         let key = Key::of("m", "body");
         let c = Cache::open(&path).unwrap();
-        c.put(&key, "m", "body", "answer").unwrap();
+        c.put(&key, "m", "answer").unwrap();
         c.conn()
             .execute("UPDATE responses SET response = 'other'", [])
             .unwrap();
-        let err = c.get(&key, "body").unwrap_err();
+        let err = c.get(&key).unwrap_err();
         assert!(err.to_string().contains("checksum"), "{err}");
+        // An answer filed under another request's key is caught the same way.
+        c.put(&key, "m", "answer").unwrap();
+        let other = Key::of("m", "another body");
+        c.conn()
+            .execute("UPDATE responses SET key = ?1", params![&other.0[..]])
+            .unwrap();
+        assert!(c.get(&other).is_err());
     }
 }

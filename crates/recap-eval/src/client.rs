@@ -89,10 +89,18 @@ pub enum SendError {
     /// The last attempt failed to connect: the server is down or the URL is wrong.
     #[error("cannot reach the endpoint {url}: {detail}")]
     Unreachable { url: String, detail: String },
-    /// The server refuses requests of this kind (401, 403, 404, …): every request would
-    /// fail the same way.
+    /// The server refuses every request (401, 403, 404, 405: a wrong key or URL), or the
+    /// client cannot talk to it at all (TLS): every request would fail the same way.
     #[error("the endpoint {url} refused the request with HTTP {status}: {detail}")]
     Refused {
+        url: String,
+        status: u16,
+        detail: String,
+    },
+    /// The server refused this request alone (400, 413, 422…: say, a prompt longer than
+    /// the model's context); other requests may still be answered.
+    #[error("the endpoint {url} rejected a request with HTTP {status}: {detail}")]
+    Rejected {
         url: String,
         status: u16,
         detail: String,
@@ -289,7 +297,12 @@ impl Client {
                 wait: retry_after,
                 connect: false,
             },
-            _ => Attempt::Fatal(SendError::Refused {
+            401 | 403 | 404 | 405 => Attempt::Fatal(SendError::Refused {
+                url: self.url.clone(),
+                status,
+                detail: excerpt(&text),
+            }),
+            _ => Attempt::Fatal(SendError::Rejected {
                 url: self.url.clone(),
                 status,
                 detail: excerpt(&text),

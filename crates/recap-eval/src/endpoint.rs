@@ -37,9 +37,13 @@ pub enum EndpointError {
 
 impl EndpointError {
     /// Whether every later request would fail too (server down, URL or key wrong, cache
-    /// damaged): the evaluation stops instead of counting failures.
+    /// damaged): the evaluation stops instead of counting failures. A request the server
+    /// rejected alone, or that ran out of retries, is a counted failure.
     pub fn is_fatal(&self) -> bool {
-        !matches!(self, EndpointError::Send(SendError::GaveUp { .. }))
+        !matches!(
+            self,
+            EndpointError::Send(SendError::GaveUp { .. } | SendError::Rejected { .. })
+        )
     }
 }
 
@@ -194,7 +198,7 @@ impl Endpoint {
         };
         if let Some(stored) = self
             .cache
-            .get(&request.key, &request.body)
+            .get(&request.key)
             .map_err(cache_error)?
         {
             return Ok(Arc::new(self.completion(request, stored.response, true, 0)));
@@ -203,7 +207,7 @@ impl Endpoint {
         match self.client.send(&request.body, estimate) {
             Ok(answer) => {
                 self.cache
-                    .put(&request.key, &request.model, &request.body, &answer.body)
+                    .put(&request.key, &request.model, &answer.body)
                     .map_err(cache_error)?;
                 Ok(Arc::new(self.completion(
                     request,

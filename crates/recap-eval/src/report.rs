@@ -116,8 +116,9 @@ impl EvalReport {
         let mut notes = Vec::new();
         if requests.failed > 0 {
             notes.push(format!(
-                "{} request(s) failed after every retry and are left out of the measures; \
-                 run again to ask them (answers already received come from the cache)",
+                "{} request(s) failed (rejected by the server, or no answer after every retry) \
+                 and are left out of the measures; run again to ask them (answers already \
+                 received come from the cache)",
                 requests.failed
             ));
         }

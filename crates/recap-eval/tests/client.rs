@@ -101,6 +101,22 @@ fn retries_run_out_into_a_counted_failure_not_a_stop() {
 }
 
 #[test]
+fn a_request_rejected_alone_is_a_failure_without_retries_and_the_run_goes_on() {
+    let s = server(vec![Fault::Reject]);
+    let dir = tempfile::tempdir().unwrap();
+    let e = endpoint(&s.url(), &dir.path().join("c.sqlite"));
+    let err = e.complete(&request("too long"), "t").unwrap_err();
+    assert!(
+        matches!(err, EndpointError::Send(SendError::Rejected { status: 400, .. })),
+        "{err}"
+    );
+    assert!(!err.is_fatal() && err.to_string().contains("context length"), "{err}");
+    assert_eq!(s.received(), 1);
+    assert!(e.complete(&request("fits"), "t").is_ok());
+    assert_eq!(e.totals().failed, 1);
+}
+
+#[test]
 fn a_malformed_answer_is_recorded_and_counted_and_cached() {
     let s = server(vec![Fault::Malformed]);
     let dir = tempfile::tempdir().unwrap();

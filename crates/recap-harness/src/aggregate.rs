@@ -286,6 +286,8 @@ impl<'a> Aggregator<'a> {
             },
             runs,
             rejected: self.rejected,
+            provenance: None,
+            non_deterministic: None,
         }
     }
 }

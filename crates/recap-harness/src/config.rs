@@ -65,6 +65,9 @@ pub struct RunConfig {
     pub session_details: bool,
     /// How many examples of violations / render errors a run keeps.
     pub examples: usize,
+    /// Keep one [`crate::engine::CallRecord`] per call in each session's outcome, for
+    /// [`crate::Hooks::session`] to stream out (per-call tables).
+    pub call_records: bool,
 }
 
 /// Errors of the harness itself (bad configuration, a failed write). Bad input is
@@ -85,6 +88,8 @@ pub enum HarnessError {
     Pool { jobs: usize, message: String },
     #[error("writing prompt dump: {0}")]
     Dump(#[source] io::Error),
+    #[error("writing per-session output: {0}")]
+    SessionHook(#[source] io::Error),
 }
 
 impl RunConfig {
@@ -137,6 +142,7 @@ impl RunConfig {
             dump_prompts: false,
             session_details: true,
             examples: 5,
+            call_records: false,
         })
     }
 

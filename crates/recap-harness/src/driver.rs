@@ -9,7 +9,7 @@
 
 use crate::aggregate::Aggregator;
 use crate::config::{HarnessError, RunConfig};
-use crate::outcome::Processed;
+use crate::outcome::{Processed, SessionOutcome};
 use crate::report::Report;
 use crate::session_run::SessionRunner;
 use recap_core::Entry;
@@ -24,6 +24,10 @@ pub const MAX_IN_FLIGHT_PER_JOB: usize = 4;
 /// Receives each prompt dump line with the index of its strategy.
 pub type DumpHook<'a> = dyn FnMut(usize, &str) -> io::Result<()> + 'a;
 
+/// Receives each replayed session's outcome, in input order, with its corpus index and
+/// line: per-session and per-call output streamed while the run goes, never held whole.
+pub type SessionHook<'a> = dyn FnMut(usize, usize, &SessionOutcome) -> io::Result<()> + 'a;
+
 /// Where the run reports to while it goes (all called on the calling thread, in order).
 #[derive(Default)]
 pub struct Hooks<'a> {
@@ -31,6 +35,9 @@ pub struct Hooks<'a> {
     pub progress: Option<&'a mut dyn FnMut(u64, u64)>,
     /// Each prompt dump line with the index of its strategy.
     pub dump: Option<&'a mut DumpHook<'a>>,
+    /// Each replayed session (see [`SessionHook`]); with `RunConfig::call_records` its
+    /// outcome carries every call.
+    pub session: Option<&'a mut SessionHook<'a>>,
 }
 
 /// The parallel core: `entries` are (corpus index, entry) in input order.
@@ -57,6 +64,7 @@ where
     let runner = SessionRunner::new(cfg);
     let mut agg = Aggregator::new(cfg, corpora.clone());
     let mut dump_error: Option<io::Error> = None;
+    let mut session_error: Option<io::Error> = None;
     let window = Window::new(jobs * MAX_IN_FLIGHT_PER_JOB);
     let (tx, rx) = std::sync::mpsc::sync_channel::<(usize, Processed)>(window.size);
     std::thread::scope(|scope| {
@@ -100,6 +108,12 @@ where
                         }
                     }
                 }
+                if let (Some(hook), Ok(o)) = (hooks.session.as_mut(), &p.outcome)
+                    && session_error.is_none()
+                    && let Err(e) = hook(p.corpus, p.line, o)
+                {
+                    session_error = Some(e);
+                }
                 agg.add(p);
                 folding.folded(next);
                 if let Some(progress) = hooks.progress.as_mut() {
@@ -110,6 +124,9 @@ where
     });
     if let Some(e) = dump_error {
         return Err(HarnessError::Dump(e));
+    }
+    if let Some(e) = session_error {
+        return Err(HarnessError::SessionHook(e));
     }
     Ok(agg.finish())
 }

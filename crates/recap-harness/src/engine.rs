@@ -16,8 +16,10 @@ use std::sync::atomic::AtomicU64;
 
 pub use crate::calls::recorded_input_tokens;
 pub use crate::config::{Checker, HarnessError, RunConfig, StrategyEntry};
-pub use crate::driver::{DumpHook, Hooks, MAX_IN_FLIGHT_PER_JOB, run_entries};
-pub use crate::outcome::{CallError, Processed, SessionOutcome, StratOutcome, TokOutcome};
+pub use crate::driver::{DumpHook, Hooks, MAX_IN_FLIGHT_PER_JOB, SessionHook, run_entries};
+pub use crate::outcome::{
+    CallError, CallRecord, Processed, SessionOutcome, StratOutcome, TokOutcome,
+};
 pub use crate::prompt_dump::{DumpedMessage, PromptDump};
 pub use crate::session_run::process_session;
 pub use crate::source::corpus_name;

@@ -52,6 +52,25 @@ pub struct StratOutcome {
     pub toks: Vec<TokOutcome>,
     /// Serialised prompt dumps (JSON lines), in call order.
     pub dumps: Vec<String>,
+    /// One record per call, in call order (only with `RunConfig::call_records`).
+    pub calls: Vec<CallRecord>,
+}
+
+/// What one call measured under one strategy: the rows of a per-call table.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct CallRecord {
+    pub call: usize,
+    /// Per tokenizer; empty when the call has no prompt (it failed to render).
+    pub prompt_tokens: Vec<u64>,
+    /// Per tokenizer: tokens in the common prefix with the previous call's prompt.
+    pub cached_tokens: Vec<u64>,
+    pub facts: u64,
+    pub retained: u64,
+    pub violations: u64,
+    /// The kind of the render error, when the call failed.
+    pub render_error: Option<String>,
+    /// Wall-clock render time; `None` when the call was never rendered.
+    pub render_ns: Option<u64>,
 }
 
 impl StratOutcome {

@@ -4,7 +4,7 @@
 use crate::calls::{calls, recorded_input};
 use crate::config::RunConfig;
 use crate::counting::{CallDiff, CallTokens, RoleTokens, SegmentCounts, TokenMemory, count_call};
-use crate::outcome::{CallError, SessionOutcome, StratOutcome, TokOutcome};
+use crate::outcome::{CallError, CallRecord, SessionOutcome, StratOutcome, TokOutcome};
 use crate::prompt_dump::{DumpedCall, dump_line};
 use crate::retention::{RetentionScans, SessionRetention};
 use recap_core::invariants::{CheckContext, Violation};
@@ -92,7 +92,11 @@ impl<'a> SessionRunner<'a> {
     ) -> StratOutcome {
         let mut pass = StrategyPass::new(self, s, session);
         for k in calls(session) {
+            let before = self.cfg.call_records.then(|| CallStart::of(&pass.out));
             let Some(messages) = pass.render_checked(session, k) else {
+                if let Some(before) = before {
+                    pass.out.calls.push(before.record(k, &pass.out, None));
+                }
                 continue;
             };
             let diff = CallDiff::new(pass.prev.as_deref(), &messages);
@@ -101,9 +105,62 @@ impl<'a> SessionRunner<'a> {
             if self.cfg.dump_prompts {
                 pass.dump(corpus, session, k, &messages, &prompt_tokens);
             }
+            if let Some(before) = before {
+                let record = before.record(k, &pass.out, Some(prompt_tokens));
+                pass.out.calls.push(record);
+            }
             pass.prev = Some(messages);
         }
         pass.finish()
+    }
+}
+
+/// A strategy's running totals as a call starts: what the call added is read off as
+/// the difference when it ends, so the per-call record needs no path of its own.
+struct CallStart {
+    render_ns: usize,
+    errors: usize,
+    violations: usize,
+    facts: u64,
+    retained: u64,
+    cached: Vec<u64>,
+}
+
+impl CallStart {
+    fn of(out: &StratOutcome) -> Self {
+        CallStart {
+            render_ns: out.render_ns.len(),
+            errors: out.render_errors.len(),
+            violations: out.violations.len(),
+            facts: out.facts,
+            retained: out.retained,
+            cached: out.toks.iter().map(|t| t.cached).collect(),
+        }
+    }
+
+    /// Call `k`'s record; `prompt_tokens` per tokenizer when it rendered.
+    fn record(self, k: usize, out: &StratOutcome, prompt_tokens: Option<Vec<u64>>) -> CallRecord {
+        let rendered = prompt_tokens.is_some();
+        CallRecord {
+            call: k,
+            cached_tokens: if rendered {
+                out.toks
+                    .iter()
+                    .zip(&self.cached)
+                    .map(|(t, before)| t.cached - before)
+                    .collect()
+            } else {
+                Vec::new()
+            },
+            prompt_tokens: prompt_tokens.unwrap_or_default(),
+            facts: out.facts - self.facts,
+            retained: out.retained - self.retained,
+            violations: (out.violations.len() - self.violations) as u64,
+            render_error: out.render_errors[self.errors..]
+                .first()
+                .map(|e| e.error.kind.clone()),
+            render_ns: out.render_ns.get(self.render_ns).copied(),
+        }
     }
 }
 

@@ -27,6 +27,8 @@ pub enum Fault {
     Malformed,
     /// Close the connection without answering.
     HangUp,
+    /// 400, as a server answers a prompt longer than its context.
+    Reject,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -286,6 +288,15 @@ fn answer(
             return;
         }
         Some(Fault::HangUp) => return,
+        Some(Fault::Reject) => {
+            write_response(
+                stream,
+                "400 Bad Request",
+                &[],
+                r#"{"error":{"message":"maximum context length exceeded"}}"#,
+            );
+            return;
+        }
         Some(Fault::Malformed) => {
             write_response(stream, "200 OK", &[], r#"{"choices": "this is not"#);
             s.answered.fetch_add(1, Ordering::SeqCst);

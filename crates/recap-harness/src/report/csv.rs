@@ -4,7 +4,7 @@
 use super::Report;
 use super::columns::COLUMNS;
 
-fn field(s: &str) -> String {
+pub(crate) fn field(s: &str) -> String {
     if s.contains([',', '"', '\n', '\r']) {
         format!("\"{}\"", s.replace('"', "\"\""))
     } else {

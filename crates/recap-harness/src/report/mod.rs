@@ -2,16 +2,22 @@
 //!
 //! The JSON form is the stable, documented schema (docs/report-schema.md): the other
 //! formats are views of the same [`Report`]. Fields whose name starts with `render_ns`
-//! are wall-clock timings; every other field is identical between runs of the same
-//! input whatever the job count.
+//! are wall-clock timings, and the `non_deterministic` block says when the run was;
+//! every other field is identical between runs of the same input whatever the job
+//! count.
 
+pub mod call_rows;
 mod columns;
 mod csv;
+pub mod html;
 mod markdown;
+pub mod provenance;
+pub mod sessions_csv;
 mod table;
 
 pub use csv::to_csv;
 pub use markdown::to_markdown;
+pub use provenance::{NonDeterministic, Provenance};
 pub use table::to_table;
 
 use serde::Serialize;
@@ -29,6 +35,12 @@ pub struct Report {
     pub runs: Vec<Run>,
     /// Sessions that failed validation, in input order.
     pub rejected: Vec<Rejected>,
+    /// Which recap, command, configuration, plugins, corpora and vocabularies produced
+    /// the report (`recap run` fills it; `null` from library callers that do not).
+    pub provenance: Option<Provenance>,
+    /// When the run was: the one block that differs between identical runs. Last, so
+    /// everything before it can be compared as text.
+    pub non_deterministic: Option<NonDeterministic>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -271,6 +283,24 @@ pub(crate) fn notes(report: &Report) -> Vec<String> {
             notes.push(format!(
                 "replay fidelity ({} {}): full-history / recorded input tokens, median {:.3} (p10 {:.3}, p90 {:.3}, min {:.3}, max {:.3}) over {} calls",
                 r.strategy, r.tokenizer, f.median, f.p10, f.p90, f.min, f.max, f.calls
+            ));
+        }
+    }
+    // The baseline sends everything the agent was shown; a fact it misses was recorded
+    // but never shown (a recorded feedback that leaves a print out, say). Said where
+    // the number is shown, so nobody reads it as a loss.
+    for r in report
+        .runs
+        .iter()
+        .filter(|r| r.strategy == report.settings.baseline)
+        .take(1)
+    {
+        if let Some(kept) = r.retention.filter(|k| *k < 1.0) {
+            notes.push(format!(
+                "retention: {} keeps {:.1}% of the facts, since it sends exactly what the agent was shown; the other {} facts were recorded but not in what the agent saw (e.g. prints a recorded feedback leaves out)",
+                r.strategy,
+                kept * 100.0,
+                r.retention_facts - r.retention_retained
             ));
         }
     }
