@@ -5,16 +5,18 @@
 //! throughput = bytes of input. `import-and-write/<kind>` also writes the corpus lines,
 //! as `recap import` does. Reading the file and gunzipping are not measured.
 //!
-//! One thread: the figure is per core.
+//! One thread: the figure is per core. On a shared machine, `RECAP_BENCH_CLOCK=cpu`
+//! measures the process's CPU time instead of the wall clock (benches/common/cpu.rs);
+//! the one-pass figure printed before the measurements uses CPU time always.
 
 mod common;
 
-use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use criterion::measurement::Measurement;
+use criterion::{Criterion, SamplingMode, Throughput};
 use recap_import::{Kind, Options};
 use serde_json::{Value as Json, json};
 use std::hint::black_box;
 use std::path::Path;
-use std::time::Instant;
 
 /// A deterministic stream of numbers (xorshift), so every run imports the same input.
 struct Rng(u64);
@@ -302,15 +304,15 @@ fn inputs() -> Vec<(Kind, &'static str, String)> {
     ]
 }
 
-fn import(c: &mut Criterion) {
-    let opts = Options::default();
-    let inputs = inputs();
-    for (kind, name, text) in &inputs {
-        // A check that the input is what the importer expects, and one timed pass
-        // printed in MB/s (criterion's own figure is in MiB/s).
-        let start = Instant::now();
-        let imported = recap_import::import_text(*kind, Path::new(name), text, &opts);
-        let secs = start.elapsed().as_secs_f64();
+/// One import of each input, timed in CPU time (per core: one thread), printed in MB/s.
+fn one_pass(inputs: &[(Kind, &'static str, String)], opts: &Options) {
+    for (kind, name, text) in inputs {
+        let before = common::cpu::process_cpu_time();
+        let imported = recap_import::import_text(*kind, Path::new(name), text, opts);
+        let cpu = common::cpu::process_cpu_time()
+            .zip(before)
+            .map(|(after, before)| (after - before).as_secs_f64());
+        // A check that the input is what the importer expects.
         assert!(
             !imported.sessions.is_empty(),
             "{kind}: {:?}",
@@ -324,18 +326,27 @@ fn import(c: &mut Criterion) {
             "{kind}: {}",
             imported.problems[0]
         );
+        let rate = cpu.filter(|s| *s > 0.0).map_or("-".to_string(), |s| {
+            format!("{:.0}", text.len() as f64 / 1e6 / s)
+        });
         eprintln!(
-            "import/{kind}: {:.1} MB in {} sessions, {} turns: {:.0} MB/s (one pass)",
+            "import/{kind}: {:.1} MB in {} sessions, {} turns: {rate} MB/s of CPU time (one pass)",
             text.len() as f64 / 1e6,
             imported.sessions.len(),
             imported.turns(),
-            text.len() as f64 / 1e6 / secs
         );
     }
+}
+
+fn import<M: Measurement>(c: &mut Criterion<M>) {
+    let opts = Options::default();
+    let inputs = inputs();
+    one_pass(&inputs, &opts);
     let mut group = c.benchmark_group("import");
     group.sample_size(10);
+    group.sampling_mode(SamplingMode::Flat);
     for (kind, name, text) in &inputs {
-        group.throughput(Throughput::Bytes(text.len() as u64));
+        group.throughput(Throughput::BytesDecimal(text.len() as u64));
         group.bench_function(kind.name(), |b| {
             b.iter(|| recap_import::import_text(*kind, Path::new(name), black_box(text), &opts))
         });
@@ -343,8 +354,9 @@ fn import(c: &mut Criterion) {
     group.finish();
     let mut group = c.benchmark_group("import-and-write");
     group.sample_size(10);
+    group.sampling_mode(SamplingMode::Flat);
     for (kind, name, text) in &inputs {
-        group.throughput(Throughput::Bytes(text.len() as u64));
+        group.throughput(Throughput::BytesDecimal(text.len() as u64));
         group.bench_function(kind.name(), |b| {
             b.iter(|| {
                 let imported =
@@ -358,5 +370,18 @@ fn import(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, import);
-criterion_main!(benches);
+// criterion_main! fixes the measurement at compile time; the clock is chosen at run
+// time here (`RECAP_BENCH_CLOCK=cpu`), so main is written out.
+fn main() {
+    if common::cpu::cpu_clock_requested() {
+        let mut c = Criterion::default()
+            .with_measurement(common::cpu::ProcessCpuTime)
+            .configure_from_args();
+        import(&mut c);
+        c.final_summary();
+    } else {
+        let mut c = Criterion::default().configure_from_args();
+        import(&mut c);
+        c.final_summary();
+    }
+}

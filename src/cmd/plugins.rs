@@ -57,11 +57,17 @@ impl PluginArgs {
     /// The built-in strategies plus every plugin's. Any library that fails to load,
     /// self-test or register is an error (all of them are listed, each naming its file).
     pub fn registry(&self) -> Result<Registry> {
+        self.load().map(|(registry, _)| registry)
+    }
+
+    /// [`PluginArgs::registry`] and the plugins loaded into it (in file order), for
+    /// callers that report which libraries they ran.
+    pub fn load(&self) -> Result<(Registry, Vec<Arc<Plugin>>)> {
         self.apply_time_limit();
         let mut registry = recap_builtins::registry();
         let files = self.files()?;
         if files.is_empty() {
-            return Ok(registry);
+            return Ok((registry, Vec::new()));
         }
         let (plugins, mut errors) = load_all(&files);
         for plugin in &plugins {
@@ -79,7 +85,7 @@ impl PluginArgs {
                 list.join("\n")
             );
         }
-        Ok(registry)
+        Ok((registry, plugins))
     }
 }
 

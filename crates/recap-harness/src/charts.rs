@@ -15,8 +15,8 @@ const MARKER_RADIUS: i32 = 6;
 const LABEL_FONT_PX: i32 = 13;
 const LEGEND_FRONT: &str = "Pareto front (filled: no point has fewer tokens and more retention)";
 
-/// Tableau 10, then ten darker distinct colours: sweeps easily exceed ten series.
-const PALETTE: [RGBColor; 20] = [
+/// Tableau 10: the most distinct ten; past them the marker shape tells series apart.
+const PALETTE: [RGBColor; 10] = [
     RGBColor(31, 119, 180),
     RGBColor(255, 127, 14),
     RGBColor(44, 160, 44),
@@ -27,20 +27,29 @@ const PALETTE: [RGBColor; 20] = [
     RGBColor(127, 127, 127),
     RGBColor(188, 189, 34),
     RGBColor(23, 190, 207),
-    RGBColor(0, 0, 0),
-    RGBColor(128, 0, 0),
-    RGBColor(0, 128, 128),
-    RGBColor(128, 128, 0),
-    RGBColor(0, 0, 128),
-    RGBColor(0, 100, 0),
-    RGBColor(199, 21, 133),
-    RGBColor(72, 61, 139),
-    RGBColor(184, 134, 11),
-    RGBColor(47, 79, 79),
 ];
 
 fn color(i: usize) -> RGBColor {
     PALETTE[i % PALETTE.len()]
+}
+
+/// A point of the tokens-per-call chart needs this many sessions reaching the call (or
+/// every session of the run, when it has fewer): a mean over one or two long sessions
+/// would draw a "drop" that is only the other sessions having ended.
+pub const MIN_SESSIONS_PER_POINT: u64 = 5;
+
+/// The marker of series `i`: the colours repeat after the palette, the shapes tell
+/// those series apart (a sweep easily has 15 settings).
+fn marker<DB: DrawingBackend>(
+    i: usize,
+    p: (f64, f64),
+    c: RGBColor,
+) -> DynElement<'static, DB, (f64, f64)> {
+    match (i / PALETTE.len()) % 3 {
+        0 => Circle::new(p, 3, c.filled()).into_dyn(),
+        1 => TriangleMarker::new(p, 5, c.filled()).into_dyn(),
+        _ => Cross::new(p, 4, c.stroke_width(2)).into_dyn(),
+    }
 }
 
 const SIZE: (u32, u32) = (1000, 640);
@@ -96,36 +105,67 @@ fn label(r: &Run) -> String {
     }
 }
 
+/// The calls of a run that stand on enough sessions to be drawn.
+pub fn points_shown(r: &Run) -> Vec<&crate::report::CallMean> {
+    let least = MIN_SESSIONS_PER_POINT.min(r.sessions).max(1);
+    r.prompt_tokens_by_call
+        .iter()
+        .filter(|c| c.sessions >= least)
+        .collect()
+}
+
 /// Line chart: x = call index (turns completed), y = mean prompt tokens.
 pub fn tokens_per_call(runs: &[&Run], tokenizer: &str) -> Result<String, ChartError> {
     let name = format!("tokens_per_call_{tokenizer}");
     let e = err(&name);
-    let max_call = runs
+    // Each run's points that stand on enough sessions.
+    let shown: Vec<Vec<&crate::report::CallMean>> =
+        runs.iter().map(|r| points_shown(r)).collect();
+    let max_call = shown
         .iter()
-        .map(|r| r.prompt_tokens_by_call.len())
+        .map(|pts| pts.last().map_or(0, |c| c.call + 1))
         .max()
         .unwrap_or(0)
         .max(2);
-    let max_y = runs
+    let max_y = shown
         .iter()
-        .flat_map(|r| r.prompt_tokens_by_call.iter().map(|c| c.mean_prompt_tokens))
+        .flatten()
+        .map(|c| c.mean_prompt_tokens)
         .fold(0.0f64, f64::max)
         .max(1.0)
         * 1.08;
+    // How many sessions each call stands on (the largest run's count), drawn in grey
+    // on the right-hand axis.
+    let reach: Vec<(f64, f64)> = runs
+        .iter()
+        .max_by_key(|r| r.sessions)
+        .map(|r| {
+            r.prompt_tokens_by_call
+                .iter()
+                .take(max_call)
+                .map(|c| (c.call as f64, c.sessions as f64))
+                .collect()
+        })
+        .unwrap_or_default();
+    let max_reach = reach.iter().map(|p| p.1).fold(1.0f64, f64::max) * 1.08;
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, SIZE).into_drawing_area();
         root.fill(&WHITE).map_err(|x| e(x.to_string()))?;
         let mut chart = ChartBuilder::on(&root)
             .caption(
-                format!("Prompt tokens per call ({tokenizer}; mean over the sessions reaching each call)"),
-                ("sans-serif", 24),
+                format!(
+                    "Prompt tokens per call ({tokenizer}; mean over the sessions reaching each call, ≥ {MIN_SESSIONS_PER_POINT})"
+                ),
+                ("sans-serif", 22),
             )
             .margin(16)
             .x_label_area_size(48)
             .y_label_area_size(80)
+            .right_y_label_area_size(64)
             .build_cartesian_2d(0f64..(max_call - 1) as f64, 0f64..max_y)
-            .map_err(|x| e(x.to_string()))?;
+            .map_err(|x| e(x.to_string()))?
+            .set_secondary_coord(0f64..(max_call - 1) as f64, 0f64..max_reach);
         chart
             .configure_mesh()
             .x_desc("call (turns completed before it)")
@@ -137,10 +177,21 @@ pub fn tokens_per_call(runs: &[&Run], tokenizer: &str) -> Result<String, ChartEr
             .light_line_style(RGBColor(235, 235, 235))
             .draw()
             .map_err(|x| e(x.to_string()))?;
-        for (i, r) in runs.iter().enumerate() {
+        chart
+            .configure_secondary_axes()
+            .y_desc("sessions reaching the call (grey)")
+            .y_label_formatter(&|v| format!("{v:.0}"))
+            .label_style(("sans-serif", 14))
+            .axis_desc_style(("sans-serif", 16))
+            .draw()
+            .map_err(|x| e(x.to_string()))?;
+        let grey = RGBColor(160, 160, 160);
+        chart
+            .draw_secondary_series(LineSeries::new(reach, grey.stroke_width(1)))
+            .map_err(|x| e(x.to_string()))?;
+        for (i, (r, pts)) in runs.iter().zip(&shown).enumerate() {
             let c = color(i);
-            let pts: Vec<(f64, f64)> = r
-                .prompt_tokens_by_call
+            let pts: Vec<(f64, f64)> = pts
                 .iter()
                 .map(|p| (p.call as f64, p.mean_prompt_tokens))
                 .collect();
@@ -152,7 +203,7 @@ pub fn tokens_per_call(runs: &[&Run], tokenizer: &str) -> Result<String, ChartEr
                     PathElement::new(vec![(x, y), (x + 20, y)], c.stroke_width(3))
                 });
             chart
-                .draw_series(pts.into_iter().map(|p| Circle::new(p, 3, c.filled())))
+                .draw_series(pts.into_iter().map(|p| marker(i, p, c)))
                 .map_err(|x| e(x.to_string()))?;
         }
         chart
@@ -299,6 +350,30 @@ pub fn retention_vs_tokens(runs: &[&Run], tokenizer: &str) -> Result<String, Cha
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::report::CallMean;
+
+    #[test]
+    fn calls_reached_by_few_sessions_are_not_drawn() {
+        let by_call: Vec<CallMean> = [40, 40, 12, 5, 4, 1]
+            .iter()
+            .enumerate()
+            .map(|(call, &sessions)| CallMean {
+                call,
+                sessions,
+                mean_prompt_tokens: 100.0 * (call + 1) as f64,
+            })
+            .collect();
+        let mut run = Run {
+            sessions: 40,
+            prompt_tokens_by_call: by_call,
+            ..Run::default()
+        };
+        let calls: Vec<usize> = points_shown(&run).iter().map(|c| c.call).collect();
+        assert_eq!(calls, [0, 1, 2, 3]);
+        // A run of fewer sessions than the minimum asks for all of them, no more.
+        run.sessions = 2;
+        assert_eq!(points_shown(&run).len(), 5);
+    }
 
     #[test]
     fn pareto_front_minimises_tokens_maximises_retention() {

@@ -34,9 +34,15 @@ pub use engine::{
 pub use report::Report;
 pub use tokenizer::{Backend, Encoding, Tokenizer};
 
-/// Writes every format and chart of `report` into the staged output directory and
-/// returns the file names written.
-pub fn write_report(out: &output::OutputDir, report: &Report) -> Result<Vec<String>, WriteError> {
+/// Writes every format and chart of `report` into the staged output directory — the
+/// JSON, CSV, markdown and text views, `sessions.csv` (when the report has per-session
+/// records), the SVG charts and `report.html` with `lowest` as its lowest-retention
+/// calls — and returns the file names written.
+pub fn write_report(
+    out: &output::OutputDir,
+    report: &Report,
+    lowest: &[report::lowest_retention::CallView],
+) -> Result<Vec<String>, WriteError> {
     out.write_with("report.json", |w| report.write_json(w))?;
     let mut written = vec!["report.json".to_string()];
     let files: [(&str, String); 3] = [
@@ -48,10 +54,20 @@ pub fn write_report(out: &output::OutputDir, report: &Report) -> Result<Vec<Stri
         out.write(name, text.as_bytes())?;
         written.push(name.to_string());
     }
-    for chart in charts::charts(report)? {
-        out.write(&chart.file_name, chart.svg.as_bytes())?;
-        written.push(chart.file_name);
+    if report::sessions_csv::has_sessions(report) {
+        out.write_with(output::SESSIONS_CSV, |w| {
+            report::sessions_csv::write_sessions_csv(report, w)
+        })?;
+        written.push(output::SESSIONS_CSV.to_string());
     }
+    let charts = charts::charts(report)?;
+    for chart in &charts {
+        out.write(&chart.file_name, chart.svg.as_bytes())?;
+        written.push(chart.file_name.clone());
+    }
+    let html = report::html::to_html(report, &charts, lowest);
+    out.write(output::REPORT_HTML, html.as_bytes())?;
+    written.push(output::REPORT_HTML.to_string());
     Ok(written)
 }
 

@@ -57,11 +57,24 @@ fn io_err(path: &Path) -> impl Fn(io::Error) -> OutputError + '_ {
     }
 }
 
+/// One row per session × strategy × tokenizer.
+pub const SESSIONS_CSV: &str = "sessions.csv";
+/// One row per call × strategy × tokenizer, streamed while the run goes.
+pub const CALLS_CSV: &str = "calls.csv";
+/// The self-contained HTML report.
+pub const REPORT_HTML: &str = "report.html";
+
 /// Names recap writes into a report directory; only these are replaced or removed.
 pub fn is_recap_file(name: &str) -> bool {
     matches!(
         name,
-        "report.json" | "report.csv" | "report.md" | "report.txt"
+        "report.json"
+            | "report.csv"
+            | "report.md"
+            | "report.txt"
+            | SESSIONS_CSV
+            | CALLS_CSV
+            | REPORT_HTML
     ) || ((name.starts_with("tokens_per_call_") || name.starts_with("retention_vs_tokens_"))
         && name.ends_with(".svg"))
 }
@@ -260,6 +273,17 @@ impl OutputDir {
         f.sync_all().map_err(io_err(&path))
     }
 
+    /// A buffered writer of a staged file that is filled while the run goes (per-call
+    /// rows, say); the caller flushes it before [`OutputDir::commit`].
+    pub fn stream(&self, name: &str) -> Result<io::BufWriter<File>, OutputError> {
+        let path = self.staged(name);
+        if let Some(dir) = path.parent() {
+            fs::create_dir_all(dir).map_err(io_err(dir))?;
+        }
+        let f = File::create(&path).map_err(io_err(&path))?;
+        Ok(io::BufWriter::with_capacity(1 << 16, f))
+    }
+
     /// Moves the staged report into place and returns the target directory.
     pub fn commit(mut self) -> Result<PathBuf, OutputError> {
         let target = self.target.clone();
@@ -454,13 +478,24 @@ mod tests {
         fs::write(target.join("report.json"), "old").unwrap();
         fs::write(target.join("tokens_per_call_cl100k_base.svg"), "old").unwrap();
         fs::write(target.join("prompts/x.jsonl"), "old").unwrap();
+        for stale in [SESSIONS_CSV, CALLS_CSV, REPORT_HTML] {
+            fs::write(target.join(stale), "old").unwrap();
+        }
         fs::write(target.join("notes.txt"), "mine").unwrap();
         let o = OutputDir::create(&target, true).unwrap();
         o.write("report.json", b"new").unwrap();
+        let mut calls = o.stream(CALLS_CSV).unwrap();
+        calls.write_all(b"new\n").unwrap();
+        calls.flush().unwrap();
+        drop(calls);
         o.commit().unwrap();
         assert_eq!(
             fs::read_to_string(target.join("report.json")).unwrap(),
             "new"
+        );
+        assert_eq!(
+            fs::read_to_string(target.join(CALLS_CSV)).unwrap(),
+            "new\n"
         );
         assert!(!target.join("tokens_per_call_cl100k_base.svg").exists());
         assert!(!target.join("prompts").exists());
@@ -468,7 +503,7 @@ mod tests {
             fs::read_to_string(target.join("notes.txt")).unwrap(),
             "mine"
         );
-        assert_eq!(names(&target), ["notes.txt", "report.json"]);
+        assert_eq!(names(&target), [CALLS_CSV, "notes.txt", "report.json"]);
     }
 
     #[test]

@@ -9,7 +9,7 @@
 
 use crate::conversation::Conversation;
 use crate::messages::{
-    Place, anthropic_response, anthropic_system, anthropic_tools, anthropic_user_parts,
+    Place, anthropic_response, anthropic_tools, anthropic_user_parts, content_text,
     feed_user_parts,
 };
 use crate::ojson::{J, to_map};
@@ -156,7 +156,7 @@ fn import_conversation(
             match k.as_str() {
                 "messages" | "response" => {}
                 "system" => {
-                    if let Some(s) = anthropic_system(&mut conv, keys, top, v) {
+                    if let Some(s) = content_text(&mut conv, keys, top, v) {
                         conv.system(s, at);
                     }
                 }
@@ -227,7 +227,7 @@ fn message(conv: &mut Conversation, keys: &mut Unmapped, place: Place, m: &J) {
             conv.assistant(r, place.at);
         }
         Some("system") => {
-            if let Some(s) = anthropic_system(conv, keys, place, m.at("content")) {
+            if let Some(s) = content_text(conv, keys, place, m.at("content")) {
                 conv.system(s, place.at);
             }
         }

@@ -120,8 +120,7 @@ impl<'f> Conversation<'f> {
 
     /// A user message: part of the mission before the first response, an observation
     /// after it. `environment` only when the log or its format says so.
-    pub fn user(&mut self, text: String, environment: bool, at: At) {
-        let _ = at;
+    pub fn user(&mut self, text: String, environment: bool, _at: At) {
         if self.turns.is_empty() {
             self.mission.push(text);
         } else {

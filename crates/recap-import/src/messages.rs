@@ -144,15 +144,6 @@ const OPENAI_MESSAGE_KEYS: [&str; 11] = [
     "is_error",
 ];
 
-/// How a caller wants OpenAI `user` messages after the mission marked.
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub(crate) enum UserAfterMission {
-    /// Replies of a person or simulated user.
-    Reply,
-    /// Environment output sent as a user message (SWE-agent's format definition).
-    Environment,
-}
-
 /// Feeds one OpenAI chat-completions message into the conversation. Keys outside
 /// [`OPENAI_MESSAGE_KEYS`] and `extra_known` are counted as unknown.
 pub(crate) fn openai_message(
@@ -160,7 +151,6 @@ pub(crate) fn openai_message(
     keys: &mut Unmapped,
     place: Place,
     m: &J,
-    users: UserAfterMission,
     extra_known: &[&str],
 ) {
     if m.as_object().is_none() {
@@ -210,11 +200,8 @@ pub(crate) fn openai_message(
     }
     match role {
         "system" | "developer" => conv.system(text.unwrap_or_default(), place.at),
-        "user" => conv.user(
-            text.unwrap_or_default(),
-            users == UserAfterMission::Environment && conv.has_turns(),
-            place.at,
-        ),
+        // The format does not say whose a user message is: a reply, never environment.
+        "user" => conv.user(text.unwrap_or_default(), false, place.at),
         "assistant" => {
             let r = openai_response(conv, keys, place, m, text);
             conv.assistant(r, place.at);
@@ -402,16 +389,6 @@ pub(crate) fn anthropic_tools(list: &J) -> BTreeMap<String, ToolSpec> {
         }
     }
     tools
-}
-
-/// Anthropic `system`: a string or a list of text blocks.
-pub(crate) fn anthropic_system(
-    conv: &mut Conversation,
-    keys: &mut Unmapped,
-    place: Place,
-    system: &J,
-) -> Option<String> {
-    content_text(conv, keys, place, system)
 }
 
 /// The response of an Anthropic assistant message's content: text blocks → content,

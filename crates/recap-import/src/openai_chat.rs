@@ -7,7 +7,7 @@
 //! the whole mapping.
 
 use crate::conversation::Conversation;
-use crate::messages::{Place, UserAfterMission, openai_message, openai_tools};
+use crate::messages::{Place, openai_message, openai_tools};
 use crate::ojson::J;
 use crate::problem::{At, Problem};
 use crate::source::{Doc, Located};
@@ -172,7 +172,7 @@ fn import_conversation(file: &Path, stem: &str, r: Record, keys: &mut Unmapped, 
             name: "messages[]",
             at: At::new(line, r.at.record),
         };
-        openai_message(&mut conv, keys, place, m, UserAfterMission::Reply, &[]);
+        openai_message(&mut conv, keys, place, m, &[]);
     }
     if let Some(s) = conv.finish("openai-chat", &mut out.problems) {
         out.sessions.push(s);

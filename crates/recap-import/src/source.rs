@@ -40,43 +40,12 @@ pub enum Doc {
 }
 
 impl Doc {
-    /// The records a generic importer iterates: lines, array items, or the object as one
-    /// record (line 1 when the object starts there).
-    pub fn records(&self) -> Vec<(usize, Option<usize>, J)> {
-        match self {
-            Doc::Lines(items) => items
-                .iter()
-                .map(|l| (l.line, None, l.value.clone()))
-                .collect(),
-            Doc::Array(items) => items
-                .iter()
-                .enumerate()
-                .map(|(i, l)| (l.line, Some(i + 1), l.value.clone()))
-                .collect(),
-            Doc::Object(members) => vec![(
-                members.first().map_or(1, |m| m.line.max(1)),
-                None,
-                object_of(members),
-            )],
-            Doc::Other(v) => v.iter().map(|l| (l.line, None, l.value.clone())).collect(),
-        }
-    }
-
     /// Nothing was read.
     pub fn is_empty(&self) -> bool {
         match self {
             Doc::Lines(items) | Doc::Array(items) => items.is_empty(),
             Doc::Object(members) => members.is_empty(),
             Doc::Other(v) => v.is_none(),
-        }
-    }
-
-    /// How many records [`Doc::records`] yields, without building them.
-    pub fn record_count(&self) -> usize {
-        match self {
-            Doc::Lines(items) | Doc::Array(items) => items.len(),
-            Doc::Object(_) => 1,
-            Doc::Other(v) => usize::from(v.is_some()),
         }
     }
 }

@@ -10,6 +10,7 @@ pub mod call_rows;
 mod columns;
 mod csv;
 pub mod html;
+pub mod lowest_retention;
 mod markdown;
 pub mod provenance;
 pub mod sessions_csv;
@@ -60,7 +61,7 @@ pub struct CorpusInfo {
     pub rejected: u64,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Default)]
 pub struct Run {
     pub strategy: String,
     pub tokenizer: String,
