@@ -1,19 +1,29 @@
-//! `recap run`'s engine end to end against a naive loop, in the same group so
-//! that criterion prints them side by side: `harness/<corpus>/{engine,naive}`.
+//! `recap run`'s engine end to end against a naive loop doing the same job, in one group
+//! so that criterion prints them side by side:
+//! `harness/<corpus>/{engine,naive,naive-reference-tokenizer}`.
 //!
-//! - `engine`: `recap_harness::run_corpora` over the corpus file with the configuration
-//!   of `recap run`'s default (every built-in, `o200k_base`, default backend), one job:
-//!   reading and parsing the corpus, rendering each call (twice, for the determinism
-//!   check), checking the declared invariants, retention, counting tokens with reuse of
-//!   the previous call's counts, and aggregating the report.
-//! - `naive`: reads and parses the same file, renders every call of every session with
-//!   every strategy once and tokenizes every message of every prompt whole with
-//!   tiktoken-rs (the reference backend), summing SPEC section 9's prompt tokens.
+//! - `engine`: `recap_harness::run_corpora` over the corpus file, configured as `recap
+//!   run` runs by default (every built-in in the command's order, `o200k_base` with the
+//!   default backend, token budgets counted with it), one job: reading and parsing the
+//!   corpus, rendering each call (twice, for the determinism check), checking the
+//!   declared invariants, retention, counting prompt and cached tokens, and aggregating
+//!   the report.
+//! - `naive`: the same token totals the straightforward way, with the same tokenizer:
+//!   read and parse the same file; for every session, every strategy that renders its
+//!   form and every call the harness replays, render once (through the same incremental
+//!   path, one `SessionState` per strategy and session) and tokenize every text of the
+//!   prompt whole, summing the prompt tokens of SPEC sections 9 and 11.2. The setup
+//!   checks that it counts exactly the engine's total.
+//! - `naive-reference-tokenizer`: the naive loop counting with tiktoken-rs (the
+//!   reference backend). An extra, not a target: its ratio to `engine` is mostly the gap
+//!   between the two tokenizers.
 //!
-//! The engine does strictly more work than the naive loop; the target is engine ≥ 5×
-//! faster. Corpora: bench-data, and the shared real corpora (`../shared/corpora`,
-//! imported in memory with recap's importers and written to a temporary file).
-//! Throughput is the corpus file's size.
+//! The engine does strictly more than the naive loop (cached tokens, retention,
+//! invariants, a second render, the report). Corpora: bench-data (named by session form:
+//! `ptc-generated`, `chat-generated`, …), and the shared real corpora
+//! (`../shared/corpora`, imported in memory with recap's importers and written to a
+//! temporary file). Throughput is the corpus file's size, so criterion prints MB/s and
+//! the two forms compare per MB.
 //!
 //! On a shared machine the engine (a worker thread handing results to the main thread)
 //! suffers more from other load than the single-threaded naive loop; with
@@ -23,41 +33,35 @@
 mod common;
 
 use common::{
-    bench_data_files, engine, engine_config, measuring, read_corpus, shared_corpus, write_corpus,
+    applies, bench_data_files, engine, engine_config, measuring, read_corpus, run_strategies,
+    run_tokenizer, shared_corpus, write_corpus,
 };
 use criterion::measurement::Measurement;
 use criterion::{Criterion, SamplingMode, Throughput};
-use recap_core::{CorpusReader, Strategy};
+use recap_core::{CorpusReader, SessionState, Strategy};
+use recap_harness::calls::calls;
 use recap_harness::counting::prompt_tokens;
-use recap_harness::{Backend, Encoding, Tokenizer};
+use recap_harness::{Backend, Encoding, Report, Tokenizer};
 use recap_import::Kind;
 use std::hint::black_box;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-/// The strategies `recap run` runs by default: every built-in.
-fn strategies() -> Vec<Arc<dyn Strategy>> {
-    let registry = recap_builtins::registry();
-    recap_builtins::builtins()
-        .into_iter()
-        .map(|(info, _)| {
-            registry
-                .build(&info.name)
-                .unwrap_or_else(|e| panic!("built-in {}: {e}", info.name))
-        })
-        .collect()
-}
-
+/// Prompt tokens of every call `recap run` replays, counted the straightforward way.
 fn naive(strategies: &[Arc<dyn Strategy>], tok: &Tokenizer, corpus: &Path) -> u64 {
     let mut total = 0;
     let reader = CorpusReader::open(corpus).expect("corpus opens");
     for entry in reader {
         let session = entry.session.expect("bench corpora are valid");
         for strategy in strategies {
-            // The calls the harness replays: after 0, 1, …, n−1 completed turns.
-            for k in 0..session.turns.len() {
-                let request = common::request(&session, k);
-                let messages = strategy.render(&request).expect("built-ins render");
+            if !applies(strategy.as_ref(), &session) {
+                continue;
+            }
+            let mut state = SessionState::new();
+            for k in calls(&session) {
+                let messages = strategy
+                    .render_session(&session, k, &mut state)
+                    .expect("built-ins render");
                 total += prompt_tokens(tok, &messages);
             }
         }
@@ -65,29 +69,34 @@ fn naive(strategies: &[Arc<dyn Strategy>], tok: &Tokenizer, corpus: &Path) -> u6
     total
 }
 
+/// The prompt tokens of every run of a report (one tokenizer): what `naive` adds up.
+fn report_total(report: &Report) -> u64 {
+    report.runs.iter().map(|r| r.prompt_tokens_total).sum()
+}
+
 /// (name, corpus file) pairs; the temporary directory holds the imported corpora.
 fn corpora(tmp: &Path) -> Vec<(String, PathBuf)> {
     let smoke = !measuring();
     let mut out = Vec::new();
     for file in bench_data_files() {
-        let name = file.file_stem().unwrap_or_default().to_string_lossy();
+        let sessions = read_corpus(&file);
+        let stem = file.file_stem().unwrap_or_default().to_string_lossy();
+        let form = sessions.first().map_or("empty", |s| s.form.as_str());
+        let name = format!("{form}-{}", stem.trim_start_matches("chat-"));
         let path = if smoke {
             // One iteration of each benchmark only: a few sessions are enough.
-            let sessions: Vec<_> = read_corpus(&file)
-                .into_iter()
-                .take(common::SMOKE_SESSIONS)
-                .collect();
-            let p = tmp.join(format!("bench-data-{name}.jsonl"));
-            write_corpus(&p, &sessions);
+            let p = tmp.join(format!("{name}.jsonl"));
+            write_corpus(&p, &sessions[..sessions.len().min(common::SMOKE_SESSIONS)]);
             p
         } else {
             file.clone()
         };
-        out.push((format!("bench-data-{name}"), path));
+        out.push((name, path));
     }
     for (kind, dir) in [
         (Kind::PtcRunner, "ptc-runner-loop"),
         (Kind::Smolagents, "smolagents-code"),
+        (Kind::Tau2, "tau2-bench-results"),
     ] {
         if let Some(mut sessions) = shared_corpus(kind, dir) {
             if smoke {
@@ -103,10 +112,14 @@ fn corpora(tmp: &Path) -> Vec<(String, PathBuf)> {
 
 fn harness<M: Measurement>(c: &mut Criterion<M>) {
     let tmp = tempfile::tempdir().expect("temporary directory");
-    let strategies = strategies();
+    let strategies = run_strategies();
     let cfg = engine_config(&strategies);
+    let fast = run_tokenizer();
     let reference = Tokenizer::get(Encoding::O200kBase, Backend::Reference);
     for (name, path) in corpora(tmp.path()) {
+        // Same job: the naive loop must count exactly what the engine reports.
+        let want = report_total(&engine(&cfg, &path));
+        assert_eq!(naive(&strategies, &fast, &path), want, "{name}: naive loop");
         let bytes = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
         let mut group = c.benchmark_group(format!("harness/{name}"));
         // Iterations take 0.1–10 s: few samples, one iteration each.
@@ -115,6 +128,9 @@ fn harness<M: Measurement>(c: &mut Criterion<M>) {
         group.throughput(Throughput::BytesDecimal(bytes));
         group.bench_function("engine", |b| b.iter(|| engine(black_box(&cfg), &path)));
         group.bench_function("naive", |b| {
+            b.iter(|| naive(black_box(&strategies), &fast, &path))
+        });
+        group.bench_function("naive-reference-tokenizer", |b| {
             b.iter(|| naive(black_box(&strategies), &reference, &path))
         });
         group.finish();

@@ -1,55 +1,62 @@
 //! Render speed of every built-in strategy (the render targets of `docs/performance.md`).
 //!
-//! - `render/bench-data/<strategy>`: every call of every bench-data session, rendered
-//!   directly the way the harness replays a session (`Strategy::render_session`, one
-//!   `SessionState` per session, so incremental strategies can reuse work);
-//!   throughput = bytes of prompt produced.
-//! - `render/turns/<strategy>/<n>`: the last call of a generated session of n = 10, 100
-//!   and 1,000 turns; throughput = bytes of that prompt. Equal bytes/s across n means
-//!   time linear in the prompt size (a renderer quadratic in turns would slow down at
-//!   1,000).
-//! - `render-vs-tokenize/<strategy>/{render,tokenize-fast}`: the same bench-data calls
-//!   rendered, and their output tokenized with the fastest tokenizer recap offers
-//!   (o200k_base, `fast` backend, one count per message as the harness does). The target
-//!   is render < 5% of tokenize.
+//! Every group replays exactly the calls `recap run` replays: for each strategy, the
+//! bench-data sessions of the forms it renders, calls 0 … n−1 of a session of n turns.
 //!
+//! - `render/bench-data/<strategy>`: every such call rendered the way the harness
+//!   replays a session (`Strategy::render_session`, one `SessionState` per session, so
+//!   incremental strategies can reuse work); throughput = bytes of prompt produced.
+//! - `render/turns/<strategy>/<form>-<n>`: the last call the harness replays of a
+//!   generated session of n = 10, 100 and 1,000 turns, for each form the strategy
+//!   renders; throughput = bytes of that prompt. Equal bytes/s across n means time
+//!   linear in the prompt size (a renderer quadratic in turns would slow down at 1,000).
+//! - `render-vs-count/<strategy>/{render,count-in-run}`: the same bench-data calls
+//!   rendered, and what `recap run` pays to count their tokens: the harness's own
+//!   counting (`CallDiff` against the previous call, equal messages reused, the other
+//!   texts counted line by line through the session's line cache, the cache prefix) of
+//!   this strategy's prompts, inside the default run: the strategies before it in the
+//!   run's order have already filled the session's line cache, as in the command (their
+//!   counting is done but not timed). Target: render < 5 % of count-in-run.
 //! - `render-floor/read-shown-data`: no strategy: every tool call, definition and print
-//!   of the bench-data sessions read once, values walked whole — roughly the least a
-//!   renderer that shows them pays (ptc-runner shows windows of exactly these), to
-//!   compare with `render-vs-tokenize/ptc-runner/tokenize-fast`.
+//!   that ptc-runner's calls can show (the PTC sessions' turns before their last call)
+//!   read once, values walked whole — roughly the least a renderer that shows them pays,
+//!   to compare with `render-vs-count/ptc-runner/count-in-run`.
 //!
-//! Token counting is never inside a render measurement: it is 100–3,000× slower.
+//! Token counting is never inside a render measurement.
 
 mod common;
 
 use common::{
-    bench_data_sessions, every_prompt, generated_session, last_call, measuring, prompt_bytes,
-    render_sessions, request,
+    applicable, bench_data_sessions, call_count, every_prompt, generated_session_of, last_call,
+    measuring, prompt_bytes, render_sessions, request, run_strategies, run_tokenizer,
 };
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
-use recap_core::{Strategy, Value};
-use recap_harness::{Backend, Encoding, Tokenizer};
+use recap_core::{Form, Message, Session, Strategy, Value};
+use recap_harness::Tokenizer;
+use recap_harness::counting::{CallDiff, RoleTokens, SegmentCounts, TokenMemory, count_call};
 use std::hint::black_box;
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
+/// `recap run`'s default strategies, by name, in the run's order.
 fn builtins() -> Vec<(String, Arc<dyn Strategy>)> {
-    let registry = recap_builtins::registry();
-    recap_builtins::builtins()
+    run_strategies()
         .into_iter()
-        .map(|(info, _)| {
-            let strategy = registry
-                .build(&info.name)
-                .unwrap_or_else(|e| panic!("built-in {}: {e}", info.name));
-            (info.name, strategy)
-        })
+        .map(|s| (s.spec(), s))
         .collect()
 }
 
 fn bench_data(c: &mut Criterion) {
-    let sessions = bench_data_sessions();
+    let all = bench_data_sessions();
     let mut group = c.benchmark_group("render/bench-data");
     for (name, strategy) in builtins() {
+        let sessions = applicable(strategy.as_ref(), &all);
         let bytes = render_sessions(strategy.as_ref(), &sessions);
+        eprintln!(
+            "render/bench-data/{name}: {} sessions, {} calls, {bytes} bytes",
+            sessions.len(),
+            call_count(&sessions)
+        );
         group.throughput(Throughput::Bytes(bytes));
         group.bench_function(&name, |b| {
             b.iter(|| render_sessions(black_box(strategy.as_ref()), black_box(&sessions)))
@@ -65,17 +72,25 @@ fn by_turns(c: &mut Criterion) {
     } else {
         &[10, 100]
     };
-    let sessions: Vec<_> = sizes
+    let sessions: Vec<(Form, u32, Session)> = Form::ALL
         .iter()
-        .map(|&n| (n, generated_session(11, n)))
+        .flat_map(|&form| {
+            sizes
+                .iter()
+                .map(move |&n| (form, n, generated_session_of(form, 11, n)))
+        })
         .collect();
     let mut group = c.benchmark_group("render/turns");
     for (name, strategy) in builtins() {
-        for (n, session) in &sessions {
+        for (form, n, session) in &sessions {
+            if !strategy.forms().contains(form) {
+                continue;
+            }
             let req = request(session, last_call(session));
             let bytes = prompt_bytes(&strategy.render(&req).expect("built-ins render"));
             group.throughput(Throughput::Bytes(bytes));
-            group.bench_with_input(BenchmarkId::new(&name, n), &req, |b, req| {
+            let id = BenchmarkId::new(&name, format!("{}-{n}", form.as_str()));
+            group.bench_with_input(id, &req, |b, req| {
                 b.iter(|| strategy.render(black_box(req)))
             });
         }
@@ -83,29 +98,80 @@ fn by_turns(c: &mut Criterion) {
     group.finish();
 }
 
-fn render_vs_tokenize(c: &mut Criterion) {
-    let sessions = bench_data_sessions();
-    let fastest = Tokenizer::get(Encoding::O200kBase, Backend::Fast);
-    for (name, strategy) in builtins() {
-        let prompts = every_prompt(strategy.as_ref(), &sessions);
-        let bytes: u64 = prompts.iter().map(|p| prompt_bytes(p)).sum();
-        let mut group = c.benchmark_group(format!("render-vs-tokenize/{name}"));
-        // Tokenizing every call's output takes ~0.1–1 s per iteration.
+/// The harness's counting of one strategy's prompts over one session (`calls` in call
+/// order), with the session's line cache `lines`; returns the prompt tokens.
+fn count_as_harness(
+    tok: &Tokenizer,
+    roles: &RoleTokens,
+    calls: &[Vec<Message>],
+    lines: &mut SegmentCounts,
+) -> u64 {
+    let (mut mem, mut counts) = (TokenMemory::default(), Vec::new());
+    let mut prev: Option<&[Message]> = None;
+    let mut total = 0;
+    for cur in calls {
+        let diff = CallDiff::new(prev, cur);
+        total += count_call(tok, roles, prev, cur, &diff, &mut mem, lines, &mut counts).prompt;
+        prev = Some(cur);
+    }
+    total
+}
+
+/// Per session, per strategy of the run: the prompts of every call, when the strategy
+/// renders the session's form.
+type RunPrompts = Vec<Vec<Option<Vec<Vec<Message>>>>>;
+
+fn run_prompts(strategies: &[(String, Arc<dyn Strategy>)], sessions: &[Session]) -> RunPrompts {
+    sessions
+        .iter()
+        .map(|session| {
+            strategies
+                .iter()
+                .map(|(_, s)| {
+                    common::applies(s.as_ref(), session)
+                        .then(|| every_prompt(s.as_ref(), std::slice::from_ref(session)))
+                })
+                .collect()
+        })
+        .collect()
+}
+
+/// Time spent counting strategy `x`'s prompts in the default run, over `iters` runs.
+fn count_in_run(tok: &Tokenizer, prompts: &RunPrompts, x: usize, iters: u64) -> Duration {
+    let roles = RoleTokens::new(tok);
+    let mut spent = Duration::ZERO;
+    for _ in 0..iters {
+        for per_strategy in prompts {
+            let mut lines = SegmentCounts::new(tok);
+            for (s, calls) in per_strategy.iter().enumerate().take(x + 1) {
+                let Some(calls) = calls else { continue };
+                let start = Instant::now();
+                black_box(count_as_harness(tok, &roles, black_box(calls), &mut lines));
+                if s == x {
+                    spent += start.elapsed();
+                }
+            }
+        }
+    }
+    spent
+}
+
+fn render_vs_count(c: &mut Criterion) {
+    let all = bench_data_sessions();
+    let strategies = builtins();
+    let prompts = run_prompts(&strategies, &all);
+    let tok = run_tokenizer();
+    for (x, (name, strategy)) in strategies.iter().enumerate() {
+        let sessions = applicable(strategy.as_ref(), &all);
+        let bytes = render_sessions(strategy.as_ref(), &sessions);
+        let mut group = c.benchmark_group(format!("render-vs-count/{name}"));
         group.sample_size(10);
         group.throughput(Throughput::Bytes(bytes));
         group.bench_function("render", |b| {
             b.iter(|| render_sessions(black_box(strategy.as_ref()), black_box(&sessions)))
         });
-        group.bench_function("tokenize-fast", |b| {
-            b.iter(|| {
-                let mut tokens = 0usize;
-                for prompt in &prompts {
-                    for m in prompt {
-                        tokens += fastest.count_tokens(black_box(&m.content));
-                    }
-                }
-                tokens
-            })
+        group.bench_function("count-in-run", |b| {
+            b.iter_custom(|iters| count_in_run(&tok, &prompts, x, iters))
         });
         group.finish();
     }
@@ -131,12 +197,19 @@ fn read_whole<'v>(value: &'v Value, pending: &mut Vec<&'v Value>, acc: &mut u64)
 }
 
 fn read_floor(c: &mut Criterion) {
-    let sessions = bench_data_sessions();
+    let sessions: Vec<Session> = bench_data_sessions()
+        .into_iter()
+        .filter(|s| s.form == Form::Ptc)
+        .collect();
     let mut group = c.benchmark_group("render-floor");
     group.bench_function("read-shown-data", |b| {
         b.iter(|| {
             let (mut acc, mut pending) = (0u64, Vec::new());
-            for turn in black_box(&sessions).iter().flat_map(|s| &s.turns) {
+            // The last call shows every turn before it.
+            let shown = black_box(&sessions)
+                .iter()
+                .flat_map(|s| s.turns.iter().take(last_call(s)));
+            for turn in shown {
                 if !turn.success {
                     acc += turn.program.len() as u64;
                     continue;
@@ -165,7 +238,7 @@ criterion_group!(
     benches,
     bench_data,
     by_turns,
-    render_vs_tokenize,
+    render_vs_count,
     read_floor
 );
 criterion_main!(benches);

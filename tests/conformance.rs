@@ -58,6 +58,11 @@ fn unreadable_or_malformed_files_are_errors_naming_the_file() {
         stderr.contains("/nonexistent/cases.json: cannot read"),
         "{stderr}"
     );
+    assert_eq!(
+        stderr.matches("No such file").count(),
+        1,
+        "the OS error is said once: {stderr}"
+    );
     let dir = tempfile::tempdir().expect("tempdir");
     let p = cases_file(&dir, "[\n  {\"name\": \"a\",\n");
     let Run { code, stderr, .. } = recap!(&["conformance", &p]);

@@ -7,8 +7,8 @@
 
 pub mod cpu;
 
-use recap_core::invariants::calls;
-use recap_core::{CorpusReader, Message, RenderRequest, Session, SessionState, Strategy};
+use recap_core::{CorpusReader, Form, Message, RenderRequest, Session, SessionState, Strategy};
+use recap_harness::calls::calls;
 use recap_harness::{
     Backend, Encoding, Hooks, Report, RunConfig, StrategyEntry, Tokenizer, run_corpora,
 };
@@ -106,29 +106,93 @@ pub fn write_corpus(path: &Path, sessions: &[Session]) {
         .unwrap_or_else(|e| panic!("cannot write {}: {e}", path.display()));
 }
 
-/// One generated session with exactly `turns` recorded turns, from the public
-/// generator (the same for the same arguments).
-pub fn generated_session(seed: u64, turns: u32) -> Session {
-    let mut sessions = recap_gen::generate_corpus(seed, 1, turns..=turns);
+/// One generated session of `form` with exactly `turns` recorded turns, from the public
+/// generators (the same for the same arguments).
+pub fn generated_session_of(form: Form, seed: u64, turns: u32) -> Session {
+    let mut sessions = match form {
+        Form::Ptc => recap_gen::generate_corpus(seed, 1, turns..=turns),
+        Form::Chat => recap_gen::generate_chat_corpus(seed, 1, turns..=turns),
+    };
     let session = sessions
         .pop()
-        .expect("generate_corpus returns the sessions asked for");
+        .expect("the generators return the sessions asked for");
     assert_eq!(session.turns.len(), turns as usize);
+    assert_eq!(session.form, form);
     session
 }
 
-/// The last call of a session (the longest prompt).
+/// The last call the harness replays of a session (the longest prompt).
 pub fn last_call(session: &Session) -> usize {
     calls(session).last().unwrap_or(0)
 }
 
-/// Bytes of a prompt: what a provider receives, the role names aside.
+/// Bytes of a prompt: what a provider receives, the role names and call ids aside
+/// (contents, and the names and arguments of tool calls, which are counted too).
 pub fn prompt_bytes(messages: &[Message]) -> u64 {
-    messages.iter().map(|m| m.content.len() as u64).sum()
+    messages
+        .iter()
+        .map(|m| {
+            m.content.len() as u64
+                + m.tool_calls
+                    .iter()
+                    .map(|c| (c.name.len() + c.arguments.len()) as u64)
+                    .sum::<u64>()
+        })
+        .sum()
 }
 
-/// Renders every call of every session with `Strategy::render` (a full request each
-/// call, no state); returns the prompt bytes produced.
+/// The tokenizer `recap run` counts with by default (o200k_base, default backend).
+pub fn run_tokenizer() -> Tokenizer {
+    Tokenizer::get(Encoding::O200kBase, Backend::default())
+}
+
+/// The strategies `recap run` runs when none is named, in its order (the four of SPEC
+/// section 6, then the other built-ins in registry order), built as the command builds
+/// them: strategies with token budgets count with the run's tokenizer.
+pub fn run_strategies() -> Vec<Arc<dyn Strategy>> {
+    let mut registry = recap_builtins::registry();
+    registry.set_counter(Arc::new(run_tokenizer()));
+    let mut names: Vec<String> = recap_builtins::SPEC_BUILTINS
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    for info in registry.infos() {
+        if info.origin == "built-in" && !names.contains(&info.name) {
+            names.push(info.name.clone());
+        }
+    }
+    names
+        .iter()
+        .map(|name| {
+            registry
+                .build(name)
+                .unwrap_or_else(|e| panic!("built-in {name}: {e}"))
+        })
+        .collect()
+}
+
+/// Whether `strategy` renders `session` (the harness replays only those; the others are
+/// not applicable).
+pub fn applies(strategy: &dyn Strategy, session: &Session) -> bool {
+    strategy.forms().contains(&session.form)
+}
+
+/// The sessions `strategy` renders.
+pub fn applicable(strategy: &dyn Strategy, sessions: &[Session]) -> Vec<Session> {
+    sessions
+        .iter()
+        .filter(|s| applies(strategy, s))
+        .cloned()
+        .collect()
+}
+
+/// How many calls the harness replays over `sessions`.
+pub fn call_count(sessions: &[Session]) -> usize {
+    sessions.iter().map(|s| calls(s).len()).sum()
+}
+
+/// Renders every call the harness replays of every session with `Strategy::render` (a
+/// full request each call, no state); returns the prompt bytes produced.
 pub fn render_calls(strategy: &dyn Strategy, sessions: &[Session]) -> u64 {
     let mut bytes = 0;
     for session in sessions {
@@ -142,7 +206,7 @@ pub fn render_calls(strategy: &dyn Strategy, sessions: &[Session]) -> u64 {
     bytes
 }
 
-/// Renders every call of every session the way a caller replaying whole sessions must
+/// Renders every call the harness replays of every session the way the harness does
 /// (`Strategy::render_session`, one `SessionState` per session, calls in order), so
 /// that strategies and plugins that work incrementally do; returns the prompt bytes.
 pub fn render_sessions(strategy: &dyn Strategy, sessions: &[Session]) -> u64 {
@@ -181,8 +245,8 @@ pub fn every_prompt(strategy: &dyn Strategy, sessions: &[Session]) -> Vec<Vec<Me
 }
 
 /// `recap run`'s engine configured as the command runs it by default (o200k_base, the
-/// fast backend, every check) for `strategies`, with one job; the full-history baseline
-/// is added when not among them.
+/// default backend, every check) for `strategies`, with one job; the full-history
+/// baseline is added when not among them.
 pub fn engine_config(strategies: &[Arc<dyn Strategy>]) -> RunConfig {
     let baseline = recap_builtins::registry()
         .build("full-history")
@@ -191,8 +255,8 @@ pub fn engine_config(strategies: &[Arc<dyn Strategy>]) -> RunConfig {
         .iter()
         .map(|s| StrategyEntry::new(Arc::clone(s)))
         .collect();
-    let tokenizer = Tokenizer::get(Encoding::O200kBase, Backend::default());
-    let mut cfg = RunConfig::new(entries, baseline, vec![tokenizer]).expect("valid run config");
+    let mut cfg =
+        RunConfig::new(entries, baseline, vec![run_tokenizer()]).expect("valid run config");
     cfg.jobs = 1;
     cfg
 }

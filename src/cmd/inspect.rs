@@ -23,7 +23,7 @@ pub struct Args {
     #[arg(long, value_name = "SPEC")]
     strategy: String,
     /// Tokenizer for the per-message counts. Repeatable. Default: o200k_base.
-    #[arg(long = "tokenizer", value_name = "NAME", value_parser = ["o200k_base", "cl100k_base"])]
+    #[arg(long = "tokenizer", value_name = "NAME", value_parser = ["o200k_base", "cl100k_base", "deepseek_v3"])]
     tokenizers: Vec<String>,
     /// Cut each printed text or value to N characters (default: everything).
     #[arg(long, value_name = "N")]
@@ -62,11 +62,6 @@ fn find_session(corpus: &Path, id: &str) -> Result<Session> {
 }
 
 pub fn run(args: Args) -> Result<ExitCode> {
-    let registry = args.plugins.registry()?;
-    let strategy = registry
-        .build(&args.strategy)
-        .with_context(|| format!("--strategy {:?}", args.strategy))?;
-    let session = find_session(&args.corpus, &args.session)?;
     let mut tokenizers = Vec::new();
     for n in if args.tokenizers.is_empty() {
         vec![Encoding::O200kBase.name().to_string()]
@@ -76,6 +71,15 @@ pub fn run(args: Args) -> Result<ExitCode> {
         let enc: Encoding = n.parse()?;
         tokenizers.push(Tokenizer::get(enc, Backend::Fast));
     }
+    let mut registry = args.plugins.registry()?;
+    // Token budgets count with the first tokenizer, as in `recap run`.
+    if let Some(first) = tokenizers.first() {
+        registry.set_counter(std::sync::Arc::new(*first));
+    }
+    let strategy = registry
+        .build(&args.strategy)
+        .with_context(|| format!("--strategy {:?}", args.strategy))?;
+    let session = find_session(&args.corpus, &args.session)?;
     let text = inspect(
         &session,
         strategy.as_ref(),

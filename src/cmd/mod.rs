@@ -2,12 +2,16 @@
 //! `run(Args) -> anyhow::Result<ExitCode>`: `Ok` with exit 1 for "ran, found problems",
 //! `Err` (exit 2) for "could not run".
 
+pub mod config;
 pub mod conformance;
+pub mod diff;
 pub mod eval;
 pub mod import;
+pub mod init;
 pub mod inspect;
 pub mod plugins;
 pub mod problems;
+pub mod provenance;
 pub mod render;
 pub mod run;
 pub mod strategies;

@@ -33,10 +33,14 @@ pub enum BackendArg {
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// Corpus files (JSON Lines). Default: every bench-data/*.jsonl of the current
-    /// directory.
+    /// Corpus files (JSON Lines). Default: the experiment file's `corpora`, else every
+    /// bench-data/*.jsonl of the current directory.
     #[arg(value_name = "CORPUS")]
     corpora: Vec<PathBuf>,
+    /// Read the experiment from FILE (TOML; `recap init` writes a commented example,
+    /// docs/experiments.md describes every key). Flags given here override the file.
+    #[arg(long, value_name = "FILE")]
+    config: Option<PathBuf>,
     /// Strategy spec (`name` or `name:key=value,...`). Repeatable. Default: every
     /// registered strategy with its default options.
     #[arg(long = "strategy", value_name = "SPEC")]
@@ -54,23 +58,24 @@ pub struct Args {
     /// of the ptc-runner corpus) has only the fast backend.
     #[arg(long = "tokenizer", value_name = "NAME", value_parser = ["o200k_base", "cl100k_base", "deepseek_v3"])]
     tokenizers: Vec<String>,
-    /// Which implementation counts tokens (both give identical counts).
-    #[arg(long, value_enum, default_value_t = BackendArg::Fast)]
-    tokenizer_backend: BackendArg,
-    /// Write every format and the SVG charts into DIR (refused if DIR holds files).
+    /// Which implementation counts tokens (both give identical counts). [default: fast]
+    #[arg(long, value_enum)]
+    tokenizer_backend: Option<BackendArg>,
+    /// Write every format, the SVG charts, report.html, sessions.csv and calls.csv into
+    /// DIR (refused if DIR holds files).
     #[arg(long, value_name = "DIR")]
     out: Option<PathBuf>,
     /// With --out: replace recap's files in a non-empty DIR.
-    #[arg(long, requires = "out")]
+    #[arg(long)]
     force: bool,
-    /// Format printed on stdout.
-    #[arg(long, value_enum, default_value_t = Format::Table)]
-    format: Format,
-    /// Price of a cached prompt token relative to an uncached one (0..=1).
-    #[arg(long, default_value_t = 0.1, value_name = "RATIO", value_parser = parse_ratio)]
-    cache_read_ratio: f64,
+    /// Format printed on stdout. [default: table]
+    #[arg(long, value_enum)]
+    format: Option<Format>,
+    /// Price of a cached prompt token relative to an uncached one (0..=1). [default: 0.1]
+    #[arg(long, value_name = "RATIO", value_parser = parse_ratio)]
+    cache_read_ratio: Option<f64>,
     /// With --out: write the exact prompt of every call to DIR/prompts/<strategy>.jsonl.
-    #[arg(long, requires = "out")]
+    #[arg(long)]
     dump_prompts: bool,
     /// Worker threads. Default: the number of CPUs.
     #[arg(long, short = 'j', value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
@@ -117,9 +122,68 @@ fn default_corpora() -> Result<Vec<PathBuf>> {
     Ok(files)
 }
 
-/// The strategies to run: `--strategy` then `--sweep` settings in order, or every
-/// registered strategy (the SPEC built-ins first, in their report order).
 impl Args {
+    /// Fills in what the command line left unsaid from an experiment file: a list flag
+    /// given replaces the file's list (`--strategy` or `--sweep` replace all of the
+    /// file's strategies), a value given replaces the file's value, and plugins add up.
+    /// Returns the plugin strategies the file runs with options (none when the command
+    /// line names the strategies).
+    fn apply_experiment(&mut self, exp: super::config::Experiment) -> Vec<super::config::PluginRun> {
+        if self.corpora.is_empty() {
+            self.corpora = exp.corpora;
+        }
+        let mut plugin_runs = Vec::new();
+        if self.strategies.is_empty() && self.sweeps.is_empty() {
+            self.strategies = exp.strategies;
+            self.sweeps = exp.sweeps;
+            // The file's order: its strategies, then its sweeps.
+            self.given_order.clear();
+            plugin_runs = exp.plugin_runs;
+        }
+        if self.tokenizers.is_empty() {
+            self.tokenizers = exp.tokenizers;
+        }
+        if self.tokenizer_backend.is_none() {
+            self.tokenizer_backend = match exp.tokenizer_backend.as_deref() {
+                Some("reference") => Some(BackendArg::Reference),
+                Some(_) => Some(BackendArg::Fast),
+                None => None,
+            };
+        }
+        self.out = self.out.take().or(exp.out);
+        self.force |= exp.force.unwrap_or(false);
+        if self.format.is_none() {
+            self.format = exp
+                .format
+                .as_deref()
+                .and_then(|f| <Format as clap::ValueEnum>::from_str(f, false).ok());
+        }
+        self.cache_read_ratio = self.cache_read_ratio.or(exp.cache_read_ratio);
+        self.dump_prompts |= exp.dump_prompts.unwrap_or(false);
+        self.jobs = self.jobs.or(exp.jobs);
+        if exp.session_details == Some(false) {
+            self.no_session_details = true;
+        }
+        // The file's plugins first: its strategies may name them.
+        let mut plugins = exp.plugins;
+        plugins.append(&mut self.plugins.plugins);
+        self.plugins.plugins = plugins;
+        let mut dirs = exp.plugin_dirs;
+        dirs.append(&mut self.plugins.plugin_dirs);
+        self.plugins.plugin_dirs = dirs;
+        if self.plugins.plugin_timeout.is_none()
+            && let Some(limit) = exp.plugin_timeout.as_deref()
+            && let Ok(limit) = recap_plugin_host::parse_limit(limit)
+        {
+            self.plugins.plugin_timeout = Some(super::plugins::TimeLimit(limit));
+        }
+        plugin_runs
+    }
+
+    fn format(&self) -> Format {
+        self.format.unwrap_or(Format::Table)
+    }
+
     /// Records the command-line order of `--strategy` and `--sweep`, so rows come out
     /// in the order they were asked for.
     pub fn set_given_order(&mut self, m: &clap::ArgMatches) {
@@ -204,7 +268,7 @@ fn strategies(args: &Args, registry: &Registry) -> Result<Vec<StrategyEntry>> {
 }
 
 fn tokenizers(args: &Args) -> Result<Vec<Tokenizer>> {
-    let backend = match args.tokenizer_backend {
+    let backend = match args.tokenizer_backend.unwrap_or(BackendArg::Fast) {
         BackendArg::Fast => Backend::Fast,
         BackendArg::Reference => Backend::Reference,
     };

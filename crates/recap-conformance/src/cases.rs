@@ -24,11 +24,10 @@ pub struct Case {
 
 #[derive(Debug, thiserror::Error)]
 pub enum LoadError {
-    #[error("{}: cannot read: {source}", path.display())]
-    Io {
-        path: PathBuf,
-        source: std::io::Error,
-    },
+    // The OS error is part of this message and not a `source`: a chain printer
+    // (anyhow's `{:#}`) would otherwise say it twice.
+    #[error("{}: cannot read: {error}", path.display())]
+    Io { path: PathBuf, error: std::io::Error },
     #[error("{origin}:{line}:{column}: not valid JSON: {message}")]
     Json {
         origin: String,
@@ -50,9 +49,9 @@ pub enum LoadError {
 
 /// Reads and parses a cases file; errors name the file (and line/column or case).
 pub fn load(path: &Path) -> Result<Vec<Case>, LoadError> {
-    let text = std::fs::read_to_string(path).map_err(|source| LoadError::Io {
+    let text = std::fs::read_to_string(path).map_err(|error| LoadError::Io {
         path: path.to_path_buf(),
-        source,
+        error,
     })?;
     parse_cases(&text, &path.display().to_string())
 }
