@@ -146,26 +146,12 @@ pub fn strategy_problems(report: &Report) -> Vec<String> {
 fn render_errors(run: &Run, total_sessions: u64) -> Option<String> {
     let e = &run.render_errors;
     let first = e.examples.first()?;
-    let mut kinds: BTreeMap<&str, u64> = BTreeMap::new();
-    for x in &e.examples {
-        *kinds.entry(x.kind.as_str()).or_default() += 1;
-    }
-    // The report keeps the first few errors: their kinds are exact counts only when
-    // they are all of them.
-    let kinds = if e.examples.len() as u64 == e.count {
-        kinds
-            .iter()
-            .map(|(k, n)| format!("{k}: {n}"))
-            .collect::<Vec<_>>()
-            .join(", ")
-    } else {
-        let names: Vec<&str> = kinds.keys().copied().collect();
-        format!(
-            "kinds of the first {}: {}",
-            e.examples.len(),
-            names.join(", ")
-        )
-    };
+    let kinds = e
+        .by_kind
+        .iter()
+        .map(|(k, n)| format!("{k}: {n}"))
+        .collect::<Vec<_>>()
+        .join(", ");
     let mut line = format!(
         "{}: {} call{} failed to render in {} of {} session{} ({kinds}); first: {} session {} call {}: {}",
         run.strategy,

@@ -196,11 +196,7 @@ impl Endpoint {
             let _ = self.fatal.set(e.clone());
             e
         };
-        if let Some(stored) = self
-            .cache
-            .get(&request.key)
-            .map_err(cache_error)?
-        {
+        if let Some(stored) = self.cache.get(&request.key).map_err(cache_error)? {
             return Ok(Arc::new(self.completion(request, stored.response, true, 0)));
         }
         let estimate = self.counter.count(&request.body) + u64::from(request.max_tokens);

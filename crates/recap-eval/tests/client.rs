@@ -107,10 +107,16 @@ fn a_request_rejected_alone_is_a_failure_without_retries_and_the_run_goes_on() {
     let e = endpoint(&s.url(), &dir.path().join("c.sqlite"));
     let err = e.complete(&request("too long"), "t").unwrap_err();
     assert!(
-        matches!(err, EndpointError::Send(SendError::Rejected { status: 400, .. })),
+        matches!(
+            err,
+            EndpointError::Send(SendError::Rejected { status: 400, .. })
+        ),
         "{err}"
     );
-    assert!(!err.is_fatal() && err.to_string().contains("context length"), "{err}");
+    assert!(
+        !err.is_fatal() && err.to_string().contains("context length"),
+        "{err}"
+    );
     assert_eq!(s.received(), 1);
     assert!(e.complete(&request("fits"), "t").is_ok());
     assert_eq!(e.totals().failed, 1);

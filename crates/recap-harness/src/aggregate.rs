@@ -124,6 +124,7 @@ impl<'a> Aggregator<'a> {
             }
             sa.errors.count += so.render_errors.len() as u64;
             for e in &so.render_errors {
+                *sa.errors.by_kind.entry(e.error.kind.clone()).or_default() += 1;
                 if sa.errors.examples.len() < examples {
                     sa.errors.examples.push(RenderErrorExample {
                         corpus: corpus.clone(),

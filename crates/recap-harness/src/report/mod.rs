@@ -132,6 +132,8 @@ pub struct ViolationExample {
 pub struct RenderErrors {
     /// Failed calls.
     pub count: u64,
+    /// Failed calls per error kind (`panic`, `timeout`, `invalid_response`, …).
+    pub by_kind: BTreeMap<String, u64>,
     /// Sessions with at least one failed call.
     pub sessions: u64,
     pub examples: Vec<RenderErrorExample>,
