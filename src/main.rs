@@ -35,6 +35,10 @@ enum Command {
     Import(cmd::import::Args),
     /// Ask a model (OpenAI-compatible endpoint): next-action agreement and probe QA per strategy.
     Eval(cmd::eval::Args),
+    /// Write a commented example experiment file for `recap run --config`.
+    Init(cmd::init::Args),
+    /// Compare two run reports per strategy and metric; `--fail-if` sets the exit code.
+    Diff(cmd::diff::Args),
 }
 
 fn main() -> ExitCode {
@@ -60,6 +64,8 @@ fn main() -> ExitCode {
         Command::Plugins(args) => cmd::plugins::run(args),
         Command::Import(args) => cmd::import::run(args),
         Command::Eval(args) => cmd::eval::run(args),
+        Command::Init(args) => cmd::init::run(args),
+        Command::Diff(args) => cmd::diff::run(args),
     };
     match result {
         Ok(code) => code,

@@ -61,12 +61,23 @@ impl std::fmt::Display for ConfigError {
 
 impl std::error::Error for ConfigError {}
 
-/// A plugin whose strategy the file runs with given options.
+/// A plugin whose strategy runs with given options.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PluginRun {
     pub path: PathBuf,
     /// `key=value` pairs in the file's order.
     pub options: Vec<(String, String)>,
+    /// `FILE:LINE:COLUMN: `plugins[i].options``, for errors found once it is loaded.
+    pub origin: String,
+}
+
+/// Where a value of the file is, for errors found only later (a strategy the registry
+/// does not know): `FILE:LINE:COLUMN: `key``.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Origin {
+    pub key: &'static str,
+    pub value: String,
+    pub at: String,
 }
 
 /// What an experiment file asks for; `None` / empty where it says nothing.
@@ -80,6 +91,8 @@ pub struct Experiment {
     /// `compress_history` mapped to strategy specs, then `strategies`.
     pub strategies: Vec<String>,
     pub sweeps: Vec<String>,
+    /// Where each of `strategies` and `sweeps` was written.
+    pub origins: Vec<Origin>,
     /// Plugins to load.
     pub plugins: Vec<PathBuf>,
     /// Plugins whose strategy runs with the options given.
@@ -149,14 +162,37 @@ pub fn parse(file: &Path, content: &str) -> Result<Experiment, ConfigError> {
                     exp.corpora.extend(ctx.corpus_pattern(&p)?);
                 }
             }
-            "strategies" => exp.strategies = v.strings_or_one()?.into_iter().map(|s| s.0).collect(),
-            "sweeps" => exp.sweeps = v.strings_or_one()?.into_iter().map(|s| s.0).collect(),
+            "strategies" | "sweeps" => {
+                let key: &'static str = if name == "sweeps" {
+                    "sweeps"
+                } else {
+                    "strategies"
+                };
+                let mut specs = Vec::new();
+                for (spec, span) in v.strings_or_one()? {
+                    exp.origins.push(Origin {
+                        key,
+                        value: spec.clone(),
+                        at: ctx.at(span, key),
+                    });
+                    specs.push(spec);
+                }
+                if key == "sweeps" {
+                    exp.sweeps = specs;
+                } else {
+                    exp.strategies = specs;
+                }
+            }
             "compress_history" => compress = v.compress_history()?,
             "plugins" => {
                 for (path, options) in v.plugins()? {
                     exp.plugins.push(path.clone());
-                    if let Some(options) = options {
-                        exp.plugin_runs.push(PluginRun { path, options });
+                    if let Some((options, origin)) = options {
+                        exp.plugin_runs.push(PluginRun {
+                            path,
+                            options,
+                            origin,
+                        });
                     }
                 }
             }
@@ -229,6 +265,11 @@ impl Ctx<'_> {
         }
     }
 
+    fn at(&self, span: Range<usize>, key: &str) -> String {
+        let (line, column) = line_column(self.src, span.start);
+        format!("{}:{line}:{column}: `{key}`", self.file.display())
+    }
+
     fn path(&self, p: &str) -> PathBuf {
         let p = Path::new(p);
         if p.is_absolute() {
@@ -240,7 +281,10 @@ impl Ctx<'_> {
 
     /// The files a corpus pattern names (a plain path is a pattern matching itself);
     /// a pattern matching nothing is an error, so a typo never runs an empty corpus.
-    fn corpus_pattern(&self, (pattern, span): &(String, Range<usize>)) -> Result<Vec<PathBuf>, ConfigError> {
+    fn corpus_pattern(
+        &self,
+        (pattern, span): &(String, Range<usize>),
+    ) -> Result<Vec<PathBuf>, ConfigError> {
         let bad = |message: String| self.error(span.clone(), Some("corpora"), message);
         let full = if Path::new(pattern).is_absolute() {
             pattern.clone()
@@ -258,7 +302,7 @@ impl Ctx<'_> {
         }
         if files.is_empty() {
             return Err(bad(format!(
-                "{pattern:?} matches no corpus file (looked in {})",
+                "{pattern:?} matches no corpus file (patterns are relative to the file's directory, {})",
                 self.dir.display()
             )));
         }
@@ -269,7 +313,8 @@ impl Ctx<'_> {
 
 /// `./x` as `x`: corpus names in reports stay as short as the file wrote them.
 fn clean(p: &Path) -> PathBuf {
-    p.strip_prefix(".").map_or_else(|_| p.to_path_buf(), Path::to_path_buf)
+    p.strip_prefix(".")
+        .map_or_else(|_| p.to_path_buf(), Path::to_path_buf)
 }
 
 /// 1-based line and column (in characters) of a byte offset.
@@ -284,22 +329,43 @@ fn line_column(src: &str, at: usize) -> (usize, usize) {
 /// A table's entries in the order the file wrote them (the parsed map is sorted).
 fn in_source_order<'t, 'i>(
     table: &'t DeTable<'i>,
-) -> Vec<(&'t Spanned<std::borrow::Cow<'i, str>>, &'t Spanned<DeValue<'i>>)> {
+) -> Vec<(
+    &'t Spanned<std::borrow::Cow<'i, str>>,
+    &'t Spanned<DeValue<'i>>,
+)> {
     let mut entries: Vec<_> = table.iter().collect();
     entries.sort_by_key(|(k, _)| k.span().start);
     entries
 }
 
-fn unknown_key(ctx: &Ctx<'_>, span: Range<usize>, key: &str, under: Option<&str>, valid: &[&str]) -> ConfigError {
+fn unknown_key(
+    ctx: &Ctx<'_>,
+    span: Range<usize>,
+    key: &str,
+    under: Option<&str>,
+    valid: &[&str],
+) -> ConfigError {
     let full = match under {
         Some(u) => format!("{u}.{key}"),
         None => key.to_string(),
     };
     let mut message = format!("unknown key `{full}`");
-    if let Some(close) = valid.iter().find(|v| edit_distance(v, key) <= 2) {
+    // Up to two edits, more for long keys (`strategy` for `strategies` is three).
+    let reach = (key.chars().count() * 2 / 5).max(2);
+    let closest = valid
+        .iter()
+        .map(|v| (edit_distance(v, key), *v))
+        .filter(|(d, _)| *d <= reach)
+        .min();
+    if let Some((_, close)) = closest {
         let _ = write!(message, " (did you mean `{close}`?)");
     }
-    let _ = write!(message, "; valid keys{}: {}", under.map(|u| format!(" of `{u}`")).unwrap_or_default(), valid.join(", "));
+    let _ = write!(
+        message,
+        "; valid keys{}: {}",
+        under.map(|u| format!(" of `{u}`")).unwrap_or_default(),
+        valid.join(", ")
+    );
     ctx.error(span, None, message)
 }
 
@@ -431,7 +497,11 @@ impl<'i> Field<'_, '_, 'i> {
                 Some(&self.key),
                 format!("expected a number of worker threads from 1 to 65535, got {n}"),
             )),
-            None => Err(self.wrong(self.value.span(), "an integer (worker threads)", self.value())),
+            None => Err(self.wrong(
+                self.value.span(),
+                "an integer (worker threads)",
+                self.value(),
+            )),
         }
     }
 
@@ -439,9 +509,9 @@ impl<'i> Field<'_, '_, 'i> {
     fn time_limit(&self) -> Result<String, ConfigError> {
         let text = match self.value() {
             DeValue::String(s) => s.to_string(),
-            DeValue::Integer(_) | DeValue::Float(_) => {
-                number(self.value()).map(|n| n.to_string()).unwrap_or_default()
-            }
+            DeValue::Integer(_) | DeValue::Float(_) => number(self.value())
+                .map(|n| n.to_string())
+                .unwrap_or_default(),
             other => return Err(self.wrong(self.value.span(), "seconds or \"none\"", other)),
         };
         recap_plugin_host::parse_limit(&text)
@@ -460,10 +530,18 @@ impl<'i> Field<'_, '_, 'i> {
                     for (k, v) in in_source_order(t) {
                         let name = k.get_ref().as_ref();
                         let Some(known) = COMPRESS_KEYS.iter().find(|c| **c == name) else {
-                            return Err(unknown_key(self.ctx, k.span(), name, Some(&self.key), &COMPRESS_KEYS));
+                            return Err(unknown_key(
+                                self.ctx,
+                                k.span(),
+                                name,
+                                Some(&self.key),
+                                &COMPRESS_KEYS,
+                            ));
                         };
                         match integer(v.get_ref()) {
-                            Some(n) if n >= 1 && n <= i128::from(u32::MAX) => limits.push((*known, n as u64)),
+                            Some(n) if n >= 1 && n <= i128::from(u32::MAX) => {
+                                limits.push((*known, n as u64))
+                            }
                             _ => {
                                 return Err(self.ctx.error(
                                     v.span(),
@@ -491,7 +569,9 @@ impl<'i> Field<'_, '_, 'i> {
     /// `[[plugins]]` tables: each library's path (which must exist) and, when given,
     /// the options to run its strategy with.
     #[allow(clippy::type_complexity)]
-    fn plugins(&self) -> Result<Vec<(PathBuf, Option<Vec<(String, String)>>)>, ConfigError> {
+    fn plugins(
+        &self,
+    ) -> Result<Vec<(PathBuf, Option<(Vec<(String, String)>, String)>)>, ConfigError> {
         let DeValue::Array(items) = self.value() else {
             return Err(self.wrong(self.value.span(), "[[plugins]] tables", self.value()));
         };
@@ -508,7 +588,11 @@ impl<'i> Field<'_, '_, 'i> {
                 match name {
                     "path" => {
                         let DeValue::String(p) = v.get_ref() else {
-                            return Err(self.ctx.error(v.span(), Some(&key), format!("expected a string, got {}", type_name(v.get_ref()))));
+                            return Err(self.ctx.error(
+                                v.span(),
+                                Some(&key),
+                                format!("expected a string, got {}", type_name(v.get_ref())),
+                            ));
                         };
                         let full = self.ctx.path(p);
                         if !full.is_file() {
@@ -520,30 +604,65 @@ impl<'i> Field<'_, '_, 'i> {
                         }
                         path = Some(full);
                     }
-                    "options" => options = Some(self.plugin_options(v, &key)?),
-                    _ => return Err(unknown_key(self.ctx, k.span(), name, Some("plugins"), &PLUGIN_KEYS)),
+                    "options" => {
+                        options =
+                            Some((self.plugin_options(v, &key)?, self.ctx.at(v.span(), &key)));
+                    }
+                    _ => {
+                        return Err(unknown_key(
+                            self.ctx,
+                            k.span(),
+                            name,
+                            Some("plugins"),
+                            &PLUGIN_KEYS,
+                        ));
+                    }
                 }
             }
             let Some(path) = path else {
-                return Err(self.ctx.error(item.span(), Some(&here), "missing `path` (the plugin library)".to_string()));
+                return Err(self.ctx.error(
+                    item.span(),
+                    Some(&here),
+                    "missing `path` (the plugin library)".to_string(),
+                ));
             };
             out.push((path, options));
         }
         Ok(out)
     }
 
-    fn plugin_options(&self, v: &Spanned<DeValue<'_>>, key: &str) -> Result<Vec<(String, String)>, ConfigError> {
+    fn plugin_options(
+        &self,
+        v: &Spanned<DeValue<'_>>,
+        key: &str,
+    ) -> Result<Vec<(String, String)>, ConfigError> {
         let DeValue::Table(t) = v.get_ref() else {
-            return Err(self.ctx.error(v.span(), Some(key), format!("expected a table of options, got {}", type_name(v.get_ref()))));
+            return Err(self.ctx.error(
+                v.span(),
+                Some(key),
+                format!(
+                    "expected a table of options, got {}",
+                    type_name(v.get_ref())
+                ),
+            ));
         };
         let scalar = |v: &Spanned<DeValue<'_>>, key: &str| -> Result<String, ConfigError> {
             let text = match v.get_ref() {
                 DeValue::String(s) => s.to_string(),
                 DeValue::Boolean(b) => b.to_string(),
-                DeValue::Integer(_) => integer(v.get_ref()).map(|i| i.to_string()).unwrap_or_default(),
+                DeValue::Integer(_) => integer(v.get_ref())
+                    .map(|i| i.to_string())
+                    .unwrap_or_default(),
                 DeValue::Float(f) => f.as_str().replace('_', ""),
                 other => {
-                    return Err(self.ctx.error(v.span(), Some(key), format!("expected a string, number or boolean, got {}", type_name(other))));
+                    return Err(self.ctx.error(
+                        v.span(),
+                        Some(key),
+                        format!(
+                            "expected a string, number or boolean, got {}",
+                            type_name(other)
+                        ),
+                    ));
                 }
             };
             if text.contains([',', '=', ':', '|']) {
@@ -622,6 +741,23 @@ plugin_timeout = "none"
             ]
         );
         assert_eq!(e.sweeps, ["rolling-window:window=1..2"]);
+        let origins: Vec<(&str, &str)> = e
+            .origins
+            .iter()
+            .map(|o| (o.key, o.value.as_str()))
+            .collect();
+        assert_eq!(
+            origins,
+            [
+                ("strategies", "rolling-window:window=3"),
+                ("sweeps", "rolling-window:window=1..2")
+            ]
+        );
+        assert!(
+            e.origins[1].at.ends_with("exp.toml:4:10: `sweeps`"),
+            "{}",
+            e.origins[1].at
+        );
         assert_eq!(e.tokenizers, ["cl100k_base"]);
         assert_eq!(e.tokenizer_backend.as_deref(), Some("reference"));
         assert_eq!(e.cache_read_ratio, Some(0.0));
@@ -639,7 +775,10 @@ plugin_timeout = "none"
         let e = parse_in(tmp.path(), "jobs = 2\n\nstrategy = [\"full-history\"]\n").unwrap_err();
         assert_eq!((e.line, e.column), (3, 1));
         let text = e.to_string();
-        assert!(text.starts_with(&format!("{}:3:1: ", tmp.path().join("exp.toml").display())), "{text}");
+        assert!(
+            text.starts_with(&format!("{}:3:1: ", tmp.path().join("exp.toml").display())),
+            "{text}"
+        );
         assert!(text.contains("unknown key `strategy`"), "{text}");
         assert!(text.contains("did you mean `strategies`?"), "{text}");
         assert!(text.contains(&KEYS.join(", ")), "{text}");
@@ -651,12 +790,42 @@ plugin_timeout = "none"
         let cases: [(&str, usize, &str, &str); 8] = [
             ("jobs = \"two\"", 1, "jobs", "expected an integer"),
             ("jobs = 0", 1, "jobs", "from 1 to 65535, got 0"),
-            ("\ncache_read_ratio = 1.5", 2, "cache_read_ratio", "between 0 and 1, got 1.5"),
-            ("format = \"html\"", 1, "format", "not one of: table, json, csv, markdown"),
-            ("tokenizers = [\"o200k_base\", \"gpt2\"]", 1, "tokenizers", "\"gpt2\" is not one of"),
-            ("compress_history = \"yes\"", 1, "compress_history", "expected true, false or {"),
-            ("compress_history = { println_limit = 0 }", 1, "compress_history.println_limit", "positive integer"),
-            ("force = 1", 1, "force", "expected true or false, got an integer"),
+            (
+                "\ncache_read_ratio = 1.5",
+                2,
+                "cache_read_ratio",
+                "between 0 and 1, got 1.5",
+            ),
+            (
+                "format = \"html\"",
+                1,
+                "format",
+                "not one of: table, json, csv, markdown",
+            ),
+            (
+                "tokenizers = [\"o200k_base\", \"gpt2\"]",
+                1,
+                "tokenizers",
+                "\"gpt2\" is not one of",
+            ),
+            (
+                "compress_history = \"yes\"",
+                1,
+                "compress_history",
+                "expected true, false or {",
+            ),
+            (
+                "compress_history = { println_limit = 0 }",
+                1,
+                "compress_history.println_limit",
+                "positive integer",
+            ),
+            (
+                "force = 1",
+                1,
+                "force",
+                "expected true or false, got an integer",
+            ),
         ];
         for (text, line, key, wanted) in cases {
             let e = parse_in(tmp.path(), text).unwrap_err();
@@ -671,19 +840,34 @@ plugin_timeout = "none"
     #[test]
     fn missing_corpora_and_plugins_fail_with_their_line() {
         let tmp = corpus_dir();
-        let e = parse_in(tmp.path(), "corpora = [\"data/*.jsonl\",\n  \"nowhere/*.jsonl\"]").unwrap_err();
+        let e = parse_in(
+            tmp.path(),
+            "corpora = [\"data/*.jsonl\",\n  \"nowhere/*.jsonl\"]",
+        )
+        .unwrap_err();
         assert_eq!((e.line, e.key.as_deref()), (2, Some("corpora")));
         assert!(e.message.contains("matches no corpus file"), "{e}");
         let e = parse_in(tmp.path(), "corpora = \"data/c.jsonl\"").unwrap_err();
-        assert!(e.message.contains("\"data/c.jsonl\" matches no corpus file"), "{e}");
+        assert!(
+            e.message
+                .contains("\"data/c.jsonl\" matches no corpus file"),
+            "{e}"
+        );
         let e = parse_in(tmp.path(), "[[plugins]]\npath = \"libnone.so\"\n").unwrap_err();
         assert_eq!((e.line, e.key.as_deref()), (2, Some("plugins[0].path")));
         assert!(e.message.contains("plugin library not found"), "{e}");
         let e = parse_in(tmp.path(), "[[plugins]]\noptions = { a = 1 }\n").unwrap_err();
         assert!(e.message.contains("missing `path`"), "{e}");
-        let e = parse_in(tmp.path(), "[[plugins]]\npath = \"data/a.jsonl\"\nwhere = 1\n").unwrap_err();
+        let e = parse_in(
+            tmp.path(),
+            "[[plugins]]\npath = \"data/a.jsonl\"\nwhere = 1\n",
+        )
+        .unwrap_err();
         assert_eq!(e.line, 3);
-        assert!(e.message.contains("valid keys of `plugins`: path, options"), "{e}");
+        assert!(
+            e.message.contains("valid keys of `plugins`: path, options"),
+            "{e}"
+        );
     }
 
     #[test]
@@ -696,11 +880,26 @@ plugin_timeout = "none"
         .unwrap();
         assert_eq!(e.plugins.len(), 2);
         assert_eq!(e.plugin_runs.len(), 1);
+        assert!(
+            e.plugin_runs[0]
+                .origin
+                .ends_with("exp.toml:3:11: `plugins[0].options`"),
+            "{}",
+            e.plugin_runs[0].origin
+        );
         assert_eq!(
             e.plugin_runs[0].options,
-            [("keep".into(), "3".into()), ("tools".into(), "a|b".into()), ("on".into(), "true".into())]
+            [
+                ("keep".into(), "3".into()),
+                ("tools".into(), "a|b".into()),
+                ("on".into(), "true".into())
+            ]
         );
-        let e = parse_in(tmp.path(), "[[plugins]]\npath = \"data/a.jsonl\"\noptions = { x = \"a,b\" }\n").unwrap_err();
+        let e = parse_in(
+            tmp.path(),
+            "[[plugins]]\npath = \"data/a.jsonl\"\noptions = { x = \"a,b\" }\n",
+        )
+        .unwrap_err();
         assert_eq!(e.key.as_deref(), Some("plugins[0].options.x"));
     }
 
@@ -714,7 +913,10 @@ plugin_timeout = "none"
 
     #[test]
     fn compress_history_follows_the_seeds() {
-        assert_eq!(compress_history_spec(Some(true), &[]), "single-user-coalesced");
+        assert_eq!(
+            compress_history_spec(Some(true), &[]),
+            "single-user-coalesced"
+        );
         assert_eq!(compress_history_spec(Some(false), &[]), "full-history");
         assert_eq!(
             compress_history_spec(Some(true), &[("println_limit", 3)]),
@@ -724,7 +926,7 @@ plugin_timeout = "none"
 
     #[test]
     fn line_and_column_count_characters() {
-        assert_eq!(line_column("a\nbé = 1", 5), (2, 4));
+        assert_eq!(line_column("a\nbé = 1", 5), (2, 3));
         assert_eq!(line_column("", 0), (1, 1));
     }
 }

@@ -1,16 +1,29 @@
 //! `recap run`: replay corpora through strategies and report tokens, cache reuse,
 //! retention, invariants and speed (the metrics of docs/format.md).
 
+use super::config::PluginRun;
+use super::provenance::ConfigText;
 use anyhow::{Context, Result, bail};
 use recap_core::Registry;
-use recap_harness::output::{OutputDir, PROMPTS_DIR};
-use recap_harness::report::{self, Report};
+use recap_harness::engine::{SessionOutcome, corpus_name};
+use recap_harness::output::{CALLS_CSV, OutputDir, PROMPTS_DIR};
+use recap_harness::report::call_rows::CallsCsv;
+use recap_harness::report::lowest_retention::{LowestRetention, call_views};
+use recap_harness::report::{self, NonDeterministic, Report};
 use recap_harness::{Backend, Encoding, Hooks, RunConfig, StrategyEntry, Tokenizer, sweep};
+use recap_plugin_host::Plugin;
 use std::collections::BTreeMap;
 use std::fs::File;
 use std::io::{BufWriter, IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::SystemTime;
+
+/// Calls of lowest retention the HTML report shows (one per strategy at most).
+const LOWEST_CALLS: usize = 6;
+/// Characters of each printed value of those calls (as `recap inspect --max-chars`).
+const LOWEST_MAX_CHARS: usize = 2_000;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum Format {
@@ -54,6 +67,9 @@ pub struct Args {
     /// derive keeps each flag's values apart.
     #[arg(skip)]
     given_order: Vec<bool>,
+    /// Where the experiment file wrote each of its strategies and sweeps.
+    #[arg(skip)]
+    origins: Vec<super::config::Origin>,
     /// Tokenizer to count with. Repeatable. Default: o200k_base. deepseek_v3 (the model
     /// of the ptc-runner corpus) has only the fast backend.
     #[arg(long = "tokenizer", value_name = "NAME", value_parser = ["o200k_base", "cl100k_base", "deepseek_v3"])]
@@ -128,7 +144,10 @@ impl Args {
     /// file's strategies), a value given replaces the file's value, and plugins add up.
     /// Returns the plugin strategies the file runs with options (none when the command
     /// line names the strategies).
-    fn apply_experiment(&mut self, exp: super::config::Experiment) -> Vec<super::config::PluginRun> {
+    fn apply_experiment(
+        &mut self,
+        exp: super::config::Experiment,
+    ) -> Vec<super::config::PluginRun> {
         if self.corpora.is_empty() {
             self.corpora = exp.corpora;
         }
@@ -138,6 +157,7 @@ impl Args {
             self.sweeps = exp.sweeps;
             // The file's order: its strategies, then its sweeps.
             self.given_order.clear();
+            self.origins = exp.origins;
             plugin_runs = exp.plugin_runs;
         }
         if self.tokenizers.is_empty() {
@@ -199,6 +219,19 @@ impl Args {
     }
 }
 
+/// How an error names a strategy or sweep: where the experiment file wrote it, or the
+/// flag that gave it.
+fn origin(args: &Args, key: &str, value: &str, flag: &str) -> String {
+    match args
+        .origins
+        .iter()
+        .find(|o| o.key == key && o.value == value)
+    {
+        Some(o) => format!("{}: {value:?}", o.at),
+        None => format!("{flag} {value:?}"),
+    }
+}
+
 fn strategies(args: &Args, registry: &Registry) -> Result<Vec<StrategyEntry>> {
     let mut out = Vec::new();
     if args.strategies.is_empty() && args.sweeps.is_empty() {
@@ -236,18 +269,17 @@ fn strategies(args: &Args, registry: &Registry) -> Result<Vec<StrategyEntry>> {
     for is_sweep in order {
         if !is_sweep {
             let Some(spec) = specs.next() else { continue };
-            out.push(StrategyEntry::new(
-                registry
-                    .build(spec)
-                    .with_context(|| format!("--strategy {spec:?}"))?,
-            ));
+            out.push(StrategyEntry::new(registry.build(spec).with_context(
+                || origin(args, "strategies", spec, "--strategy"),
+            )?));
             continue;
         }
         let Some(sw) = sweeps.next() else { continue };
-        for spec in sweep::expand(sw).with_context(|| format!("--sweep {sw:?}"))? {
+        let at = origin(args, "sweeps", sw, "--sweep");
+        for spec in sweep::expand(sw).with_context(|| at.clone())? {
             let s = registry
                 .build(&spec)
-                .with_context(|| format!("--sweep {sw:?}: setting {spec:?}"))?;
+                .with_context(|| format!("{at}: setting {spec:?}"))?;
             out.push(StrategyEntry::from_sweep(s, sw, &spec));
         }
     }
@@ -439,14 +471,70 @@ fn print_report(report: &Report, format: Format) -> Result<u64> {
     }
 }
 
-pub fn run(args: Args) -> Result<ExitCode> {
+/// Adds the plugin strategies the experiment file runs with options, now that the
+/// plugins are loaded and their strategy names known.
+fn add_plugin_runs(args: &mut Args, runs: Vec<PluginRun>, plugins: &[Arc<Plugin>]) -> Result<()> {
+    for run in runs {
+        let Some(plugin) = plugins.iter().find(|p| p.path() == run.path) else {
+            bail!(
+                "{}: the plugin {} was not loaded",
+                run.origin,
+                run.path.display()
+            );
+        };
+        let options: Vec<String> = run
+            .options
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect();
+        let spec = if options.is_empty() {
+            plugin.name().to_string()
+        } else {
+            format!("{}:{}", plugin.name(), options.join(","))
+        };
+        args.origins.push(super::config::Origin {
+            key: "strategies",
+            value: spec.clone(),
+            at: run.origin,
+        });
+        args.strategies.push(spec);
+    }
+    Ok(())
+}
+
+pub fn run(mut args: Args) -> Result<ExitCode> {
+    let started = SystemTime::now();
+    let (config_text, plugin_runs) = match args.config.clone() {
+        Some(file) => {
+            let exp = super::config::load(&file)?;
+            let text = ConfigText {
+                path: file,
+                content: exp.content.clone(),
+            };
+            (Some(text), args.apply_experiment(exp))
+        }
+        None => (None, Vec::new()),
+    };
+    if args.out.is_none() {
+        for (given, flag) in [
+            (args.force, "--force"),
+            (args.dump_prompts, "--dump-prompts"),
+        ] {
+            if given {
+                bail!(
+                    "{flag} needs an output directory: --out DIR, or `out` in the experiment file"
+                );
+            }
+        }
+    }
     let corpora = if args.corpora.is_empty() {
         default_corpora()?
     } else {
         args.corpora.clone()
     };
     check_readable(&corpora)?;
-    let mut registry = args.plugins.registry()?;
+    let (mut registry, plugins) = args.plugins.load()?;
+    add_plugin_runs(&mut args, plugin_runs, &plugins)?;
     let tokenizers = tokenizers(&args)?;
     // Token budgets count with the first tokenizer of the run: the one its first rows
     // report.
@@ -457,13 +545,17 @@ pub fn run(args: Args) -> Result<ExitCode> {
         .build("full-history")
         .context("the full-history baseline is not registered")?;
     let mut cfg = RunConfig::new(strategies(&args, &registry)?, baseline, tokenizers)?;
-    cfg.cache_read_ratio = args.cache_read_ratio;
+    cfg.cache_read_ratio = args.cache_read_ratio.unwrap_or(0.1);
     cfg.jobs = match args.jobs {
         Some(j) => j as usize,
         None => std::thread::available_parallelism().map_or(1, |n| n.get()),
     };
     cfg.dump_prompts = args.dump_prompts;
     cfg.session_details = !args.no_session_details;
+    // Per-call rows go to DIR/calls.csv only.
+    cfg.call_records = args.out.is_some();
+    let provenance =
+        super::provenance::collect(config_text.as_ref(), &plugins, &corpora, &cfg.tokenizers)?;
 
     // Checked and locked before the run, so a long run never ends in "cannot write" or
     // in a race with another run into the same directory.
@@ -524,6 +616,25 @@ pub fn run(args: Args) -> Result<ExitCode> {
             b.set_message(format!("{done} sessions"));
         }
     };
+    let mut calls_csv = match &out_dir {
+        Some(out) => Some(
+            CallsCsv::new(
+                out.stream(CALLS_CSV)?,
+                &cfg,
+                corpora.iter().map(|c| corpus_name(c)).collect(),
+            )
+            .context("writing calls.csv")?,
+        ),
+        None => None,
+    };
+    let mut lowest = LowestRetention::new(&cfg);
+    let mut on_session = |corpus: usize, line: usize, o: &SessionOutcome| -> std::io::Result<()> {
+        if let Some(w) = calls_csv.as_mut() {
+            w.session(corpus, line, o)?;
+        }
+        lowest.session(corpus, line, o);
+        Ok(())
+    };
     let hooks = Hooks {
         progress: Some(&mut progress),
         dump: if cfg.dump_prompts {
@@ -531,14 +642,24 @@ pub fn run(args: Args) -> Result<ExitCode> {
         } else {
             None
         },
+        session: if cfg.call_records {
+            Some(&mut on_session)
+        } else {
+            None
+        },
     };
-    let report = recap_harness::run_corpora(&cfg, &corpora, hooks)?;
+    let mut report = recap_harness::run_corpora(&cfg, &corpora, hooks)?;
     if let Some(b) = &bar {
         b.finish_and_clear();
     }
     for (_, mut w) in std::mem::take(&mut dump_files) {
         w.flush().context("writing prompt dumps")?;
     }
+    if let Some(w) = calls_csv.take() {
+        w.finish().context("writing calls.csv")?;
+    }
+    report.provenance = Some(provenance);
+    report.non_deterministic = Some(NonDeterministic::new(started, SystemTime::now()));
 
     let rejections = super::problems::rejections(&report.rejected);
     let replayed: u64 = report.settings.corpora.iter().map(|c| c.sessions).sum();
@@ -552,7 +673,14 @@ pub fn run(args: Args) -> Result<ExitCode> {
     }
 
     if let Some(out) = out_dir {
-        let files = recap_harness::write_report(&out, &report)?;
+        let views = call_views(
+            &cfg,
+            &corpora,
+            &lowest.picks(LOWEST_CALLS),
+            LOWEST_MAX_CHARS,
+        );
+        let mut files = recap_harness::write_report(&out, &report, &views)?;
+        files.push(CALLS_CSV.to_string());
         let dir = out.commit()?;
         crate::say!(
             "report written to {}: {}{}",
@@ -569,8 +697,8 @@ pub fn run(args: Args) -> Result<ExitCode> {
             note_large_report(&json.display().to_string(), meta.len(), &report);
         }
     }
-    let printed = print_report(&report, args.format)?;
-    if args.format == Format::Json {
+    let printed = print_report(&report, args.format())?;
+    if args.format() == Format::Json {
         note_large_report("the JSON report on stdout", printed, &report);
     }
     for line in rejections

@@ -800,6 +800,61 @@ mod tests {
     }
 
     #[test]
+    fn mutated_chat_requests_are_answered_or_refused_never_a_panic() {
+        let s = recap_gen::generate_chat_corpus(9, 1, 3..=3).remove(0);
+        let counts =
+            TokenCounts::of_session(&WordCounter, &s.system_prompt, &s.mission, &s.chat_turns);
+        let header = SessionHeader::of_session(&s);
+        let full = chat_render_request(&BTreeMap::new(), &header, &s.chat_turns, Some(&counts));
+        let mut delta = Vec::new();
+        put_chat_session_render_request(
+            &mut delta,
+            1,
+            &s.chat_turns[1..],
+            Some(&counts.turns[1..]),
+        );
+        let mut seed = 0x9E37_79B9_7F4A_7C15_u64;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        let tokens: [&[u8]; 8] = [b"\"", b"null", b"{", b"}", b",", b"[1]", b"\"chat\"", b"-1"];
+        let mut decoded = 0;
+        for base in [&full, &delta] {
+            for _ in 0..1500 {
+                let mut m = base.clone();
+                let i = (next() as usize) % m.len();
+                match next() % 3 {
+                    0 => {
+                        m.remove(i);
+                    }
+                    1 => {
+                        let t = tokens[(next() % 8) as usize];
+                        m.splice(i..i, t.iter().copied());
+                    }
+                    _ => m[i] = (next() % 128) as u8,
+                }
+                if let Ok(r) = decode_request(&m) {
+                    // What is accepted is consistent: counts match the turns.
+                    if let Some(c) = &r.token_counts {
+                        assert_eq!(c.turns.len(), r.session.chat_turns.len());
+                    }
+                    decoded += 1;
+                }
+                if let Ok(d) = decode_delta(&m, Form::Chat) {
+                    if let (Some(c), DeltaTurns::Chat(t)) = (&d.token_counts, &d.turns) {
+                        assert_eq!(c.len(), t.len());
+                    }
+                    decoded += 1;
+                }
+            }
+        }
+        assert!(decoded > 300, "{decoded} mutants decoded");
+    }
+
+    #[test]
     fn chat_requests_say_their_form_and_null_budget() {
         let s = recap_gen::chat::ChatSessionBuilder::new("m")
             .tool_turn("", &[("c1", "f", "{}")], &["r"])

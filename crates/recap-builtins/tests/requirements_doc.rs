@@ -1,5 +1,6 @@
-//! docs/requirements.md maps every ID of the requirements table to tests that exist (or
-//! to a reason it does not apply), so the table cannot silently rot.
+//! docs/requirements.md maps every ID of the requirements table to tests (`crate · file ·
+//! `fn``, each a `#[test]` in that file) or to a reason it does not apply, so the table
+//! cannot silently rot.
 
 use std::path::{Path, PathBuf};
 
@@ -7,20 +8,63 @@ fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
-/// Every `.rs` file under the workspace's crates, strategies and tests.
-fn sources(dir: &Path, out: &mut String) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    for entry in entries.flatten() {
-        let path = entry.path();
-        let name = entry.file_name();
-        if path.is_dir() && !name.to_string_lossy().starts_with("target") {
-            sources(&path, out);
-        } else if path.extension().is_some_and(|e| e == "rs") {
-            out.push_str(&std::fs::read_to_string(&path).unwrap_or_default());
-        }
+/// The directory of the workspace member named `krate` (its `Cargo.toml` says
+/// `name = "<krate>"`), searched in crates/ and strategies/.
+fn crate_dir(krate: &str) -> Option<PathBuf> {
+    let declares = format!("name = \"{krate}\"");
+    ["crates", "strategies"]
+        .iter()
+        .filter_map(|d| std::fs::read_dir(root().join(d)).ok())
+        .flat_map(|entries| entries.flatten().map(|e| e.path()))
+        .find(|dir| {
+            std::fs::read_to_string(dir.join("Cargo.toml"))
+                .is_ok_and(|toml| toml.lines().any(|l| l.trim() == declares))
+        })
+}
+
+/// Whether `source` defines `fn name(` as a test: `#[test]` among the attributes
+/// directly above it (other attributes and comments may sit between).
+fn defines_test(source: &str, name: &str) -> bool {
+    let lines: Vec<&str> = source.lines().collect();
+    let signature = format!("fn {name}(");
+    lines.iter().enumerate().any(|(i, line)| {
+        let line = line.trim_start();
+        (line.starts_with(&signature) || line.starts_with(&format!("pub {signature}")))
+            && lines[..i]
+                .iter()
+                .rev()
+                .map(|l| l.trim())
+                .take_while(|l| l.starts_with("#[") || l.starts_with("//"))
+                .any(|l| l == "#[test]")
+    })
+}
+
+/// A test named in the table: `crate · file · `fn``.
+struct NamedTest<'a> {
+    krate: &'a str,
+    file: &'a str,
+    name: &'a str,
+}
+
+/// The tests of a row's last cell (entries separated by `<br>`); an entry that names a
+/// test in another shape is an error.
+fn named_tests<'a>(id: &str, cell: &'a str) -> Vec<NamedTest<'a>> {
+    if cell.starts_with("n/a:") {
+        return Vec::new();
     }
+    cell.split("<br>")
+        .map(|entry| {
+            let parts: Vec<&str> = entry.split(" · ").map(str::trim).collect();
+            let [krate, file, name] = parts[..] else {
+                panic!("{id}: {entry:?} is not `crate · file · `test``");
+            };
+            let name = name
+                .strip_prefix('`')
+                .and_then(|n| n.strip_suffix('`'))
+                .unwrap_or_else(|| panic!("{id}: the test name in {entry:?} is not in backticks"));
+            NamedTest { krate, file, name }
+        })
+        .collect()
 }
 
 fn requirement_ids(table: &str) -> Vec<String> {
@@ -55,10 +99,6 @@ fn every_requirement_id_is_mapped_to_existing_tests_or_a_reason() {
     let ids = requirement_ids(&table);
     assert_eq!(ids.len(), 95, "the requirements table changed");
     let doc = std::fs::read_to_string(root().join("docs/requirements.md")).unwrap();
-    let mut code = String::new();
-    for dir in ["crates", "strategies", "tests"] {
-        sources(&root().join(dir), &mut code);
-    }
     for id in &ids {
         let row = doc
             .lines()
@@ -70,30 +110,44 @@ fn every_requirement_id_is_mapped_to_existing_tests_or_a_reason() {
             .rsplit(" | ")
             .next()
             .unwrap_or_default();
-        let tests: Vec<&str> = cell
-            .split('`')
-            .skip(1)
-            .step_by(2)
-            .filter(|s| {
-                s.chars()
-                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
-                    && s.contains('_')
-            })
-            .collect();
+        let tests = named_tests(id, cell);
         if tests.is_empty() {
             assert!(cell.starts_with("n/a:"), "{id}: neither tests nor a reason");
             continue;
         }
         let prefix = format!("{}_", id.to_lowercase().replace('-', "_"));
         assert!(
-            tests.iter().any(|t| t.starts_with(&prefix)) || id.starts_with("DBG"),
+            tests.iter().any(|t| t.name.starts_with(&prefix)) || id.starts_with("DBG"),
             "{id}: no test named {prefix}*"
         );
         for t in tests {
+            let dir = crate_dir(t.krate)
+                .unwrap_or_else(|| panic!("{id}: no workspace crate named {}", t.krate));
+            let path = dir.join(t.file);
+            let source = std::fs::read_to_string(&path)
+                .unwrap_or_else(|e| panic!("{id}: {}: {e}", path.display()));
             assert!(
-                code.contains(&format!("fn {t}(")),
-                "{id}: test {t} does not exist"
+                defines_test(&source, t.name),
+                "{id}: {} has no #[test] fn {}",
+                path.display(),
+                t.name
             );
         }
     }
+}
+
+#[test]
+fn a_named_test_must_be_a_test_in_the_named_file() {
+    let source = "#[test]\nfn a_1() {}\n\n#[test]\n#[should_panic]\nfn b_2() {}\nfn c_3() {}\n\
+                  // fn d_4() {}\n";
+    assert!(defines_test(source, "a_1") && defines_test(source, "b_2"));
+    assert!(!defines_test(source, "c_3"), "a helper is not a test");
+    assert!(!defines_test(source, "d_4"), "a comment is not a test");
+    assert!(!defines_test(source, "e_5"));
+    let entries = named_tests("X-1", "recap-core · src/a.rs · `a_1`<br>recap-core · b.rs · `b_2`");
+    assert_eq!(entries.len(), 2);
+    assert_eq!((entries[1].krate, entries[1].file, entries[1].name), ("recap-core", "b.rs", "b_2"));
+    assert!(named_tests("X-1", "n/a: a reason with `code`").is_empty());
+    assert!(crate_dir("recap-single-user-coalesced").is_some_and(|d| d.ends_with("strategies/single-user-coalesced")));
+    assert!(crate_dir("no-such-crate").is_none());
 }

@@ -111,7 +111,7 @@ impl Message {
     pub fn openai(&self) -> OpenAiMessage<'_> {
         OpenAiMessage {
             role: self.role.as_str(),
-            content: (!(self.content.is_empty() && !self.tool_calls.is_empty()))
+            content: (!self.content.is_empty() || self.tool_calls.is_empty())
                 .then_some(self.content.as_str()),
             tool_calls: self
                 .tool_calls

@@ -11,7 +11,8 @@ use crate::report::{EvalReport, Measure, SampleInfo, StrategyResult, SummarizerC
 use crate::request::{ChatRequest, Key, Sampling, Tools, session_tools};
 use crate::response::Reply;
 use crate::sample::{CallRef, sample_calls};
-use recap_core::{Form, Message, Session, SessionState, Strategy, TokenCounter, prompt_tokens};
+use recap_core::tokens::message_tokens;
+use recap_core::{Form, Message, Session, SessionState, Strategy, TokenCounter};
 use serde_json::Value as Json;
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -162,43 +163,46 @@ pub fn evaluate(
                 .or_insert_with(|| session_tools(&sessions[c.session]));
         }
     }
-    let mut requests = Requests::default();
-    let mut asks = Vec::new();
-    for (s, per_call) in rendered.iter().enumerate() {
-        for (i, r) in per_call.iter().enumerate() {
-            let Rendered::Prompt(messages) = r else {
-                continue;
+    // Bodies are built and hashed on every thread (each is a whole prompt), then
+    // merged in order so that identical requests become one.
+    let jobs: Vec<(usize, usize)> = (0..rendered.len())
+        .flat_map(|s| (0..sample.len()).map(move |i| (s, i)))
+        .collect();
+    let built = pool::run(
+        &jobs,
+        options.threads,
+        || false,
+        |&(s, i)| {
+            let Rendered::Prompt(messages) = &rendered[s][i] else {
+                return Vec::new();
             };
             let c = sample[i];
             let session_tools = tools.get(&c.session).map(Vec::as_slice);
+            let mut out = Vec::new();
             if options.next_action {
                 let t = session_tools.map_or(Tools::None, Tools::Offer);
-                let request = requests.add(
-                    ChatRequest::new(&options.sampling, messages, t),
-                    NEXT_ACTION,
-                );
-                asks.push(Ask {
-                    strategy: s,
-                    call: i,
-                    question: Question::NextAction,
-                    request,
-                });
+                let r = ChatRequest::new(&options.sampling, messages, t);
+                out.push((Question::NextAction, r, NEXT_ACTION));
             }
             for (j, probe) in call_probes[i].iter().enumerate() {
-                let mut with_question = messages.clone();
-                with_question.push(Message::user(probe.question.as_str()));
+                let question = Message::user(probe.question.as_str());
                 let t = session_tools.map_or(Tools::None, Tools::Describe);
-                let request = requests.add(
-                    ChatRequest::new(&options.sampling, &with_question, t),
-                    PROBE,
-                );
-                asks.push(Ask {
-                    strategy: s,
-                    call: i,
-                    question: Question::Probe(j),
-                    request,
-                });
+                let r = ChatRequest::with_question(&options.sampling, messages, Some(&question), t);
+                out.push((Question::Probe(j), r, PROBE));
             }
+            out
+        },
+    );
+    let mut requests = Requests::default();
+    let mut asks = Vec::new();
+    for (&(s, i), made) in jobs.iter().zip(built) {
+        for (question, r, purpose) in made.unwrap_or_default() {
+            asks.push(Ask {
+                strategy: s,
+                call: i,
+                question,
+                request: requests.add(r, purpose),
+            });
         }
     }
     let answers = requests.ask(endpoint, options.threads)?;
@@ -225,6 +229,7 @@ pub fn evaluate(
     }
     let verdicts = judge_requests.ask(endpoint, options.threads)?;
 
+    let tokens = prompt_tokens_all(&rendered, counter, options.threads);
     let grades = grade_all(
         sessions,
         &sample,
@@ -247,7 +252,7 @@ pub fn evaluate(
                 completion_tokens: t.completion_tokens,
             });
         results.push(strategy_result(
-            spec, s, &rendered, &grades, counter, summarizer, options,
+            spec, s, &rendered, &tokens, &grades, summarizer, options,
         ));
     }
     let probes_asked = call_probes.iter().map(Vec::len).sum();
@@ -468,12 +473,53 @@ fn measure(
     }
 }
 
+/// Prompt tokens of every rendered prompt (SPEC 9 / 11.2). Strategies send many of the
+/// same messages at many calls, so each distinct message is counted once.
+fn prompt_tokens_all(
+    rendered: &[Vec<Rendered>],
+    counter: &dyn TokenCounter,
+    threads: usize,
+) -> Vec<Vec<u64>> {
+    let mut distinct: HashMap<&Message, usize> = HashMap::new();
+    let mut order: Vec<&Message> = Vec::new();
+    for per_call in rendered {
+        for r in per_call {
+            if let Rendered::Prompt(messages) = r {
+                for m in messages {
+                    distinct.entry(m).or_insert_with(|| {
+                        order.push(m);
+                        order.len() - 1
+                    });
+                }
+            }
+        }
+    }
+    let counts: Vec<u64> = pool::run(&order, threads, || false, |m| message_tokens(counter, m))
+        .into_iter()
+        .map(Option::unwrap_or_default)
+        .collect();
+    rendered
+        .iter()
+        .map(|per_call| {
+            per_call
+                .iter()
+                .map(|r| match r {
+                    Rendered::Prompt(messages) => {
+                        3 + messages.iter().map(|m| counts[distinct[m]]).sum::<u64>()
+                    }
+                    _ => 0,
+                })
+                .collect()
+        })
+        .collect()
+}
+
 fn strategy_result(
     spec: String,
     s: usize,
     rendered: &[Vec<Rendered>],
+    tokens_of: &[Vec<u64>],
     grades: &Grades,
-    counter: &dyn TokenCounter,
     summarizer: Option<SummarizerCost>,
     options: &EvalOptions,
 ) -> StrategyResult {
@@ -486,11 +532,11 @@ fn strategy_result(
         match r {
             Rendered::NotApplicable => not_applicable += 1,
             Rendered::Failed => render_errors += 1,
-            Rendered::Prompt(m) => {
+            Rendered::Prompt(_) => {
                 prompts += 1;
-                tokens += prompt_tokens(counter, m);
-                if let Rendered::Prompt(c) = &rendered[0][i] {
-                    control_tokens += prompt_tokens(counter, c);
+                tokens += tokens_of[s][i];
+                if let Rendered::Prompt(_) = &rendered[0][i] {
+                    control_tokens += tokens_of[0][i];
                 }
             }
         }

@@ -86,6 +86,17 @@ pub enum Tools<'a> {
 
 impl ChatRequest {
     pub fn new(sampling: &Sampling, messages: &[Message], tools: Tools<'_>) -> ChatRequest {
+        Self::with_question(sampling, messages, None, tools)
+    }
+
+    /// The request of `messages` followed by `question` (a USER message), without
+    /// copying the prompt.
+    pub fn with_question(
+        sampling: &Sampling,
+        messages: &[Message],
+        question: Option<&Message>,
+        tools: Tools<'_>,
+    ) -> ChatRequest {
         let (tools, tool_choice) = match tools {
             Tools::None | Tools::Offer([]) | Tools::Describe([]) => (None, None),
             Tools::Offer(t) => (Some(t), None),
@@ -93,7 +104,11 @@ impl ChatRequest {
         };
         let body = Body {
             model: &sampling.model,
-            messages: messages.iter().map(Message::openai).collect(),
+            messages: messages
+                .iter()
+                .chain(question)
+                .map(Message::openai)
+                .collect(),
             tools,
             tool_choice,
             temperature: sampling.temperature,
@@ -160,6 +175,18 @@ mod tests {
             ..sampling()
         };
         assert_ne!(ChatRequest::new(&other, &msgs, Tools::None).key, a.key);
+    }
+
+    #[test]
+    fn a_question_is_the_same_request_as_the_prompt_with_it_appended() {
+        let msgs = [Message::system("s"), Message::user("u")];
+        let q = Message::user("q?");
+        let mut longer = msgs.to_vec();
+        longer.push(q.clone());
+        assert_eq!(
+            ChatRequest::with_question(&sampling(), &msgs, Some(&q), Tools::None),
+            ChatRequest::new(&sampling(), &longer, Tools::None)
+        );
     }
 
     #[test]

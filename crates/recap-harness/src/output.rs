@@ -445,7 +445,7 @@ mod tests {
         fs::write(stale.join("report.json"), "{\"half").unwrap();
         fs::write(target.join(LOCK_FILE), "12345\n").unwrap();
         let o = OutputDir::create(&target, false).unwrap();
-        assert_eq!(o.cleaned_up(), [stale.clone()]);
+        assert_eq!(o.cleaned_up(), std::slice::from_ref(&stale));
         assert!(!stale.exists());
         o.write("report.json", b"{}").unwrap();
         o.commit().unwrap();
@@ -493,10 +493,7 @@ mod tests {
             fs::read_to_string(target.join("report.json")).unwrap(),
             "new"
         );
-        assert_eq!(
-            fs::read_to_string(target.join(CALLS_CSV)).unwrap(),
-            "new\n"
-        );
+        assert_eq!(fs::read_to_string(target.join(CALLS_CSV)).unwrap(), "new\n");
         assert!(!target.join("tokens_per_call_cl100k_base.svg").exists());
         assert!(!target.join("prompts").exists());
         assert_eq!(

@@ -19,10 +19,14 @@ fn corpora() -> Vec<PathBuf> {
 fn config(jobs: usize) -> RunConfig {
     let mut registry = recap_builtins::registry();
     registry.set_counter(Arc::new(Tokenizer::get(Encoding::O200kBase, Backend::Fast)));
-    let strategies = ["rolling-window:window=2", "single-user-coalesced", "observation-masking"]
-        .iter()
-        .map(|s| StrategyEntry::new(registry.build(s).unwrap()))
-        .collect();
+    let strategies = [
+        "rolling-window:window=2",
+        "single-user-coalesced",
+        "observation-masking",
+    ]
+    .iter()
+    .map(|s| StrategyEntry::new(registry.build(s).unwrap()))
+    .collect();
     let mut cfg = RunConfig::new(
         strategies,
         registry.build("full-history").unwrap(),

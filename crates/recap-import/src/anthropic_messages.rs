@@ -9,8 +9,7 @@
 
 use crate::conversation::Conversation;
 use crate::messages::{
-    Place, anthropic_response, anthropic_tools, anthropic_user_parts, content_text,
-    feed_user_parts,
+    Place, anthropic_response, anthropic_tools, anthropic_user_parts, content_text, feed_user_parts,
 };
 use crate::ojson::{J, to_map};
 use crate::openai_chat::is_message;

@@ -328,7 +328,7 @@ fn build(
 ) -> Option<recap_core::Session> {
     let first = g.entries.first()?;
     let mut conv = Conversation::new(file, id.to_string(), first.at);
-    let mut envelope: BTreeMap<&str, Vec<Json>> = BTreeMap::new();
+    let mut envelope: BTreeMap<&str, Vec<&J>> = BTreeMap::new();
     let mut models: Vec<String> = Vec::new();
     let mut session_ids: Vec<String> = Vec::new();
     let mut compactions: Vec<Json> = Vec::new();
@@ -342,7 +342,6 @@ fn build(
         for key in ENVELOPE {
             if let Some(x) = v.get(key).filter(|x| !x.is_null()) {
                 let list = envelope.entry(key).or_default();
-                let x = x.to_json();
                 if !list.contains(&x) {
                     list.push(x);
                 }
@@ -434,7 +433,10 @@ fn build(
     let meta = &mut conv.meta;
     meta.insert("source".into(), Json::from("claude-code"));
     for (key, values) in envelope {
-        meta.insert(key.to_string(), one_or_list(values));
+        meta.insert(
+            key.to_string(),
+            one_or_list(values.into_iter().map(J::to_json).collect()),
+        );
     }
     match session_ids.len() {
         0 => {}

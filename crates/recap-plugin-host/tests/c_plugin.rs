@@ -1,7 +1,7 @@
 //! Plugins written in C against `recap-abi/include/recap_strategy.h`, compiled with the
-//! system C compiler when there is one: `mission_only.c` (no `describe`: the PTC-Lisp
-//! form alone, as every plugin of ABI 1.0) and `chat_transcript.c` (declares the chat
-//! form and renders tool-carrying messages).
+//! system C compiler (required under `CI=true`, skipped otherwise when there is none):
+//! `mission_only.c` (no `describe`: the PTC-Lisp form alone, as every plugin of ABI 1.0)
+//! and `chat_transcript.c` (declares the chat form and renders tool-carrying messages).
 
 use recap_core::invariants::{calls, check_session};
 use recap_core::{Form, Message, Registry, RenderRequest, SessionState};
@@ -12,6 +12,11 @@ use std::process::Command;
 fn compile_c_sample(name: &str) -> Option<PathBuf> {
     let cc = std::env::var("CC").unwrap_or_else(|_| "cc".to_string());
     if Command::new(&cc).arg("--version").output().is_err() {
+        // CI must never pass without having compiled and loaded the C samples.
+        assert!(
+            !recap_gen::shared::required(),
+            "no C compiler ({cc}) on this machine; CI=true requires one for the C plugin sample {name}.c"
+        );
         recap_gen::shared::skipped(&format!(
             "no C compiler ({cc}) on this machine; the C plugin sample {name}.c was not tested"
         ));

@@ -90,10 +90,12 @@ fn api_006_options_are_normalized_and_validated() {
     }
 }
 
-// ---- NS ----------------------------------------------------------------------------
+// ---- input data (NS-* are the interpreter's: not applicable) ----------------------
 
+// What the summary must do with the input data `data/key` reads: not list it among the
+// definitions.
 #[test]
-fn ns_008_input_data_is_not_shown_in_defined() {
+fn input_data_is_not_listed_among_the_definitions() {
     let s = SessionBuilder::new(MISSION)
         .data("products", v(json!([{"name": "Laptop"}])))
         .turn(TurnBuilder::ok("(def n (count data/products))").def("n", v(json!(1))))

@@ -124,13 +124,12 @@ impl ToolResultClearing {
         let mut edits: Vec<(usize, Option<usize>)> = Vec::new(); // (message, call for inputs)
         for u in &uses[..clearable] {
             let call = &msgs[u.message].tool_calls[u.call];
-            if self.exclude_tools.iter().any(|t| *t == call.name) {
+            if self.exclude_tools.contains(&call.name) {
                 continue;
             }
             // The call's result(s): TOOL messages after it, before the next ASSISTANT.
             let id = call.id.clone();
-            for j in u.message + 1..msgs.len() {
-                let m = &msgs[j];
+            for (j, m) in msgs.iter().enumerate().skip(u.message + 1) {
                 if m.role == Role::Assistant {
                     break;
                 }

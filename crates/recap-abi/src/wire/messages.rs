@@ -330,6 +330,51 @@ mod tests {
     }
 
     #[test]
+    fn mutated_chat_responses_read_as_serde_reads_them() {
+        let base = messages_response(&tool_exchange(), Some(2));
+        let mut seed = 0x2545_F491_4F6C_DD1D_u64;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        let tokens: [&[u8]; 8] = [b"\"", b"null", b"{", b"}", b",", b"[]", b"\"tool\"", b"1"];
+        let (mut same_ok, mut both_err) = (0, 0);
+        for _ in 0..3000 {
+            let mut m = base.clone();
+            for _ in 0..1 + next() % 2 {
+                let i = (next() as usize) % m.len();
+                match next() % 3 {
+                    0 => {
+                        m.remove(i);
+                    }
+                    1 => {
+                        let t = tokens[(next() % 8) as usize];
+                        m.splice(i..i, t.iter().copied());
+                    }
+                    _ => m[i] = (next() % 128) as u8,
+                }
+            }
+            let serde = serde_json::from_slice::<Response>(&m);
+            let ours = Response::from_slice(&m);
+            match (serde, ours) {
+                (Ok(a), Ok(b)) => {
+                    assert_eq!(a.messages, b.messages, "{}", String::from_utf8_lossy(&m));
+                    assert_eq!(a.messages_kept, b.messages_kept);
+                    same_ok += 1;
+                }
+                (Err(_), Err(_)) => both_err += 1,
+                (a, b) => panic!("{}: serde {a:?}, ours {b:?}", String::from_utf8_lossy(&m)),
+            }
+        }
+        assert!(
+            same_ok > 300 && both_err > 300,
+            "{same_ok} read, {both_err} refused"
+        );
+    }
+
+    #[test]
     fn responses_read_the_same_through_the_fast_path_and_serde() {
         let contents = ["", "plain", "a\nb \"q\" \\ \u{1} é日本👍🏽", &"x".repeat(100)];
         for kept in [None, Some(0), Some(3)] {

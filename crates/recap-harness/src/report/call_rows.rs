@@ -106,7 +106,9 @@ mod tests {
             crate::Tokenizer::get(crate::Encoding::Cl100kBase, crate::Backend::Fast),
         ];
         let cfg = RunConfig::new(
-            vec![crate::StrategyEntry::new(reg.build("rolling-window:window=2").unwrap())],
+            vec![crate::StrategyEntry::new(
+                reg.build("rolling-window:window=2").unwrap(),
+            )],
             reg.build("full-history").unwrap(),
             tokenizers,
         )

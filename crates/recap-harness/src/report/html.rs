@@ -21,15 +21,15 @@ h1{font-size:24px;margin:0 0 4px}h2{font-size:19px;margin:32px 0 8px;border-bott
 h3{font-size:15px;margin:18px 0 6px}
 .meta{color:#57606a;margin:0 0 12px}
 .scroll{overflow-x:auto}
-table{border-collapse:collapse;font-variant-numeric:tabular-nums}
-th,td{border:1px solid #d0d7de;padding:3px 8px;white-space:nowrap}
+table{border-collapse:collapse;font-size:13px;font-variant-numeric:tabular-nums}
+th,td{border:1px solid #d0d7de;padding:3px 6px;white-space:nowrap}
 th{background:#f0f3f6;text-align:center}
 td.num{text-align:right}td.text{text-align:left}
 tbody tr:nth-child(even){background:#f8fafc}
 ul.notes{color:#3d444d;padding-left:20px}
 figure{margin:12px 0}figure svg{max-width:100%;height:auto;border:1px solid #e4e8ec}
 figcaption{color:#57606a;font-size:13px}
-.pair{display:grid;grid-template-columns:1fr 1fr;gap:12px}
+.pair{display:grid;grid-template-columns:minmax(0,1fr) minmax(0,1fr);gap:12px}
 .pair h4{margin:0 0 4px;font-size:13px;color:#57606a}
 pre{background:#f6f8fa;border:1px solid #d0d7de;padding:8px;margin:0;overflow:auto;max-height:640px;font:12px/1.4 ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;white-space:pre-wrap;word-break:break-word}
 dl{display:grid;grid-template-columns:max-content 1fr;gap:2px 16px}dt{color:#57606a}dd{margin:0;word-break:break-all}
@@ -112,7 +112,9 @@ fn meta_line(report: &Report) -> String {
 }
 
 fn summary(out: &mut String, report: &Report) {
-    out.push_str("<section id=\"summary\">\n<h2>Summary</h2>\n<div class=\"scroll\"><table>\n<thead><tr>");
+    out.push_str(
+        "<section id=\"summary\">\n<h2>Summary</h2>\n<div class=\"scroll\"><table>\n<thead><tr>",
+    );
     for c in shown_columns() {
         let _ = write!(out, "<th>{}</th>", escape(c.header));
     }
@@ -181,7 +183,10 @@ fn sessions(out: &mut String, report: &Report) {
     for (i, r) in runs.iter().enumerate() {
         for d in &r.session_details {
             let key = (
-                corpus_order.get(d.corpus.as_str()).copied().unwrap_or(usize::MAX),
+                corpus_order
+                    .get(d.corpus.as_str())
+                    .copied()
+                    .unwrap_or(usize::MAX),
                 d.line,
             );
             rows.entry(key)
@@ -242,7 +247,9 @@ fn sessions(out: &mut String, report: &Report) {
 fn lowest(out: &mut String, calls: &[CallView]) {
     out.push_str("<section id=\"lowest-retention\">\n<h2>Calls with the lowest retention</h2>\n");
     if calls.is_empty() {
-        out.push_str("<p>No call of a compressing strategy had recorded facts to keep.</p>\n</section>\n");
+        out.push_str(
+            "<p>No call of a compressing strategy had recorded facts to keep.</p>\n</section>\n",
+        );
         return;
     }
     out.push_str("<p class=\"meta\">For each strategy, its call that kept the smallest share of the facts recorded before it: the recorded turn beside the prompt the strategy sent, as <code>recap inspect</code> shows them.</p>\n");
@@ -276,7 +283,10 @@ fn provenance(out: &mut String, report: &Report) {
         return;
     };
     let mut rows: Vec<(String, String)> = vec![
-        ("recap".into(), format!("{} (commit {})", p.recap_version, p.git_commit)),
+        (
+            "recap".into(),
+            format!("{} (commit {})", p.recap_version, p.git_commit),
+        ),
         ("command line".into(), p.command_line.join(" ")),
     ];
     for c in &p.corpora {
@@ -288,7 +298,10 @@ fn provenance(out: &mut String, report: &Report) {
     for pl in &p.plugins {
         rows.push((
             "plugin".into(),
-            format!("{} {} — {} — sha256 {}", pl.name, pl.version, pl.path, pl.sha256),
+            format!(
+                "{} {} — {} — sha256 {}",
+                pl.name, pl.version, pl.path, pl.sha256
+            ),
         ));
     }
     for t in &p.tokenizers {

@@ -223,6 +223,9 @@ mod tests {
             split_inspect("head\n── recorded turn 1 ──\n  x\n── sent by a: 2 messages ──\n  [0]\n");
         assert_eq!(trace, "head\n── recorded turn 1 ──\n  x\n");
         assert_eq!(prompt, "── sent by a: 2 messages ──\n  [0]\n");
-        assert_eq!(split_inspect("only\n"), ("only\n".to_string(), String::new()));
+        assert_eq!(
+            split_inspect("only\n"),
+            ("only\n".to_string(), String::new())
+        );
     }
 }
