@@ -307,20 +307,6 @@ fn inputs() -> Vec<(Kind, &'static str, String)> {
 /// One import of each input, timed in CPU time (per core: one thread), printed in MB/s.
 fn one_pass(inputs: &[(Kind, &'static str, String)], opts: &Options) {
     for (kind, name, text) in inputs {
-        let t0 = std::time::Instant::now();
-        let lines = name.ends_with(".jsonl");
-        let mut ps = Vec::new();
-        let doc = recap_import::source::parse(Path::new(name), text, lines, &mut ps);
-        eprintln!("SCRATCH parse-only {kind}: {:.0} MB/s", text.len() as f64 / 1e6 / t0.elapsed().as_secs_f64());
-        drop(doc);
-        let t0 = std::time::Instant::now();
-        let v: Vec<serde_json::Value> = if lines { text.lines().map(|l| serde_json::from_str(l).unwrap()).collect() } else { vec![serde_json::from_str(text).unwrap()] };
-        eprintln!("SCRATCH serde-value {kind}: {:.0} MB/s", text.len() as f64 / 1e6 / t0.elapsed().as_secs_f64());
-        drop(v);
-        let t0 = std::time::Instant::now();
-        let v: Vec<serde::de::IgnoredAny> = if lines { text.lines().map(|l| serde_json::from_str(l).unwrap()).collect() } else { vec![serde_json::from_str(text).unwrap()] };
-        eprintln!("SCRATCH ignored {kind}: {:.0} MB/s", text.len() as f64 / 1e6 / t0.elapsed().as_secs_f64());
-        drop(v);
         let before = common::cpu::process_cpu_time();
         let imported = recap_import::import_text(*kind, Path::new(name), text, opts);
         let cpu = common::cpu::process_cpu_time()

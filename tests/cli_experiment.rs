@@ -97,6 +97,52 @@ fn init_writes_an_example_that_runs_as_written() {
 }
 
 #[test]
+fn plugins_run_with_their_options_and_are_recorded_by_hash() {
+    let tmp = workspace();
+    let lib = recap_testkit::plugins::sample("recap_ptc_output_masking");
+    std::fs::write(
+        tmp.path().join("exp.toml"),
+        format!(
+            "corpora = \"bench-data/*.jsonl\"\n[[plugins]]\npath = {:?}\noptions = {{ window = 2 }}\n",
+            lib.display().to_string()
+        ),
+    )
+    .unwrap();
+    let out = recap(
+        tmp.path(),
+        &["run", "--config", "exp.toml", "--format", "json"],
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let report = out.json();
+    assert_eq!(
+        strategies(&report),
+        ["full-history", "ptc-output-masking:window=2"]
+    );
+    let plugin = &report["provenance"]["plugins"][0];
+    assert_eq!(plugin["name"], "ptc-output-masking");
+    assert_eq!(plugin["path"], lib.display().to_string().as_str());
+    assert!(!plugin["version"].as_str().unwrap().is_empty());
+    assert_eq!(plugin["sha256"].as_str().unwrap().len(), 64);
+
+    // An option the plugin does not have is an error at the line that gave it.
+    std::fs::write(
+        tmp.path().join("exp.toml"),
+        format!(
+            "corpora = \"bench-data/*.jsonl\"\n[[plugins]]\npath = {:?}\noptions = {{ windo = 2 }}\n",
+            lib.display().to_string()
+        ),
+    )
+    .unwrap();
+    let bad = recap(tmp.path(), &["run", "--config", "exp.toml"]);
+    assert_eq!(bad.code, 2);
+    assert!(
+        bad.stderr.contains("exp.toml:4:11: `plugins[0].options`"),
+        "{}",
+        bad.stderr
+    );
+}
+
+#[test]
 fn flags_override_the_file() {
     let tmp = workspace();
     std::fs::write(
@@ -785,7 +831,8 @@ fn the_html_report_renders_in_headless_chromium() {
     let (html, _) = html_report(tmp.path());
     let png = tmp.path().join("report.png");
     let profile = tmp.path().join("profile");
-    let out = std::process::Command::new(CHROMIUM)
+    let log = tmp.path().join("chromium.log");
+    let mut browser = std::process::Command::new(CHROMIUM)
         .args([
             "--headless",
             "--no-sandbox",
@@ -800,13 +847,28 @@ fn the_html_report_renders_in_headless_chromium() {
             "--window-size=1280,2000",
             &format!("file://{}", html.display()),
         ])
-        .output()
+        .stdout(std::process::Stdio::null())
+        // A file, not a pipe: a pipe nobody reads while waiting could fill and stall it.
+        .stderr(std::fs::File::create(&log).unwrap())
+        .spawn()
         .expect("start chromium");
+    // A browser that hangs must not hang the test suite.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    let status = loop {
+        if let Some(status) = browser.try_wait().expect("wait for chromium") {
+            break Some(status);
+        }
+        if std::time::Instant::now() > deadline {
+            let _ = browser.kill();
+            let _ = browser.wait();
+            break None;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    };
+    let stderr = std::fs::read_to_string(&log).unwrap_or_default();
     assert!(
         png.is_file(),
-        "no screenshot; chromium exited {:?}: {}",
-        out.status,
-        String::from_utf8_lossy(&out.stderr)
+        "no screenshot; chromium ended with {status:?} (None: killed after 120 s): {stderr}"
     );
     let data = std::fs::read(&png).unwrap();
     let (w, h, pixels) = png_pixels(&data);

@@ -51,7 +51,11 @@ pub struct ConfigError {
 
 impl std::fmt::Display for ConfigError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}:{}:{}: ", self.file.display(), self.line, self.column)?;
+        if self.line == 0 {
+            write!(f, "{}: ", self.file.display())?;
+        } else {
+            write!(f, "{}:{}:{}: ", self.file.display(), self.line, self.column)?;
+        }
         if let Some(k) = &self.key {
             write!(f, "`{k}`: ")?;
         }
@@ -141,7 +145,12 @@ pub fn parse(file: &Path, content: &str) -> Result<Experiment, ConfigError> {
     };
     let doc = DeTable::parse(content).map_err(|e| {
         let span = e.span().unwrap_or(0..0);
-        ctx.error(span, None, e.message().trim_end().to_string())
+        let message = e.message().trim_end().to_string();
+        // "duplicate key" and the like point at the key: name it.
+        let key = content.get(span.clone()).filter(|k| {
+            message.contains("key") && !k.is_empty() && k.len() <= 60 && !k.contains('\n')
+        });
+        ctx.error(span.clone(), key, message)
     })?;
     let mut exp = Experiment {
         file: file.to_path_buf(),
@@ -909,6 +918,9 @@ plugin_timeout = "none"
         let e = parse_in(tmp.path(), "jobs = 2\nout = \"x\n").unwrap_err();
         assert_eq!(e.line, 2, "{e}");
         assert!(e.key.is_none());
+        let e = parse_in(tmp.path(), "jobs = 2\njobs = 3\n").unwrap_err();
+        assert_eq!((e.line, e.key.as_deref()), (2, Some("jobs")), "{e}");
+        assert!(e.message.contains("duplicate key"), "{e}");
     }
 
     #[test]

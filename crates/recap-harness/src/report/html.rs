@@ -343,6 +343,42 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_library_report_without_provenance_or_session_records_is_still_a_document() {
+        use scraper::{Html, Selector};
+        let registry = recap_builtins::registry();
+        let mut cfg = crate::RunConfig::new(
+            vec![crate::StrategyEntry::new(
+                registry.build("rolling-window:window=1").unwrap(),
+            )],
+            registry.build("full-history").unwrap(),
+            vec![crate::Tokenizer::get(
+                crate::Encoding::O200kBase,
+                crate::Backend::Fast,
+            )],
+        )
+        .unwrap();
+        cfg.session_details = false;
+        let sessions = recap_gen::handwritten::sessions().unwrap();
+        let mut report = crate::run_sessions(&cfg, "<hand>.jsonl", sessions).unwrap();
+        report.runs[1].strategy = "<b>bold</b>".into();
+        let charts = crate::charts::charts(&report).unwrap();
+        let doc = Html::parse_document(&to_html(&report, &charts, &[]));
+        assert!(doc.errors.is_empty(), "{:?}", doc.errors);
+        let sel = |s: &str| Selector::parse(s).unwrap();
+        assert_eq!(doc.select(&sel("#summary tbody tr")).count(), 2);
+        assert_eq!(
+            doc.select(&sel("b")).count(),
+            0,
+            "names are text, not markup"
+        );
+        let text = |id: &str| -> String { doc.select(&sel(id)).next().unwrap().text().collect() };
+        assert!(text("#sessions").contains("--no-session-details"));
+        assert!(text("#lowest-retention").contains("No call"));
+        assert!(text("#provenance").contains("Not recorded"));
+        assert!(text("title").contains("<hand>.jsonl"));
+    }
+
+    #[test]
     fn text_cannot_become_markup() {
         assert_eq!(
             escape("<script>alert('x') & \"y\"</script>"),

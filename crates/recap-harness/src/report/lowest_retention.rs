@@ -52,20 +52,24 @@ impl LowestRetention {
                 continue;
             }
             for c in so.calls.iter().filter(|c| c.facts > 0) {
-                let pick = Pick {
-                    corpus,
-                    line,
-                    session: o.id.clone(),
-                    call: c.call,
-                    strategy: s,
-                    facts: c.facts,
-                    retained: c.retained,
-                };
-                match self.worst.get(&s) {
-                    Some(w) if !pick.lower_than(w) => {}
-                    _ => {
-                        self.worst.insert(s, pick);
-                    }
+                // Exact comparison of retained / facts, without floating point.
+                let lower = self.worst.get(&s).is_none_or(|w| {
+                    u128::from(c.retained) * u128::from(w.facts)
+                        < u128::from(w.retained) * u128::from(c.facts)
+                });
+                if lower {
+                    self.worst.insert(
+                        s,
+                        Pick {
+                            corpus,
+                            line,
+                            session: o.id.clone(),
+                            call: c.call,
+                            strategy: s,
+                            facts: c.facts,
+                            retained: c.retained,
+                        },
+                    );
                 }
             }
         }
@@ -215,6 +219,55 @@ mod tests {
         };
         let order: Vec<usize> = t.picks(2).iter().map(|p| p.strategy).collect();
         assert_eq!(order, [3, 1]);
+    }
+
+    #[test]
+    fn the_first_call_of_lowest_retention_per_strategy_is_kept_baseline_aside() {
+        use crate::engine::{CallRecord, StratOutcome};
+        let call = |call: usize, facts: u64, retained: u64| CallRecord {
+            call,
+            facts,
+            retained,
+            ..CallRecord::default()
+        };
+        let strat = |calls: Vec<CallRecord>| StratOutcome {
+            applicable: true,
+            calls,
+            ..StratOutcome::default()
+        };
+        let outcome = |id: &str, calls: Vec<Vec<CallRecord>>| SessionOutcome {
+            id: id.into(),
+            form: recap_core::Form::Ptc,
+            calls: 3,
+            strategies: calls.into_iter().map(strat).collect(),
+        };
+        let mut t = LowestRetention {
+            baseline: 0,
+            worst: BTreeMap::new(),
+        };
+        t.session(
+            0,
+            1,
+            &outcome(
+                "a",
+                vec![
+                    vec![call(0, 4, 0)],
+                    vec![call(0, 0, 0), call(1, 4, 2), call(2, 2, 1)],
+                ],
+            ),
+        );
+        t.session(
+            0,
+            2,
+            &outcome("b", vec![vec![], vec![call(0, 6, 3), call(1, 3, 1)]]),
+        );
+        let picks = t.picks(5);
+        assert_eq!(picks.len(), 1, "the baseline is never picked");
+        let p = &picks[0];
+        assert_eq!(
+            (p.session.as_str(), p.call, p.facts, p.retained),
+            ("b", 1, 3, 1)
+        );
     }
 
     #[test]
