@@ -5,29 +5,33 @@
 //! recorded order". The chat importers therefore read records into [`J`], whose objects
 //! are lists of pairs in file order, and convert to `serde_json::Value` only for `meta`
 //! (a free object, where order does not matter).
+//!
+//! Strings and keys borrow from the text they were read from when they hold no escape:
+//! most keys and ids then cost no allocation (importing is allocation-bound).
 
-use serde::de::{Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde::de::{Deserialize, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Number, Value as Json};
+use std::borrow::Cow;
 use std::fmt;
 
 /// A JSON value; objects keep their keys in recorded order (duplicates too).
 #[derive(Debug, Clone, PartialEq)]
-pub enum J {
+pub enum J<'a> {
     Null,
     Bool(bool),
     Num(Number),
-    Str(String),
-    Arr(Vec<J>),
-    Obj(Vec<(String, J)>),
+    Str(Cow<'a, str>),
+    Arr(Vec<J<'a>>),
+    Obj(Vec<(Cow<'a, str>, J<'a>)>),
 }
 
-/// An empty object, for `get` on non-objects.
-static NULL: J = J::Null;
+/// `null`, for `at` on a missing key.
+static NULL: J<'static> = J::Null;
 
-impl J {
+impl<'a> J<'a> {
     /// The value of `key` in an object (the last one when the key repeats, as serde_json
     /// reads it); `None` for a missing key or a non-object.
-    pub fn get(&self, key: &str) -> Option<&J> {
+    pub fn get(&self, key: &str) -> Option<&J<'a>> {
         match self {
             J::Obj(pairs) => pairs.iter().rev().find(|(k, _)| k == key).map(|(_, v)| v),
             _ => None,
@@ -35,7 +39,7 @@ impl J {
     }
 
     /// Like [`J::get`], but a missing key is `null`.
-    pub fn at(&self, key: &str) -> &J {
+    pub fn at(&self, key: &str) -> &J<'a> {
         self.get(key).unwrap_or(&NULL)
     }
 
@@ -46,14 +50,14 @@ impl J {
         }
     }
 
-    pub fn as_array(&self) -> Option<&[J]> {
+    pub fn as_array(&self) -> Option<&[J<'a>]> {
         match self {
             J::Arr(items) => Some(items),
             _ => None,
         }
     }
 
-    pub fn as_object(&self) -> Option<&[(String, J)]> {
+    pub fn as_object(&self) -> Option<&[(Cow<'a, str>, J<'a>)]> {
         match self {
             J::Obj(pairs) => Some(pairs),
             _ => None,
@@ -97,7 +101,7 @@ impl J {
             J::Null => Json::Null,
             J::Bool(b) => Json::Bool(*b),
             J::Num(n) => Json::Number(n.clone()),
-            J::Str(s) => Json::String(s.clone()),
+            J::Str(s) => Json::String(s.to_string()),
             J::Arr(items) => Json::Array(items.iter().map(J::to_json).collect()),
             J::Obj(pairs) => Json::Object(to_map(pairs)),
         }
@@ -175,54 +179,60 @@ impl<'de> Visitor<'de> for JVisitor {
         f.write_str("any JSON value")
     }
 
-    fn visit_bool<E>(self, v: bool) -> Result<J, E> {
+    fn visit_bool<E>(self, v: bool) -> Result<J<'de>, E> {
         Ok(J::Bool(v))
     }
 
-    fn visit_i64<E>(self, v: i64) -> Result<J, E> {
+    fn visit_i64<E>(self, v: i64) -> Result<J<'de>, E> {
         Ok(J::Num(v.into()))
     }
 
-    fn visit_u64<E>(self, v: u64) -> Result<J, E> {
+    fn visit_u64<E>(self, v: u64) -> Result<J<'de>, E> {
         Ok(J::Num(v.into()))
     }
 
-    fn visit_f64<E>(self, v: f64) -> Result<J, E> {
+    fn visit_f64<E>(self, v: f64) -> Result<J<'de>, E> {
         // JSON text has no NaN or infinity, so this is always a number.
         Ok(Number::from_f64(v).map_or(J::Null, J::Num))
     }
 
-    fn visit_str<E>(self, v: &str) -> Result<J, E> {
-        Ok(J::Str(v.to_owned()))
+    fn visit_borrowed_str<E>(self, v: &'de str) -> Result<J<'de>, E> {
+        Ok(J::Str(Cow::Borrowed(v)))
     }
 
-    fn visit_string<E>(self, v: String) -> Result<J, E> {
-        Ok(J::Str(v))
+    fn visit_str<E>(self, v: &str) -> Result<J<'de>, E> {
+        Ok(J::Str(Cow::Owned(v.to_owned())))
     }
 
-    fn visit_none<E>(self) -> Result<J, E> {
+    fn visit_string<E>(self, v: String) -> Result<J<'de>, E> {
+        Ok(J::Str(Cow::Owned(v)))
+    }
+
+    fn visit_none<E>(self) -> Result<J<'de>, E> {
         Ok(J::Null)
     }
 
-    fn visit_unit<E>(self) -> Result<J, E> {
+    fn visit_unit<E>(self) -> Result<J<'de>, E> {
         Ok(J::Null)
     }
 
-    fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<J, D::Error> {
+    fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<J<'de>, D::Error> {
         J::deserialize(d)
     }
 
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<J, A::Error> {
-        let mut items = Vec::with_capacity(seq.size_hint().unwrap_or(0));
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<J<'de>, A::Error> {
+        // serde_json gives no size hint; most lists and objects in logs are short.
+        let mut items = Vec::with_capacity(seq.size_hint().unwrap_or(4));
         while let Some(item) = seq.next_element()? {
             items.push(item);
         }
         Ok(J::Arr(items))
     }
 
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<J, A::Error> {
-        let mut pairs = Vec::with_capacity(map.size_hint().unwrap_or(0));
-        while let Some((k, v)) = map.next_entry::<String, J>()? {
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<J<'de>, A::Error> {
+        let mut pairs = Vec::with_capacity(map.size_hint().unwrap_or(8));
+        while let Some(k) = map.next_key_seed(KeySeed)? {
+            let v: J<'de> = map.next_value()?;
             pairs.push((k, v));
         }
         Ok(J::Obj(pairs))
@@ -233,7 +243,7 @@ impl<'de> Visitor<'de> for JVisitor {
 mod tests {
     use super::*;
 
-    fn parse(s: &str) -> J {
+    fn parse(s: &str) -> J<'_> {
         serde_json::from_str(s).unwrap()
     }
 
@@ -259,6 +269,16 @@ mod tests {
         let text = j.to_compact();
         assert_eq!(text, "{\"t\":\"tab\\there \\u0001 é 😀 / \\\\\"}");
         assert_eq!(parse(&text), j);
+    }
+
+    #[test]
+    fn unescaped_strings_and_keys_borrow_from_the_text() {
+        let j = parse(r#"{"key": "plain", "esc\u0061ped": "line\nbreak"}"#);
+        let J::Obj(pairs) = &j else { panic!() };
+        assert!(matches!(pairs[0].0, Cow::Borrowed("key")));
+        assert!(matches!(pairs[0].1, J::Str(Cow::Borrowed("plain"))));
+        assert!(matches!(&pairs[1].0, Cow::Owned(k) if k == "escaped"));
+        assert!(matches!(&pairs[1].1, J::Str(Cow::Owned(v)) if v == "line\nbreak"));
     }
 
     #[test]
