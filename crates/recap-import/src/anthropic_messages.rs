@@ -141,7 +141,7 @@ fn import_conversation(
     };
     let n = at.record.unwrap_or(at.line);
     let id = match value.get("id") {
-        Some(J::Str(s)) if !s.is_empty() => s.clone(),
+        Some(J::Str(s)) if !s.is_empty() => s.to_string(),
         Some(J::Num(num)) => num.to_string(),
         _ => format!("{stem}:{n}"),
     };
@@ -152,7 +152,7 @@ fn import_conversation(
     };
     if let Some(pairs) = value.as_object() {
         for (k, v) in pairs {
-            match k.as_str() {
+            match k.as_ref() {
                 "messages" | "response" => {}
                 "system" => {
                     if let Some(s) = content_text(&mut conv, keys, top, v) {
@@ -161,7 +161,7 @@ fn import_conversation(
                 }
                 "tools" if v.as_array().is_some() => conv.tools = anthropic_tools(v),
                 _ => {
-                    conv.meta.insert(k.clone(), v.to_json());
+                    conv.meta.insert(k.to_string(), v.to_json());
                 }
             }
         }

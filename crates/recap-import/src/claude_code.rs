@@ -92,7 +92,7 @@ const ENVELOPE: [&str; 7] = [
 /// One entry with where it is.
 struct Entry<'a> {
     at: At,
-    value: &'a J,
+    value: &'a J<'a>,
 }
 
 /// The entries of one session under construction.
@@ -482,7 +482,7 @@ fn build(
 fn first_text(g: &Group) -> Option<String> {
     let m = g.entries.first()?.value.at("message");
     match m.at("content") {
-        J::Str(s) => Some(s.clone()),
+        J::Str(s) => Some(s.to_string()),
         J::Arr(blocks) => {
             let texts: Vec<&str> = blocks
                 .iter()

@@ -25,7 +25,7 @@ pub(crate) struct Place<'a> {
 pub(crate) fn arguments_text(args: Option<&J>) -> String {
     match args {
         None | Some(J::Null) => String::new(),
-        Some(J::Str(s)) => s.clone(),
+        Some(J::Str(s)) => s.to_string(),
         Some(other) => other.to_compact(),
     }
 }
@@ -52,12 +52,12 @@ pub(crate) fn content_text(
 ) -> Option<String> {
     match content {
         J::Null => None,
-        J::Str(s) => Some(s.clone()),
+        J::Str(s) => Some(s.to_string()),
         J::Arr(parts) => {
             let mut texts: Vec<String> = Vec::with_capacity(parts.len());
             for part in parts {
                 match part {
-                    J::Str(s) => texts.push(s.clone()),
+                    J::Str(s) => texts.push(s.to_string()),
                     J::Obj(_) => {
                         let kind = part.at("type").as_str().unwrap_or("");
                         if let Some(t) = part.at("text").as_str() {
@@ -402,7 +402,7 @@ pub(crate) fn anthropic_response(
     let blocks = match content {
         J::Str(s) => {
             return Response {
-                content: Some(s.clone()),
+                content: Some(s.to_string()),
                 ..Response::default()
             };
         }

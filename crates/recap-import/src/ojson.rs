@@ -157,23 +157,54 @@ fn write_string(s: &str, out: &mut String) {
 }
 
 /// An object's pairs as a serde_json map.
-pub fn to_map(pairs: &[(String, J)]) -> Map<String, Json> {
+pub fn to_map(pairs: &[(Cow<'_, str>, J<'_>)]) -> Map<String, Json> {
     pairs
         .iter()
-        .map(|(k, v)| (k.clone(), v.to_json()))
+        .map(|(k, v)| (k.to_string(), v.to_json()))
         .collect()
 }
 
-impl<'de> Deserialize<'de> for J {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<J, D::Error> {
+impl<'de> Deserialize<'de> for J<'de> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<J<'de>, D::Error> {
         d.deserialize_any(JVisitor)
     }
 }
 
 struct JVisitor;
 
+/// Reads an object key, borrowed from the text when it can be.
+struct KeySeed;
+
+impl<'de> DeserializeSeed<'de> for KeySeed {
+    type Value = Cow<'de, str>;
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Cow<'de, str>, D::Error> {
+        d.deserialize_str(KeySeed)
+    }
+}
+
+impl<'de> Visitor<'de> for KeySeed {
+    type Value = Cow<'de, str>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("an object key")
+    }
+
+    fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Cow<'de, str>, E> {
+        Ok(Cow::Borrowed(v))
+    }
+
+    fn visit_str<E>(self, v: &str) -> Result<Cow<'de, str>, E> {
+        Ok(Cow::Owned(v.to_owned()))
+    }
+
+    fn visit_string<E>(self, v: String) -> Result<Cow<'de, str>, E> {
+        Ok(Cow::Owned(v))
+    }
+}
+
 impl<'de> Visitor<'de> for JVisitor {
-    type Value = J;
+    type Value = J<'de>;
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("any JSON value")

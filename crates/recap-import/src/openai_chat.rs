@@ -30,7 +30,7 @@ pub(crate) fn is_message_list(v: &J) -> bool {
 /// when the file shows them.
 struct Record<'a> {
     at: At,
-    value: &'a J,
+    value: &'a J<'a>,
     message_lines: &'a [usize],
 }
 
@@ -100,7 +100,7 @@ pub(crate) fn import_doc(file: &Path, doc: &Doc, _opts: &Options, out: &mut Impo
 }
 
 /// The message list of a conversation and the name of the field holding it.
-fn message_list(value: &J) -> Result<(&[J], Option<&str>), String> {
+fn message_list<'v, 'a>(value: &'v J<'a>) -> Result<(&'v [J<'a>], Option<&'v str>), String> {
     match value {
         J::Arr(items) => Ok((items, None)),
         J::Obj(pairs) => match value.get("messages") {
@@ -113,7 +113,7 @@ fn message_list(value: &J) -> Result<(&[J], Option<&str>), String> {
                 let found: Vec<&str> = pairs
                     .iter()
                     .filter(|(_, v)| is_message_list(v))
-                    .map(|(k, _)| k.as_str())
+                    .map(|(k, _)| k.as_ref())
                     .collect();
                 match found.as_slice() {
                     [one] => Ok((value.at(one).as_array().unwrap_or(&[]), Some(one))),
@@ -149,21 +149,21 @@ fn import_conversation(file: &Path, stem: &str, r: Record, keys: &mut Unmapped, 
     };
     let n = r.at.record.unwrap_or(r.at.line);
     let id = match r.value.get("id") {
-        Some(J::Str(s)) if !s.is_empty() => s.clone(),
+        Some(J::Str(s)) if !s.is_empty() => s.to_string(),
         Some(J::Num(num)) => num.to_string(),
         _ => format!("{stem}:{n}"),
     };
     let mut conv = Conversation::new(file, id, r.at);
     if let Some(pairs) = r.value.as_object() {
         for (k, v) in pairs {
-            if Some(k.as_str()) == field {
+            if Some(k.as_ref()) == field {
                 continue;
             }
             if k == "tools" && v.as_array().is_some() {
                 conv.tools = openai_tools(v);
                 continue;
             }
-            conv.meta.insert(k.clone(), v.to_json());
+            conv.meta.insert(k.to_string(), v.to_json());
         }
     }
     for (i, m) in messages.iter().enumerate() {

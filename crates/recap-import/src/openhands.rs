@@ -82,7 +82,7 @@ pub(crate) fn import_doc(file: &Path, doc: &Doc, _opts: &Options, out: &mut Impo
                     .as_object()
                     .unwrap_or(&[])
                     .iter()
-                    .map(|(k, v)| (k.as_str(), v))
+                    .map(|(k, v)| (k.as_ref(), v))
                     .collect();
                 if value.as_object().is_none() {
                     out.problems.push(
@@ -167,7 +167,7 @@ fn record(
         return;
     };
     let id = match field("instance_id") {
-        Some(J::Str(s)) if !s.is_empty() => s.clone(),
+        Some(J::Str(s)) if !s.is_empty() => s.to_string(),
         Some(J::Num(n)) => n.to_string(),
         _ => fallback_id.to_string(),
     };

@@ -49,7 +49,7 @@ fn has_openai_features(messages: &[J]) -> bool {
 }
 
 /// The messages of a conversation record, when it is one.
-fn conversation_messages(v: &J) -> Option<&[J]> {
+fn conversation_messages<'v, 'a>(v: &'v J<'a>) -> Option<&'v [J<'a>]> {
     if is_message_list(v) {
         return v.as_array();
     }
@@ -130,7 +130,7 @@ fn fits(kind: Kind, v: &J) -> bool {
 
 /// A shallow copy of a top-level object (long lists cut to their first items), enough
 /// to tell its format without copying a large file.
-fn shallow(members: &[Member]) -> J {
+fn shallow<'a>(members: &[Member<'a>]) -> J<'a> {
     J::Obj(
         members
             .iter()
@@ -139,7 +139,7 @@ fn shallow(members: &[Member]) -> J {
                     J::Arr(items) => J::Arr(items.iter().take(8).cloned().collect()),
                     other => other.clone(),
                 };
-                (m.key.clone(), v)
+                (std::borrow::Cow::Owned(m.key.clone()), v)
             })
             .collect(),
     )
@@ -147,14 +147,14 @@ fn shallow(members: &[Member]) -> J {
 
 /// A record as the sniffer sees it: one of the document's own, or a small made-up one.
 enum Sample<'a> {
-    Ref(&'a J),
-    Made(J),
+    Ref(&'a J<'a>),
+    Made(J<'a>),
 }
 
-impl std::ops::Deref for Sample<'_> {
-    type Target = J;
+impl<'a> std::ops::Deref for Sample<'a> {
+    type Target = J<'a>;
 
-    fn deref(&self) -> &J {
+    fn deref(&self) -> &J<'a> {
         match self {
             Sample::Ref(j) => j,
             Sample::Made(j) => j,
@@ -164,7 +164,7 @@ impl std::ops::Deref for Sample<'_> {
 
 /// The first records of a document as the sniffer sees them (a list of messages or of
 /// events is one record), borrowed where they can be.
-fn sample(doc: &Doc) -> Vec<Sample<'_>> {
+fn sample<'a>(doc: &'a Doc<'a>) -> Vec<Sample<'a>> {
     const MAX: usize = 64;
     match doc {
         Doc::Lines(items) => items

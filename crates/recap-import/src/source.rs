@@ -5,41 +5,42 @@
 
 use crate::ojson::J;
 use crate::problem::Problem;
+use std::borrow::Cow;
 use std::io::Read;
 use std::path::Path;
 
 /// A value and the 1-based line where it starts.
 #[derive(Debug, Clone)]
-pub struct Located {
+pub struct Located<'a> {
     pub line: usize,
-    pub value: J,
+    pub value: J<'a>,
 }
 
 /// A member of a top-level object. When its value is a list, `item_lines` holds the
 /// line of each item (the items are read one by one, so a cut inside the list keeps
 /// the items before it).
 #[derive(Debug, Clone)]
-pub struct Member {
+pub struct Member<'a> {
     pub key: String,
     pub line: usize,
-    pub value: J,
+    pub value: J<'a>,
     pub item_lines: Vec<usize>,
 }
 
 /// What a file holds.
 #[derive(Debug, Clone)]
-pub enum Doc {
+pub enum Doc<'a> {
     /// JSON Lines: one value per non-blank line.
-    Lines(Vec<Located>),
+    Lines(Vec<Located<'a>>),
     /// One JSON array; its items with their lines.
-    Array(Vec<Located>),
+    Array(Vec<Located<'a>>),
     /// One JSON object; its members in recorded order.
-    Object(Vec<Member>),
+    Object(Vec<Member<'a>>),
     /// One value that is neither (a string, a number…), or nothing readable.
-    Other(Option<Located>),
+    Other(Option<Located<'a>>),
 }
 
-impl Doc {
+impl Doc<'_> {
     /// Nothing was read.
     pub fn is_empty(&self) -> bool {
         match self {
@@ -51,11 +52,11 @@ impl Doc {
 }
 
 /// The members as one object value.
-pub fn object_of(members: &[Member]) -> J {
+pub fn object_of<'a>(members: &[Member<'a>]) -> J<'a> {
     J::Obj(
         members
             .iter()
-            .map(|m| (m.key.clone(), m.value.clone()))
+            .map(|m| (Cow::Owned(m.key.clone()), m.value.clone()))
             .collect(),
     )
 }
@@ -195,7 +196,12 @@ fn error_kind(e: &serde_json::Error) -> &'static str {
 }
 
 /// Parses `text` as JSON Lines when `lines` is set, else by its shape.
-pub fn parse(path: &Path, text: &str, lines: bool, problems: &mut Vec<Problem>) -> Doc {
+pub fn parse<'a>(
+    path: &Path,
+    text: &'a str,
+    lines: bool,
+    problems: &mut Vec<Problem>,
+) -> Doc<'a> {
     if lines {
         return Doc::Lines(json_lines(path, text, problems));
     }
@@ -281,7 +287,11 @@ fn second_line_is_a_value(rest: &str) -> bool {
 }
 
 /// Every non-blank line parsed; an unreadable line is a problem and reading goes on.
-pub fn json_lines(path: &Path, text: &str, problems: &mut Vec<Problem>) -> Vec<Located> {
+pub fn json_lines<'a>(
+    path: &Path,
+    text: &'a str,
+    problems: &mut Vec<Problem>,
+) -> Vec<Located<'a>> {
     let mut out = Vec::new();
     for (i, raw) in text.split('\n').enumerate() {
         let raw = raw.strip_suffix('\r').unwrap_or(raw);
@@ -310,7 +320,7 @@ struct Parser<'a> {
     path: &'a Path,
 }
 
-impl Parser<'_> {
+impl<'a> Parser<'a> {
     fn skip_ws(&mut self) {
         let rest = &self.text.as_bytes()[self.pos..];
         let n = rest
@@ -325,7 +335,7 @@ impl Parser<'_> {
     }
 
     /// One JSON value starting at `pos`.
-    fn value(&mut self) -> Result<J, serde_json::Error> {
+    fn value(&mut self) -> Result<J<'a>, serde_json::Error> {
         let mut stream =
             serde_json::Deserializer::from_str(&self.text[self.pos..]).into_iter::<J>();
         match stream.next() {
@@ -365,7 +375,7 @@ impl Parser<'_> {
     }
 
     /// `[a, b, …]` at `pos`, item by item.
-    fn array(&mut self) -> Result<Vec<Located>, Partial<Vec<Located>>> {
+    fn array(&mut self) -> Result<Vec<Located<'a>>, Partial<Vec<Located<'a>>>> {
         let mut items = Vec::new();
         self.pos += 1;
         loop {
@@ -424,7 +434,7 @@ impl Parser<'_> {
     }
 
     /// `{"k": v, …}` at `pos`, member by member; list members item by item.
-    fn object(&mut self) -> Result<Vec<Member>, Partial<Vec<Member>>> {
+    fn object(&mut self) -> Result<Vec<Member<'a>>, Partial<Vec<Member<'a>>>> {
         let mut members: Vec<Member> = Vec::new();
         self.pos += 1;
         loop {
@@ -435,7 +445,7 @@ impl Parser<'_> {
             }
             let at = self.pos;
             let key = match self.value() {
-                Ok(J::Str(k)) => k,
+                Ok(J::Str(k)) => k.into_owned(),
                 Ok(other) => {
                     let p = self.problem_at(
                         at,
@@ -534,7 +544,7 @@ impl Parser<'_> {
     }
 }
 
-fn list_member(key: String, line: usize, items: Vec<Located>) -> Member {
+fn list_member(key: String, line: usize, items: Vec<Located<'_>>) -> Member<'_> {
     let item_lines = items.iter().map(|l| l.line).collect();
     Member {
         key,

@@ -126,7 +126,7 @@ pub(crate) fn import_doc(file: &Path, doc: &Doc, _opts: &Options, out: &mut Impo
             Some("tool") => {
                 let ids: Vec<&str> = match m.at("tool_call_ids") {
                     J::Arr(ids) => ids.iter().filter_map(J::as_str).collect(),
-                    J::Str(id) => vec![id.as_str()],
+                    J::Str(id) => vec![id.as_ref()],
                     _ => Vec::new(),
                 };
                 if ids.len() > 1 {

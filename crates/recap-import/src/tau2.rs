@@ -159,7 +159,7 @@ fn simulation(
     out: &mut Import,
 ) {
     let id = match sim.at("id") {
-        J::Str(s) if !s.is_empty() => s.clone(),
+        J::Str(s) if !s.is_empty() => s.to_string(),
         _ => format!(
             "{}:{}",
             crate::source::stem(file),
