@@ -235,3 +235,15 @@ fn validate_names_the_field_of_every_chat_form_mistake() {
         assert!(said.contains(":1"), "names the line: {said}");
     }
 }
+
+#[test]
+fn llm_summary_outside_eval_says_what_to_pass() {
+    let chat = chat();
+    let out = recap(&["run", &chat, "--strategy", "llm-summary:keep=2"]);
+    assert_eq!(out.code, 2);
+    assert!(
+        out.stderr.contains("recap eval --endpoint URL --model NAME"),
+        "{}",
+        out.stderr
+    );
+}

@@ -265,6 +265,19 @@ fn strategies(args: &Args, registry: &Registry) -> Result<Vec<StrategyEntry>> {
             .chain(std::iter::repeat_n(true, args.sweeps.len()))
             .collect()
     };
+    // A strategy that needs a model endpoint is `recap eval`'s; say so instead of
+    // "unknown strategy".
+    let needs_endpoint = |spec: &str| {
+        recap_core::StrategySpec::parse(spec).is_ok_and(|s| s.name == recap_llm_summary::NAME)
+    };
+    if let Some(spec) = args
+        .strategies
+        .iter()
+        .chain(&args.sweeps)
+        .find(|s| needs_endpoint(s))
+    {
+        anyhow::bail!("{spec:?}: {}", recap_llm_summary::NEEDS_ENDPOINT);
+    }
     let (mut specs, mut sweeps) = (args.strategies.iter(), args.sweeps.iter());
     for is_sweep in order {
         if !is_sweep {

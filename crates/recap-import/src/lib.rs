@@ -347,7 +347,9 @@ fn keep_fitting(kind: Kind, files: &[PathBuf], out: &mut Import) -> Vec<PathBuf>
     for file in files {
         let mut ignored = Vec::new();
         let head = source::read_text(file, &mut ignored).map(|t| head_lines(&t));
-        let doc = head.map(|h| source::parse(file, &h, true, &mut ignored));
+        let doc = head
+            .as_deref()
+            .map(|h| source::parse(file, h, true, &mut ignored));
         match doc.as_ref().and_then(|d| sniff::misfit(kind, file, d)) {
             Some((other, n, total)) => out
                 .problems

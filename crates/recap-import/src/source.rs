@@ -196,12 +196,7 @@ fn error_kind(e: &serde_json::Error) -> &'static str {
 }
 
 /// Parses `text` as JSON Lines when `lines` is set, else by its shape.
-pub fn parse<'a>(
-    path: &Path,
-    text: &'a str,
-    lines: bool,
-    problems: &mut Vec<Problem>,
-) -> Doc<'a> {
+pub fn parse<'a>(path: &Path, text: &'a str, lines: bool, problems: &mut Vec<Problem>) -> Doc<'a> {
     if lines {
         return Doc::Lines(json_lines(path, text, problems));
     }
@@ -287,11 +282,7 @@ fn second_line_is_a_value(rest: &str) -> bool {
 }
 
 /// Every non-blank line parsed; an unreadable line is a problem and reading goes on.
-pub fn json_lines<'a>(
-    path: &Path,
-    text: &'a str,
-    problems: &mut Vec<Problem>,
-) -> Vec<Located<'a>> {
+pub fn json_lines<'a>(path: &Path, text: &'a str, problems: &mut Vec<Problem>) -> Vec<Located<'a>> {
     let mut out = Vec::new();
     for (i, raw) in text.split('\n').enumerate() {
         let raw = raw.strip_suffix('\r').unwrap_or(raw);
@@ -313,14 +304,14 @@ pub fn json_lines<'a>(
 /// A cut or broken document: what was read before the break, and the problem.
 type Partial<T> = Box<(T, Problem)>;
 
-struct Parser<'a> {
+struct Parser<'a, 'p> {
     text: &'a str,
     pos: usize,
     lines: Lines<'a>,
-    path: &'a Path,
+    path: &'p Path,
 }
 
-impl<'a> Parser<'a> {
+impl<'a> Parser<'a, '_> {
     fn skip_ws(&mut self) {
         let rest = &self.text.as_bytes()[self.pos..];
         let n = rest

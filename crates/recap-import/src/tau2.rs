@@ -175,7 +175,7 @@ fn simulation(
         .find(|t| !task_id.is_null() && t.at("id") == task_id);
     for (k, v) in sim.as_object().unwrap_or(&[]) {
         if k != "messages" {
-            conv.meta.insert(k.clone(), v.to_json());
+            conv.meta.insert(k.to_string(), v.to_json());
         }
     }
     if let Some(t) = task {

@@ -57,7 +57,7 @@ impl Unmapped {
             return;
         };
         for (k, v) in pairs {
-            if !known.contains(&k.as_str()) && !is_empty(v) {
+            if !known.contains(&k.as_ref()) && !is_empty(v) {
                 self.note(
                     place,
                     k,
