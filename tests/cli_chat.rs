@@ -247,3 +247,25 @@ fn llm_summary_outside_eval_says_what_to_pass() {
         out.stderr
     );
 }
+
+#[test]
+fn malformed_arguments_are_kept_and_counted_not_rejected() {
+    let dir = tempfile::tempdir().unwrap();
+    let line = r#"{"id":"a","mission":"m","turns":[{"number":1,"assistant":{"content":null,"tool_calls":[{"id":"c1","name":"f","arguments":"{\"path\": \"a.py\""},{"id":"c2","name":"f","arguments":"{}"}]},"observations":[{"role":"tool","tool_call_id":"c1","content":"r"},{"role":"tool","tool_call_id":"c2","content":"r"}]}]}"#;
+    let file = write(dir.path(), "m.jsonl", &format!("{line}\n"));
+    let out = recap(&["validate", &file]);
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    assert!(
+        out.stdout
+            .contains("note: 1 of 2 tool calls have arguments that are not valid JSON"),
+        "{}",
+        out.stdout
+    );
+    // Rendered exactly as written.
+    let out = recap(&[
+        "render", &file, "--session", "a", "--turns", "1", "--strategy", "full-history",
+        "--format", "json",
+    ]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(out.stdout.contains(r#""arguments":"{\"path\": \"a.py\"""#), "{}", out.stdout);
+}

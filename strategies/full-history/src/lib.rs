@@ -198,6 +198,20 @@ mod tests {
     }
 
     #[test]
+    fn a_chat_session_with_zero_turns_is_system_and_mission_and_keeps_its_form() {
+        let line = r#"{"id":"z","mission":"m","system_prompt":"sys","max_turns":null,"turns":[]}"#;
+        let s = recap_core::Session::from_json(&serde_json::from_str(line).unwrap()).unwrap();
+        assert_eq!(s.form, Form::Chat);
+        assert_eq!(s.budget(), None);
+        let req = RenderRequest::for_call(&s, 0).unwrap();
+        assert_eq!(
+            render(&req),
+            vec![Message::system("sys"), Message::user("m")]
+        );
+        assert_eq!(s.to_json().to_string(), serde_json::json!({"id":"z","mission":"m","system_prompt":"sys","max_turns":null,"turns":[]}).to_string());
+    }
+
+    #[test]
     fn recorded_feedback_is_used_verbatim() {
         let s = SessionBuilder::new("m")
             .turn(TurnBuilder::ok("(+ 1 2)").feedback("exactly this"))
