@@ -1,9 +1,11 @@
 //! The render path under an instruction counter (a benchmark that does not depend on
 //! the machine's load, `docs/performance.md`):
-//! renders every call of every bench-data session once with each strategy named, inside
-//! [`measured_render`], the one function `scripts/bench-instructions.sh` tells
-//! valgrind's callgrind to count (`--toggle-collect`), so loading and parsing the
-//! corpus stay out of the count.
+//! renders every call `recap run` replays of every bench-data session the strategy
+//! renders (the sessions of its forms; calls 0 … n−1 of a session of n turns) once with
+//! each strategy named, inside [`measured_render`], the one function
+//! `scripts/bench-instructions.sh` tells valgrind's callgrind to count
+//! (`--toggle-collect`), so loading and parsing the corpus stay out of the count.
+//! Strategies with token budgets count with `recap run`'s default tokenizer.
 //!
 //! ```text
 //! cargo run --profile bench --example render-instructions -- full-history rolling-window:window=2
@@ -13,16 +15,20 @@
 //! names). Without valgrind it is a plain (single-iteration, unmeasured) render run.
 
 use anyhow::{Context, Result, bail};
-use recap_core::invariants::calls;
 use recap_core::{CorpusReader, Session, SessionState, Strategy};
+use recap_harness::calls::calls;
+use recap_harness::{Backend, Encoding, Tokenizer};
 use std::path::Path;
+use std::sync::Arc;
 
-/// Every call of every session, as the harness replays them (one state per session).
-/// Not inlined: callgrind counts exactly this function and what it calls.
+/// Every call of every session the strategy renders, as the harness replays them (one
+/// state per session). Not inlined: callgrind counts exactly this function and what it
+/// calls.
 #[inline(never)]
 fn measured_render(strategy: &dyn Strategy, sessions: &[Session]) -> Result<(u64, u64)> {
     let (mut n_calls, mut bytes) = (0u64, 0u64);
-    for session in sessions {
+    let forms = strategy.forms();
+    for session in sessions.iter().filter(|s| forms.contains(&s.form)) {
         let mut state = SessionState::new();
         for k in calls(session) {
             let messages = strategy
@@ -31,7 +37,16 @@ fn measured_render(strategy: &dyn Strategy, sessions: &[Session]) -> Result<(u64
                     format!("{} on session {} call {k}", strategy.spec(), session.id)
                 })?;
             n_calls += 1;
-            bytes += messages.iter().map(|m| m.content.len() as u64).sum::<u64>();
+            bytes += messages
+                .iter()
+                .map(|m| {
+                    m.content.len()
+                        + m.tool_calls
+                            .iter()
+                            .map(|c| c.name.len() + c.arguments.len())
+                            .sum::<usize>()
+                })
+                .sum::<usize>() as u64;
         }
     }
     Ok((n_calls, bytes))
@@ -74,7 +89,11 @@ fn main() -> Result<()> {
         }
         return Ok(());
     }
-    let registry = recap_builtins::registry();
+    let mut registry = recap_builtins::registry();
+    registry.set_counter(Arc::new(Tokenizer::get(
+        Encoding::O200kBase,
+        Backend::default(),
+    )));
     let strategies = specs
         .iter()
         .map(|s| registry.build(s).with_context(|| format!("strategy {s:?}")))

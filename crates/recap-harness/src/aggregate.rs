@@ -3,7 +3,7 @@
 use crate::config::RunConfig;
 use crate::outcome::Processed;
 use crate::report::{
-    CallMean, CorpusInfo, Fidelity, Rejected, RenderErrorExample, RenderErrors, Report, Run,
+    CallMean, CorpusInfo, Fidelity, ProviderCache, RunFidelity, Rejected, RenderErrorExample, RenderErrors, Report, Run,
     SCHEMA_VERSION, SessionDetail, Settings, TokenCounting, ViolationExample, Violations,
 };
 use crate::stats::{Histogram, quantile_sorted};
@@ -26,6 +26,13 @@ struct RunAcc {
     by_call_sum: Vec<u64>,
     by_call_n: Vec<u64>,
     fidelity: Vec<f64>,
+    // Baseline only: run-level fidelity and the provider's recorded cache use.
+    run_sessions: u64,
+    run_full: u64,
+    run_recorded: u64,
+    cache_calls: u64,
+    cache_input: u64,
+    cache_read: u64,
     counting: TokenCounting,
     details: Vec<SessionDetail>,
 }
@@ -167,6 +174,16 @@ impl<'a> Aggregator<'a> {
                         acc.by_call_n[k] += 1;
                     }
                     acc.fidelity.extend_from_slice(&to.fidelity);
+                    if s == base {
+                        if let Some(recorded) = o.recorded.run_input.filter(|&r| r > 0) {
+                            acc.run_sessions += 1;
+                            acc.run_full += total;
+                            acc.run_recorded += recorded;
+                        }
+                        acc.cache_calls += o.recorded.cache_calls;
+                        acc.cache_input += o.recorded.cache_input;
+                        acc.cache_read += o.recorded.cache_read;
+                    }
                 }
                 if self.cfg.session_details {
                     let complete = so.complete;
@@ -248,6 +265,18 @@ impl<'a> Aggregator<'a> {
                     render_ns_median: sa.render.quantile(0.5),
                     render_ns_p95: sa.render.quantile(0.95),
                     replay_fidelity: fidelity,
+                    run_fidelity: (acc.run_sessions > 0).then(|| RunFidelity {
+                        sessions: acc.run_sessions,
+                        full_history_tokens: acc.run_full,
+                        recorded_tokens: acc.run_recorded,
+                        ratio: ratio(acc.run_full, acc.run_recorded),
+                    }),
+                    provider_cache: (acc.cache_calls > 0).then(|| ProviderCache {
+                        calls: acc.cache_calls,
+                        input_tokens: acc.cache_input,
+                        cache_read_tokens: acc.cache_read,
+                        hit_rate: ratio(acc.cache_read, acc.cache_input),
+                    }),
                     token_counting: acc.counting,
                     prompt_tokens_by_call: acc
                         .by_call_sum

@@ -89,6 +89,8 @@ impl StratOutcome {
 pub struct SessionOutcome {
     pub id: String,
     pub form: recap_core::Form,
+    /// What the log recorded of the provider's own counts (cache reads, run totals).
+    pub recorded: crate::calls::RecordedUsage,
     pub calls: usize,
     pub strategies: Vec<StratOutcome>,
 }

@@ -78,6 +78,7 @@ impl<'a> SessionRunner<'a> {
         SessionOutcome {
             id: session.id.clone(),
             form: session.form,
+            recorded: crate::calls::recorded_usage(session),
             calls: calls(session).len(),
             strategies,
         }

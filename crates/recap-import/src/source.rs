@@ -335,7 +335,11 @@ impl<'a> Parser<'a, '_> {
                 Ok(v)
             }
             Some(Err(e)) => Err(e),
-            None => Err(serde_json::from_str::<J>("").unwrap_err()),
+            // Only white space is left: the EOF error serde_json gives for it.
+            None => match serde_json::from_str::<J>("") {
+                Err(e) => Err(e),
+                Ok(v) => Ok(v),
+            },
         }
     }
 
@@ -549,7 +553,7 @@ fn list_member(key: String, line: usize, items: Vec<Located<'_>>) -> Member<'_> 
 mod tests {
     use super::*;
 
-    fn doc(text: &str) -> (Doc, Vec<Problem>) {
+    fn doc(text: &str) -> (Doc<'_>, Vec<Problem>) {
         let mut problems = Vec::new();
         let d = parse(Path::new("f.json"), text, false, &mut problems);
         (d, problems)

@@ -38,6 +38,7 @@ fn tool(id: &str, content: &str, is_error: bool) -> Observation {
 
 /// What every fixture import must satisfy: valid lines, retention under full-history.
 fn valid(imp: &Import) -> Vec<Session> {
+    documented(imp);
     let sessions = read_back(&jsonl(imp));
     full_history_retains_every_fact(&sessions);
     sessions
@@ -506,6 +507,7 @@ fn the_wrong_importer_gets_one_problem_per_file_naming_the_right_one() {
     assert!(imp.sessions.is_empty());
     assert_eq!(imp.problems.len(), 1, "{:#?}", imp.problems);
     assert_eq!(imp.problems[0].kind, "wrong-importer");
+    documented(&imp);
     assert!(
         imp.problems[0]
             .message
@@ -577,4 +579,5 @@ fn the_same_file_twice_is_an_error_and_a_repeated_session_id_a_problem() {
     );
     assert!(p.file.ends_with("copy.json"));
     assert_eq!(p.kind, "duplicate-id");
+    documented(&imp);
 }

@@ -7,7 +7,9 @@
 
 mod common;
 
-use common::{counts, full_history_retains_every_fact, jsonl, pinned, read_back, shared};
+use common::{
+    counts, documented, full_history_retains_every_fact, jsonl, pinned, read_back, shared,
+};
 use recap_core::{Observation, Session};
 use recap_import::{Import, Kind, Options, Sidechains};
 use std::path::PathBuf;
@@ -32,21 +34,6 @@ fn import_checked(kind: Kind, dir: &PathBuf) -> (Import, Vec<Session>) {
     assert!(facts > 0);
     documented(&first);
     (first, sessions)
-}
-
-/// Every problem kind met is explained in docs/importers.md.
-fn documented(import: &Import) {
-    let docs = std::fs::read_to_string(
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/importers.md"),
-    )
-    .expect("docs/importers.md exists");
-    for p in &import.problems {
-        assert!(
-            docs.contains(&format!("`{}`", p.kind)),
-            "problem kind {:?} is not explained in docs/importers.md ({p})",
-            p.kind
-        );
-    }
 }
 
 fn summary(i: &Import) -> (usize, usize, usize, usize, usize) {

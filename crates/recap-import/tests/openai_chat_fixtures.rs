@@ -9,7 +9,9 @@ use recap_core::{Observation, Session};
 use recap_import::{Import, Kind, Severity};
 
 fn file(name: &str) -> Import {
-    import(Kind::OpenaiChat, &[fixture(&format!("openai-chat/{name}"))])
+    let imp = import(Kind::OpenaiChat, &[fixture(&format!("openai-chat/{name}"))]);
+    common::documented(&imp);
+    imp
 }
 
 fn tool(id: &str, name: Option<&str>, content: &str) -> Observation {

@@ -132,6 +132,7 @@ mod tests {
         let outcome = SessionOutcome {
             id: "s,1".into(),
             form: recap_core::Form::Ptc,
+            recorded: Default::default(),
             calls: 2,
             strategies: vec![
                 StratOutcome::not_applicable(2),

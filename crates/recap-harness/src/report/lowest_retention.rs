@@ -238,6 +238,7 @@ mod tests {
         let outcome = |id: &str, calls: Vec<Vec<CallRecord>>| SessionOutcome {
             id: id.into(),
             form: recap_core::Form::Ptc,
+            recorded: Default::default(),
             calls: 3,
             strategies: calls.into_iter().map(strat).collect(),
         };

@@ -102,6 +102,10 @@ pub struct Run {
     /// Full-history prompt tokens / recorded provider input tokens, per call; only on
     /// the baseline run and only when the corpus records them.
     pub replay_fidelity: Option<Fidelity>,
+    /// Baseline only, where the log records run-level input totals.
+    pub run_fidelity: Option<RunFidelity>,
+    /// Baseline only, where the log records the provider's cache reads.
+    pub provider_cache: Option<ProviderCache>,
     /// Message contents tokenized vs reused from the previous call.
     pub token_counting: TokenCounting,
     /// Mean prompt tokens by call index (over the sessions that reach that call).
@@ -156,6 +160,30 @@ pub struct Fidelity {
     pub p90: f64,
     pub min: f64,
     pub max: f64,
+}
+
+/// The provider's own prompt-cache use, as the log recorded it (baseline row only):
+/// recap's `cached` share of `full-history` beside it tells how close the cache model
+/// comes to what the provider served.
+#[derive(Debug, Clone, Serialize)]
+pub struct ProviderCache {
+    /// Calls whose usage records both input and cache reads.
+    pub calls: u64,
+    pub input_tokens: u64,
+    pub cache_read_tokens: u64,
+    /// `cache_read_tokens / input_tokens`.
+    pub hit_rate: Option<f64>,
+}
+
+/// Full-history prompt tokens against a run-level input total, where a log records only
+/// that (SWE-agent's `tokens_sent`), over the sessions that record it.
+#[derive(Debug, Clone, Serialize)]
+pub struct RunFidelity {
+    pub sessions: u64,
+    pub full_history_tokens: u64,
+    pub recorded_tokens: u64,
+    /// `full_history_tokens / recorded_tokens`.
+    pub ratio: Option<f64>,
 }
 
 #[derive(Debug, Clone, Serialize, Default)]
@@ -304,6 +332,30 @@ pub(crate) fn notes(report: &Report) -> Vec<String> {
                 r.strategy,
                 kept * 100.0,
                 r.retention_facts - r.retention_retained
+            ));
+        }
+    }
+    for r in &report.runs {
+        if let Some(f) = &r.run_fidelity {
+            notes.push(format!(
+                "run-level fidelity ({} {}): full-history / recorded input tokens of whole runs, {} over {} session{} ({} vs {} tokens)",
+                r.strategy,
+                r.tokenizer,
+                f.ratio.map_or("-".to_string(), |x| format!("{x:.3}")),
+                f.sessions,
+                if f.sessions == 1 { "" } else { "s" },
+                fmt::int(f.full_history_tokens),
+                fmt::int(f.recorded_tokens)
+            ));
+        }
+        if let Some(c) = &r.provider_cache {
+            notes.push(format!(
+                "provider cache (recorded): {} of input tokens read from the provider's cache over {} calls; recap's cached share for {} {}: {}",
+                fmt::pct(c.hit_rate),
+                fmt::int(c.calls),
+                r.strategy,
+                r.tokenizer,
+                fmt::pct(r.cache_hit_rate)
             ));
         }
     }

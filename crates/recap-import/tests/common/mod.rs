@@ -150,3 +150,18 @@ pub fn full_history_retains_every_fact(sessions: &[Session]) -> usize {
     }
     checked
 }
+
+/// Every problem kind met is explained in docs/importers.md.
+pub fn documented(import: &Import) {
+    let docs = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/importers.md"),
+    )
+    .expect("docs/importers.md exists");
+    for p in &import.problems {
+        assert!(
+            docs.contains(&format!("`{}`", p.kind)),
+            "problem kind {:?} is not explained in docs/importers.md ({p})",
+            p.kind
+        );
+    }
+}
