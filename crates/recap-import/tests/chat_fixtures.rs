@@ -5,7 +5,8 @@
 mod common;
 
 use common::{
-    counts, fixture, full_history_retains_every_fact, import, jsonl, one_problem, pinned, read_back,
+    counts, documented, fixture, full_history_retains_every_fact, import, jsonl, one_problem,
+    pinned, read_back,
 };
 use recap_core::{Observation, Session};
 use recap_import::{Import, Kind, Options, Severity, Sidechains};
