@@ -124,7 +124,8 @@ impl SegmentCounts {
             return n;
         }
         self.segments_tokenized += 1;
-        let n = tok.count_tokens(seg) as u32;
+        // Strategies with budgets may have counted this line already.
+        let n = crate::token_memo::segment_tokens(tok, seg);
         if self.bytes + seg.len() > CACHE_BYTES {
             self.counts.clear();
             self.bytes = 0;

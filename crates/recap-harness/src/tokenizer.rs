@@ -184,13 +184,13 @@ impl Tokenizer {
     /// the vocabulary.
     pub fn try_get(encoding: Encoding, backend: Backend) -> Result<Tokenizer, NoReference> {
         use std::sync::OnceLock;
-        static SLOTS: [OnceLock<Imp>; 6] = [const { OnceLock::new() }; 6];
+        static SLOTS: [OnceLock<Imp>; Tokenizer::SLOTS] =
+            [const { OnceLock::new() }; Tokenizer::SLOTS];
         let reference = match backend {
             Backend::Fast => None,
             Backend::Reference => Some(reference(encoding).ok_or(NoReference { encoding })?),
         };
-        let slot = 2 * (encoding as usize) + usize::from(reference.is_some());
-        let imp = SLOTS[slot].get_or_init(|| match reference {
+        let imp = SLOTS[slot(encoding, backend)].get_or_init(|| match reference {
             None => Imp::Fast(fast(encoding)),
             Some(bpe) => Imp::Reference(bpe),
         });
@@ -199,6 +199,14 @@ impl Tokenizer {
             backend,
             imp,
         })
+    }
+
+    /// How many (encoding, backend) pairs there are.
+    pub(crate) const SLOTS: usize = 2 * Encoding::ALL.len();
+
+    /// A distinct index below [`Tokenizer::SLOTS`] per (encoding, backend).
+    pub(crate) fn slot(&self) -> usize {
+        slot(self.encoding, self.backend)
     }
 
     pub fn encoding(&self) -> Encoding {
@@ -226,13 +234,18 @@ impl Tokenizer {
     }
 }
 
-/// Strategies with token budgets count with the run's tokenizer (SPEC 11.3).
+fn slot(encoding: Encoding, backend: Backend) -> usize {
+    2 * (encoding as usize) + usize::from(backend == Backend::Reference)
+}
+
+/// Strategies with token budgets count with the run's tokenizer (SPEC 11.3), through
+/// the per-thread memo: they count the same messages at every call of both renders.
 impl recap_core::TokenCounter for Tokenizer {
     fn name(&self) -> &str {
         self.encoding.name()
     }
     fn count(&self, text: &str) -> u64 {
-        self.count_tokens(text) as u64
+        crate::token_memo::text_tokens(self, text)
     }
 }
 
