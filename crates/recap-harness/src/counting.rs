@@ -57,7 +57,9 @@ impl CallDiff {
                 // Counts and scans cover the content and the tool calls, so both
                 // must match (roles do not enter either).
                 let same = |p: &Message| p.content == m.content && p.tool_calls == m.tool_calls;
-                if prev.get(i).is_some_and(same) {
+                // Before the first difference the messages are equal whole (compared
+                // once, above).
+                if i < first_diff || prev.get(i).is_some_and(same) {
                     return Some(i);
                 }
                 let index = by_content.get_or_insert_with(|| {

@@ -23,10 +23,18 @@ pub struct History {
     safe_cut: Vec<bool>,
     /// `turn_ends[i]`: the number of history messages once turn `i + 1` is complete.
     turn_ends: Vec<usize>,
-    /// Token counts of `messages[..tokens.len()]` (SPEC 11.2 per message), filled on
-    /// demand by strategies with budgets.
+    /// Token counts of the messages (SPEC 11.2 per message), [`UNCOUNTED`] until a
+    /// strategy with a budget asks for them.
     tokens: Vec<u64>,
+    /// How many leading messages are counted (the rest may be counted out of order).
+    counted: usize,
+    /// Token counts of the opening SYSTEM and USER(mission) messages, once asked for:
+    /// the same at every call of a session.
+    opening: Option<[u64; 2]>,
 }
+
+/// A message not counted yet (no message counts `u64::MAX` tokens).
+const UNCOUNTED: u64 = u64::MAX;
 
 impl History {
     fn empty(identity: Option<SessionIdentity>) -> Self {
@@ -37,6 +45,8 @@ impl History {
             safe_cut: Vec::new(),
             turn_ends: Vec::new(),
             tokens: Vec::new(),
+            counted: 0,
+            opening: None,
         }
     }
 
@@ -80,6 +90,7 @@ impl History {
             );
             self.turn_ends.push(self.messages.len());
         }
+        self.tokens.resize(self.messages.len(), UNCOUNTED);
     }
 
     pub fn messages(&self) -> &[Message] {
@@ -103,10 +114,35 @@ impl History {
 
     /// Per-message token counts, each message counted once per session.
     pub fn tokens(&mut self, counter: &dyn TokenCounter) -> &[u64] {
-        for m in &self.messages[self.tokens.len()..] {
-            self.tokens.push(message_tokens(counter, m));
+        for i in self.counted..self.messages.len() {
+            self.message_tokens(counter, i);
         }
+        self.counted = self.messages.len();
         &self.tokens
+    }
+
+    /// The token count of history message `i`, counted once per session: for
+    /// strategies that need only some messages' counts (a suffix within a budget).
+    pub fn message_tokens(&mut self, counter: &dyn TokenCounter, i: usize) -> u64 {
+        if self.tokens[i] == UNCOUNTED {
+            self.tokens[i] = message_tokens(counter, &self.messages[i]);
+        }
+        self.tokens[i]
+    }
+
+    /// The token counts of the prompt's opening `[SYSTEM, USER(mission)]` (what
+    /// [`crate::opening`] renders), counted once per session.
+    pub fn opening_tokens(
+        &mut self,
+        counter: &dyn TokenCounter,
+        request: &RenderRequest<'_>,
+    ) -> [u64; 2] {
+        *self.opening.get_or_insert_with(|| {
+            [
+                message_tokens(counter, &Message::system(request.system_prompt)),
+                message_tokens(counter, &Message::user(request.mission)),
+            ]
+        })
     }
 }
 

@@ -85,13 +85,17 @@ impl ObservationMasking {
         let turns = history.turns();
         let masked_turns = turns.saturating_sub(self.window as usize);
         let masked_end = history.turn_start(masked_turns);
-        let mut messages = recap_full_history::opening(request);
-        messages.reserve(history.messages().len());
+        let mut messages = Vec::with_capacity(2 + history.messages().len());
+        messages.extend(recap_full_history::opening(request));
         for (i, m) in history.messages().iter().enumerate() {
             messages.push(if i < masked_end && history.is_environment(i) {
+                // Everything but the content, which is replaced (not copied first).
                 Message {
+                    role: m.role,
                     content: placeholder(&m.content),
-                    ..m.clone()
+                    tool_calls: m.tool_calls.clone(),
+                    tool_call_id: m.tool_call_id.clone(),
+                    name: m.name.clone(),
                 }
             } else {
                 m.clone()

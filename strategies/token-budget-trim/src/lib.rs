@@ -13,7 +13,6 @@
 //! `max_tokens` has no published default (LangChain requires it); recap's default of
 //! 8,000 is chosen so that the strategy trims on the bundled bench-data.
 
-use recap_core::tokens::message_tokens;
 use recap_core::{
     BuildContext, Form, Invariant, Message, OptionInfo, RenderError, RenderRequest, Role, Session,
     SessionState, SpecError, Strategy, StrategyInfo, StrategySpec, TokenCounter,
@@ -84,23 +83,27 @@ impl TokenBudgetTrim {
         let counter = self.counter.as_ref();
         let system = Message::system(request.system_prompt);
         let mission = Message::user(request.mission);
-        let system_tokens = message_tokens(counter, &system);
-        let mission_tokens = message_tokens(counter, &mission);
-        let tokens = history.tokens(counter).to_vec();
-        let msgs = history.messages();
-        let end = msgs.len();
+        let [system_tokens, mission_tokens] = history.opening_tokens(counter, request);
+        let end = history.messages().len();
         // What the messages before the history cost: the 3 of the prompt, SYSTEM, and
         // the mission when it is always kept.
         let fixed = 3 + system_tokens + if self.keep_mission { mission_tokens } else { 0 };
         let budget = self.max_tokens.saturating_sub(fixed);
-        // The earliest start whose suffix fits: sums only grow going back.
-        let mut start = msgs.len();
+        // The earliest start whose suffix fits: sums only grow going back, so only the
+        // messages of the suffix (and the one that does not fit) are ever counted.
+        let mut start = end;
         let mut sum = 0u64;
-        while start > 0 && sum + tokens[start - 1] <= budget {
+        while start > 0 {
+            let tokens = history.message_tokens(counter, start - 1);
+            if sum + tokens > budget {
+                break;
+            }
             start -= 1;
-            sum += tokens[start];
+            sum += tokens;
         }
-        let mut out = vec![system];
+        let msgs = history.messages();
+        let mut out = Vec::with_capacity(2 + end - start);
+        out.push(system);
         if self.keep_mission {
             // Never a result without its call.
             let start = history.next_safe_cut(start, end);

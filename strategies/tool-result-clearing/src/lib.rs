@@ -14,7 +14,6 @@
 //! never cleared, and it still is one of the most recent uses). The trigger counts
 //! prompt tokens by recap's formula, not the provider's input tokens.
 
-use recap_core::tokens::message_tokens;
 use recap_core::{
     BuildContext, Form, Invariant, Message, OptionInfo, RenderError, RenderRequest, Role, Session,
     SessionState, SpecError, Strategy, StrategyInfo, StrategySpec, TokenCounter,
@@ -106,9 +105,10 @@ impl ToolResultClearing {
 
     fn render_history(&self, request: &RenderRequest<'_>, history: &mut History) -> Vec<Message> {
         let counter = self.counter.as_ref();
-        let mut out = recap_full_history::opening(request);
-        let opening: u64 = out.iter().map(|m| message_tokens(counter, m)).sum();
+        let opening: u64 = history.opening_tokens(counter, request).iter().sum();
         let full = 3 + opening + history.tokens(counter).iter().sum::<u64>();
+        let mut out = Vec::with_capacity(2 + history.messages().len());
+        out.extend(recap_full_history::opening(request));
         out.extend_from_slice(history.messages());
         if full <= self.trigger {
             return out;
