@@ -234,11 +234,5 @@ fn read_floor(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(
-    benches,
-    bench_data,
-    by_turns,
-    render_vs_count,
-    read_floor
-);
+criterion_group!(benches, bench_data, by_turns, render_vs_count, read_floor);
 criterion_main!(benches);

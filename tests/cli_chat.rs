@@ -172,8 +172,7 @@ fn render_refuses_a_strategy_of_another_form() {
     ]);
     assert_eq!(out.code, 2);
     assert!(
-        out.stderr.contains("renders ptc sessions only")
-            && out.stderr.contains("in the chat form"),
+        out.stderr.contains("renders ptc sessions only") && out.stderr.contains("in the chat form"),
         "{}",
         out.stderr
     );
@@ -242,7 +241,8 @@ fn llm_summary_outside_eval_says_what_to_pass() {
     let out = recap(&["run", &chat, "--strategy", "llm-summary:keep=2"]);
     assert_eq!(out.code, 2);
     assert!(
-        out.stderr.contains("recap eval --endpoint URL --model NAME"),
+        out.stderr
+            .contains("recap eval --endpoint URL --model NAME"),
         "{}",
         out.stderr
     );
@@ -263,9 +263,21 @@ fn malformed_arguments_are_kept_and_counted_not_rejected() {
     );
     // Rendered exactly as written.
     let out = recap(&[
-        "render", &file, "--session", "a", "--turns", "1", "--strategy", "full-history",
-        "--format", "json",
+        "render",
+        &file,
+        "--session",
+        "a",
+        "--turns",
+        "1",
+        "--strategy",
+        "full-history",
+        "--format",
+        "json",
     ]);
     assert_eq!(out.code, 0, "{}", out.stderr);
-    assert!(out.stdout.contains(r#""arguments":"{\"path\": \"a.py\"""#), "{}", out.stdout);
+    assert!(
+        out.stdout.contains(r#""arguments":"{\"path\": \"a.py\"""#),
+        "{}",
+        out.stdout
+    );
 }

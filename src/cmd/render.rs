@@ -4,9 +4,9 @@ use anyhow::{Context, Result, bail};
 use recap_core::{CorpusReader, Message, Registry, RenderRequest, Session};
 use recap_harness::tokenizer::{Backend, Encoding, Tokenizer};
 use std::io::Write;
-use std::sync::Arc;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::Arc;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum Format {
@@ -156,7 +156,8 @@ fn call_index(session: &Session, turns: Option<usize>) -> Result<usize> {
             if recorded > last_call {
                 crate::say!(
                     "note: session {:?} used all {} turns, so no call follows turn {recorded}; rendering the last call (--turns {last_call})",
-                    session.id, session.max_turns
+                    session.id,
+                    session.max_turns
                 );
             }
             Ok(last_call)
@@ -198,7 +199,11 @@ fn write_text(
         writeln!(out, "{}", m.content)?;
         // Tool calls in the JSON the model wrote, one per line, after the text.
         for call in &m.tool_calls {
-            writeln!(out, "[tool call {} {}] {}", call.id, call.name, call.arguments)?;
+            writeln!(
+                out,
+                "[tool call {} {}] {}",
+                call.id, call.name, call.arguments
+            )?;
         }
     }
     Ok(())

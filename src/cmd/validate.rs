@@ -37,7 +37,11 @@ pub fn run(args: Args) -> Result<ExitCode> {
             match entry.session {
                 Ok(session) => {
                     ok += 1;
-                    for call in session.chat_turns.iter().flat_map(|t| &t.assistant.tool_calls) {
+                    for call in session
+                        .chat_turns
+                        .iter()
+                        .flat_map(|t| &t.assistant.tool_calls)
+                    {
                         calls += 1;
                         if serde_json::from_str::<serde::de::IgnoredAny>(&call.arguments).is_err() {
                             not_json += 1;

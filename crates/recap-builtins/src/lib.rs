@@ -28,8 +28,14 @@ pub fn builtins() -> Vec<(StrategyInfo, Build)> {
         (recap_observation_masking::info(), |s, _| {
             recap_observation_masking::build(s)
         }),
-        (recap_tool_result_clearing::info(), recap_tool_result_clearing::build),
-        (recap_token_budget_trim::info(), recap_token_budget_trim::build),
+        (
+            recap_tool_result_clearing::info(),
+            recap_tool_result_clearing::build,
+        ),
+        (
+            recap_token_budget_trim::info(),
+            recap_token_budget_trim::build,
+        ),
         (recap_amortized_forgetting::info(), |s, _| {
             recap_amortized_forgetting::build(s)
         }),

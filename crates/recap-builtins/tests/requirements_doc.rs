@@ -144,10 +144,19 @@ fn a_named_test_must_be_a_test_in_the_named_file() {
     assert!(!defines_test(source, "c_3"), "a helper is not a test");
     assert!(!defines_test(source, "d_4"), "a comment is not a test");
     assert!(!defines_test(source, "e_5"));
-    let entries = named_tests("X-1", "recap-core · src/a.rs · `a_1`<br>recap-core · b.rs · `b_2`");
+    let entries = named_tests(
+        "X-1",
+        "recap-core · src/a.rs · `a_1`<br>recap-core · b.rs · `b_2`",
+    );
     assert_eq!(entries.len(), 2);
-    assert_eq!((entries[1].krate, entries[1].file, entries[1].name), ("recap-core", "b.rs", "b_2"));
+    assert_eq!(
+        (entries[1].krate, entries[1].file, entries[1].name),
+        ("recap-core", "b.rs", "b_2")
+    );
     assert!(named_tests("X-1", "n/a: a reason with `code`").is_empty());
-    assert!(crate_dir("recap-single-user-coalesced").is_some_and(|d| d.ends_with("strategies/single-user-coalesced")));
+    assert!(
+        crate_dir("recap-single-user-coalesced")
+            .is_some_and(|d| d.ends_with("strategies/single-user-coalesced"))
+    );
     assert!(crate_dir("no-such-crate").is_none());
 }

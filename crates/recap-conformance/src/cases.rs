@@ -27,7 +27,10 @@ pub enum LoadError {
     // The OS error is part of this message and not a `source`: a chain printer
     // (anyhow's `{:#}`) would otherwise say it twice.
     #[error("{}: cannot read: {error}", path.display())]
-    Io { path: PathBuf, error: std::io::Error },
+    Io {
+        path: PathBuf,
+        error: std::io::Error,
+    },
     #[error("{origin}:{line}:{column}: not valid JSON: {message}")]
     Json {
         origin: String,
@@ -132,10 +135,7 @@ fn parse_case(index: usize, item: Json, origin: &str) -> Result<Case, LoadError>
             ));
         }
     };
-    let note = obj
-        .get("note")
-        .and_then(Json::as_str)
-        .map(str::to_string);
+    let note = obj.get("note").and_then(Json::as_str).map(str::to_string);
     Ok(Case {
         index,
         name,

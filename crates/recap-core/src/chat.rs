@@ -262,7 +262,12 @@ pub(crate) fn decode_chat_turn(j: &Json, at: &str) -> Result<ChatTurn, FieldErro
 
 fn decode_assistant(j: &Json, at: &str) -> Result<AssistantTurn, FieldError> {
     let obj = as_object(j, at)?;
-    only_known(obj, &["content", "tool_calls", "reasoning"], at, "`assistant`")?;
+    only_known(
+        obj,
+        &["content", "tool_calls", "reasoning"],
+        at,
+        "`assistant`",
+    )?;
     let content = opt_string(obj, "content", at)?;
     let tool_calls = opt_array(obj, "tool_calls", at)?
         .iter()
@@ -310,10 +315,7 @@ fn decode_observation(j: &Json, at: &str) -> Result<Observation, FieldError> {
                 "a tool observation",
             )?;
             Ok(Observation::Tool {
-                tool_call_id: as_string(
-                    req(obj, "tool_call_id", at)?,
-                    &join(at, "tool_call_id"),
-                )?,
+                tool_call_id: as_string(req(obj, "tool_call_id", at)?, &join(at, "tool_call_id"))?,
                 name: opt_string(obj, "name", at)?,
                 content: as_string(req(obj, "content", at)?, &join(at, "content"))?,
                 is_error: opt_bool(obj, "is_error", at)?.unwrap_or(false),

@@ -6,7 +6,10 @@ use crate::session::FieldError;
 use serde_json::{Map, Value as Json};
 
 pub(crate) fn wrong(field: &str, expected: &str, got: &Json) -> FieldError {
-    FieldError::new(field, format!("expected {expected}, got {}", json_type_name(got)))
+    FieldError::new(
+        field,
+        format!("expected {expected}, got {}", json_type_name(got)),
+    )
 }
 
 pub(crate) fn join(at: &str, key: &str) -> String {
@@ -135,7 +138,13 @@ mod tests {
             serde_json::from_str(r#"{"mission": "m", "systemprompt": "x"}"#).unwrap();
         let err = only_known(&obj, &["mission", "system_prompt"], "", "a session").unwrap_err();
         assert_eq!(err.field, "systemprompt");
-        assert!(err.message.contains("did you mean `system_prompt`?"), "{err}");
-        assert!(err.message.contains("known fields: mission, system_prompt"), "{err}");
+        assert!(
+            err.message.contains("did you mean `system_prompt`?"),
+            "{err}"
+        );
+        assert!(
+            err.message.contains("known fields: mission, system_prompt"),
+            "{err}"
+        );
     }
 }

@@ -4,8 +4,8 @@
 
 pub mod chat;
 pub mod corpus;
-pub mod gz;
 mod fields;
+pub mod gz;
 pub mod invariants;
 pub mod json_type;
 pub mod memory;
@@ -19,12 +19,11 @@ pub mod strict_json;
 pub mod tokens;
 pub mod value;
 
-pub use corpus::{CorpusReader, Entry, RejectedSession};
 pub use chat::{AssistantTurn, ChatToolCall, ChatTurn, Observation};
+pub use corpus::{CorpusReader, Entry, RejectedSession};
 pub use message::{Message, MessageToolCall, OpenAiMessage, Role};
 pub use printer::{PrintOptions, to_clojure, type_of, write_clojure, write_decimal, write_type_of};
 pub use registry::{BuildContext, OptionInfo, Registry, SpecError, StrategyInfo, StrategySpec};
-pub use tokens::{TokenCounter, prompt_tokens};
 pub use session::{
     DefKind, Definition, FieldError, Form, Session, ToolCall, ToolSpec, Turn, TurnError,
 };
@@ -32,4 +31,5 @@ pub use session_identity::SessionIdentity;
 pub use strategy::{
     Invariant, RenderError, RenderRequest, RequestError, SessionState, Strategy, turns_line,
 };
+pub use tokens::{TokenCounter, prompt_tokens};
 pub use value::{Closure, SpecialFloat, Value, ValueError};

@@ -212,23 +212,27 @@ pub struct BuildContext {
 impl BuildContext {
     /// The run's tokenizer, or the error a strategy that needs one reports.
     pub fn require_counter(&self, strategy: &str) -> Result<Arc<dyn TokenCounter>, SpecError> {
-        self.counter.clone().ok_or_else(|| SpecError::NeedsTokenizer {
-            strategy: strategy.to_string(),
-        })
+        self.counter
+            .clone()
+            .ok_or_else(|| SpecError::NeedsTokenizer {
+                strategy: strategy.to_string(),
+            })
     }
 }
 
 impl std::fmt::Debug for BuildContext {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("BuildContext")
-            .field("counter", &self.counter.as_ref().map(|c| c.name().to_string()))
+            .field(
+                "counter",
+                &self.counter.as_ref().map(|c| c.name().to_string()),
+            )
             .finish()
     }
 }
 
-type Factory = Arc<
-    dyn Fn(&StrategySpec, &BuildContext) -> Result<Arc<dyn Strategy>, SpecError> + Send + Sync,
->;
+type Factory =
+    Arc<dyn Fn(&StrategySpec, &BuildContext) -> Result<Arc<dyn Strategy>, SpecError> + Send + Sync>;
 
 /// Name → factory. Iteration is in name order, so listings are deterministic.
 #[derive(Clone, Default)]

@@ -2,9 +2,7 @@
 //! name the field (`turns[2].error.message`) and what was expected.
 
 use crate::chat::{ChatTurn, PTC_TURN_FIELDS, decode_chat_turn};
-use crate::fields::{
-    as_object, as_string, join, only_known, opt_array, opt_string, req, wrong,
-};
+use crate::fields::{as_object, as_string, join, only_known, opt_array, opt_string, req, wrong};
 use crate::value::Value;
 use serde_json::{Map, Value as Json};
 use std::collections::BTreeMap;
@@ -478,7 +476,11 @@ fn session_form(turns: &[Json], obj: &Map<String, Json>) -> Result<Form, FieldEr
             _ => Form::Ptc,
         });
     };
-    let form = if is_chat(first) { Form::Chat } else { Form::Ptc };
+    let form = if is_chat(first) {
+        Form::Chat
+    } else {
+        Form::Ptc
+    };
     for (i, t) in turns.iter().enumerate().skip(1) {
         if t.is_object() && is_chat(t) != (form == Form::Chat) {
             let (this, first) = if is_chat(t) {
@@ -488,7 +490,9 @@ fn session_form(turns: &[Json], obj: &Map<String, Json>) -> Result<Form, FieldEr
             };
             return Err(FieldError::new(
                 format!("turns[{i}]"),
-                format!("this turn is in the {this} but turns[0] is in the {first}; a session's turns are all of one form"),
+                format!(
+                    "this turn is in the {this} but turns[0] is in the {first}; a session's turns are all of one form"
+                ),
             ));
         }
     }
@@ -635,7 +639,12 @@ fn decode_tool_call(j: &Json, at: &str) -> Result<ToolCall, FieldError> {
 
 fn decode_definition(j: &Json, at: &str) -> Result<Definition, FieldError> {
     let obj = as_object(j, at)?;
-    only_known(obj, &["name", "kind", "docstring", "value"], at, "a definition")?;
+    only_known(
+        obj,
+        &["name", "kind", "docstring", "value"],
+        at,
+        "a definition",
+    )?;
     let name = as_string(req(obj, "name", at)?, &join(at, "name"))?;
     let kind_json = req(obj, "kind", at)?;
     let kind = match kind_json.as_str() {

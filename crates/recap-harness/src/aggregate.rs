@@ -3,8 +3,9 @@
 use crate::config::RunConfig;
 use crate::outcome::Processed;
 use crate::report::{
-    CallMean, CorpusInfo, Fidelity, ProviderCache, RunFidelity, Rejected, RenderErrorExample, RenderErrors, Report, Run,
-    SCHEMA_VERSION, SessionDetail, Settings, TokenCounting, ViolationExample, Violations,
+    CallMean, CorpusInfo, Fidelity, ProviderCache, Rejected, RenderErrorExample, RenderErrors,
+    Report, Run, RunFidelity, SCHEMA_VERSION, SessionDetail, Settings, TokenCounting,
+    ViolationExample, Violations,
 };
 use crate::stats::{Histogram, quantile_sorted};
 

@@ -67,7 +67,10 @@ pub struct RecordedUsage {
 /// The provider's recorded cache use and run-level input total of `session`.
 pub fn recorded_usage(session: &Session) -> RecordedUsage {
     let mut r = RecordedUsage {
-        run_input: session.meta.get(RUN_INPUT_TOKENS_KEY).and_then(Json::as_u64),
+        run_input: session
+            .meta
+            .get(RUN_INPUT_TOKENS_KEY)
+            .and_then(Json::as_u64),
         ..RecordedUsage::default()
     };
     for k in calls(session) {
@@ -96,10 +99,13 @@ mod tests {
 
     #[test]
     fn anthropic_input_adds_cache_reads_and_writes_and_openai_prompt_tokens_include_them() {
-        let a = map(json!({"input_tokens": 10, "cache_read_input_tokens": 900, "cache_creation_input_tokens": 90, "output_tokens": 5}));
+        let a = map(
+            json!({"input_tokens": 10, "cache_read_input_tokens": 900, "cache_creation_input_tokens": 90, "output_tokens": 5}),
+        );
         assert_eq!(recorded_input_tokens(&a), Some(1000));
         assert_eq!(recorded_cached_tokens(&a), Some(900));
-        let o = map(json!({"prompt_tokens": 1000, "prompt_tokens_details": {"cached_tokens": 640}}));
+        let o =
+            map(json!({"prompt_tokens": 1000, "prompt_tokens_details": {"cached_tokens": 640}}));
         assert_eq!(recorded_input_tokens(&o), Some(1000));
         assert_eq!(recorded_cached_tokens(&o), Some(640));
         let plain = map(json!({"input_tokens": 12}));

@@ -119,8 +119,7 @@ pub fn tokens_per_call(runs: &[&Run], tokenizer: &str) -> Result<String, ChartEr
     let name = format!("tokens_per_call_{tokenizer}");
     let e = err(&name);
     // Each run's points that stand on enough sessions.
-    let shown: Vec<Vec<&crate::report::CallMean>> =
-        runs.iter().map(|r| points_shown(r)).collect();
+    let shown: Vec<Vec<&crate::report::CallMean>> = runs.iter().map(|r| points_shown(r)).collect();
     let max_call = shown
         .iter()
         .map(|pts| pts.last().map_or(0, |c| c.call + 1))

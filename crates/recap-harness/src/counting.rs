@@ -303,7 +303,12 @@ pub fn count_call(
 /// and arguments. Equal calls count whole; the first differing one shares its opening
 /// frame token, the common prefix of the names and, when the names agree, a separator
 /// and the common prefix of the arguments.
-fn common_calls_prefix(tok: &Tokenizer, cache: &mut SegmentCounts, a: &Message, b: &Message) -> u64 {
+fn common_calls_prefix(
+    tok: &Tokenizer,
+    cache: &mut SegmentCounts,
+    a: &Message,
+    b: &Message,
+) -> u64 {
     let mut cached = 0u64;
     for (x, y) in a.tool_calls.iter().zip(&b.tool_calls) {
         if x.name == y.name && x.arguments == y.arguments {

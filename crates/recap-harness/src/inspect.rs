@@ -143,7 +143,11 @@ pub fn chat_turn_trace(turn: &ChatTurn, max_chars: Option<usize>) -> String {
     }
     let _ = writeln!(out, "  tool calls ({}):", turn.assistant.tool_calls.len());
     for c in &turn.assistant.tool_calls {
-        indent(&mut out, &format!("{} {}({})", c.id, c.name, c.arguments), max_chars);
+        indent(
+            &mut out,
+            &format!("{} {}({})", c.id, c.name, c.arguments),
+            max_chars,
+        );
     }
     let _ = writeln!(out, "  observations ({}):", turn.observations.len());
     for o in &turn.observations {
@@ -155,7 +159,9 @@ pub fn chat_turn_trace(turn: &ChatTurn, max_chars: Option<usize>) -> String {
                 ..
             } => format!(
                 "  tool result for {tool_call_id}{}{}:",
-                name.as_deref().map(|n| format!(" ({n})")).unwrap_or_default(),
+                name.as_deref()
+                    .map(|n| format!(" ({n})"))
+                    .unwrap_or_default(),
                 if *is_error { " — ERROR" } else { "" }
             ),
             Observation::User {

@@ -86,7 +86,11 @@ mod tests {
                     continue;
                 };
                 for text in texts {
-                    assert_eq!(text_tokens(&t, text), t.count_tokens(text) as u64, "{e} {b}");
+                    assert_eq!(
+                        text_tokens(&t, text),
+                        t.count_tokens(text) as u64,
+                        "{e} {b}"
+                    );
                 }
             }
         }
@@ -97,7 +101,10 @@ mod tests {
         let o200k = Tokenizer::get(Encoding::O200kBase, Backend::Fast);
         let ds = Tokenizer::get(Encoding::DeepseekV3, Backend::Fast);
         let text = "a text both count, differently: σημαντικό";
-        assert_eq!(segment_tokens(&o200k, text) as usize, o200k.count_tokens(text));
+        assert_eq!(
+            segment_tokens(&o200k, text) as usize,
+            o200k.count_tokens(text)
+        );
         assert_eq!(segment_tokens(&ds, text) as usize, ds.count_tokens(text));
     }
 }

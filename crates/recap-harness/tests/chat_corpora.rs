@@ -11,7 +11,10 @@ use std::sync::Arc;
 
 const CORPORA: [(&str, Kind); 5] = [
     ("corpora/claude-code-attio-mcp-server", Kind::ClaudeCode),
-    ("corpora/claude-code-reliability-snapshots", Kind::ClaudeCode),
+    (
+        "corpora/claude-code-reliability-snapshots",
+        Kind::ClaudeCode,
+    ),
     ("corpora/swe-agent-traj", Kind::SweAgent),
     ("corpora/openhands-events", Kind::Openhands),
     ("corpora/tau2-bench-results", Kind::Tau2),
@@ -24,7 +27,11 @@ fn every_chat_corpus_replays_with_full_retention_and_no_violations() {
     registry.set_counter(Arc::new(tok));
     let strategies: Vec<Arc<dyn Strategy>> = registry
         .infos()
-        .map(|i| registry.build(&i.name).expect("every built-in builds with defaults"))
+        .map(|i| {
+            registry
+                .build(&i.name)
+                .expect("every built-in builds with defaults")
+        })
         .collect();
     for (rel, kind) in CORPORA {
         let Some(dir) = recap_gen::shared::path(rel, "a real tool-calling corpus") else {
@@ -86,9 +93,9 @@ fn no_turns_line_is_invented_for_chat_sessions() {
             let request = recap_core::RenderRequest::for_call(s, k).unwrap();
             let messages = full.render(&request).unwrap();
             assert!(
-                messages
-                    .iter()
-                    .all(|m| !m.content.contains("Turns left:") && !m.content.contains("FINAL TURN")),
+                messages.iter().all(
+                    |m| !m.content.contains("Turns left:") && !m.content.contains("FINAL TURN")
+                ),
                 "{} call {k}",
                 s.id
             );

@@ -57,7 +57,10 @@ fn provider_cache_and_run_level_fidelity_reach_the_baseline_row() {
     let base = &report.runs[0];
     assert_eq!(base.strategy, "full-history");
     let cache = base.provider_cache.as_ref().expect("recorded cache reads");
-    assert_eq!((cache.calls, cache.input_tokens, cache.cache_read_tokens), (2, 220, 80));
+    assert_eq!(
+        (cache.calls, cache.input_tokens, cache.cache_read_tokens),
+        (2, 220, 80)
+    );
     assert_eq!(cache.hit_rate, Some(80.0 / 220.0));
     // Anthropic's input_tokens leave the cache out; fidelity divides by the whole input.
     let fidelity = base.replay_fidelity.as_ref().expect("per-call fidelity");

@@ -90,16 +90,18 @@ pub(crate) fn import_doc(file: &Path, doc: &Doc, _opts: &Options, out: &mut Impo
     // full-history with it (run-level fidelity). Scripted replays made no API calls and
     // record 0: nothing to compare.
     let stats = conv.meta.get("info").and_then(|i| i.get("model_stats"));
-    let sent = stats.and_then(|m| m.get("tokens_sent")).and_then(Json::as_u64);
-    let api_calls = stats.and_then(|m| m.get("api_calls")).and_then(Json::as_u64);
+    let sent = stats
+        .and_then(|m| m.get("tokens_sent"))
+        .and_then(Json::as_u64);
+    let api_calls = stats
+        .and_then(|m| m.get("api_calls"))
+        .and_then(Json::as_u64);
     if let (Some(sent), Some(calls)) = (sent, api_calls)
         && sent > 0
         && calls > 0
     {
-        conv.meta.insert(
-            "recorded_input_tokens_total".into(),
-            Json::from(sent),
-        );
+        conv.meta
+            .insert("recorded_input_tokens_total".into(), Json::from(sent));
     }
     let mut agents: Vec<Json> = Vec::new();
     let mut demos: Vec<Json> = Vec::new();

@@ -17,7 +17,11 @@ fn session() -> Session {
         let id2 = format!("b{t}");
         b = match t % 3 {
             0 => b.tool_turn("", &[(&id1, "f", "{}")], &["r"]),
-            1 => b.tool_turn("two", &[(&id1, "f", "{}"), (&id2, "g", "{}")], &["r1", "r2"]),
+            1 => b.tool_turn(
+                "two",
+                &[(&id1, "f", "{}"), (&id2, "g", "{}")],
+                &["r1", "r2"],
+            ),
             _ => b.text_turn("ask", &["answer"]),
         };
     }
@@ -29,7 +33,10 @@ fn history_within_max_size_is_full_history() {
     let s = session();
     for k in 0..=10 {
         let r = RenderRequest::for_call(&s, k).unwrap();
-        assert_eq!(af(1000, 0).render(&r).unwrap(), recap_full_history::render(&r));
+        assert_eq!(
+            af(1000, 0).render(&r).unwrap(),
+            recap_full_history::render(&r)
+        );
     }
 }
 
@@ -46,11 +53,18 @@ fn prompts_only_grow_between_cuts_and_never_exceed_max_size_after_a_cut() {
         let m = strategy.render(&r).unwrap();
         assert_eq!(&m[..2], &recap_full_history::opening(&r)[..]);
         // The tail never starts with a result.
-        assert_ne!(h.messages().get(f).map(|m| m.role), Some(Role::Tool), "call {k}");
+        assert_ne!(
+            h.messages().get(f).map(|m| m.role),
+            Some(Role::Tool),
+            "call {k}"
+        );
         assert!(head_end <= f);
         if let Some((pf, pm)) = &previous {
             if *pf == f {
-                assert!(m.starts_with(pm), "call {k}: no cut, so the prompt only grows");
+                assert!(
+                    m.starts_with(pm),
+                    "call {k}: no cut, so the prompt only grows"
+                );
             } else {
                 cuts += 1;
                 assert!(f > *pf);
@@ -61,7 +75,10 @@ fn prompts_only_grow_between_cuts_and_never_exceed_max_size_after_a_cut() {
         assert!(head_end + (h.messages().len() - f) <= 8 + 2, "call {k}");
         previous = Some((f, m));
     }
-    assert!(cuts >= 2, "the session is long enough to cut twice, cut {cuts} times");
+    assert!(
+        cuts >= 2,
+        "the session is long enough to cut twice, cut {cuts} times"
+    );
 }
 
 #[test]
@@ -71,9 +88,15 @@ fn render_session_equals_render_and_invariants_hold() {
     let mut state = SessionState::new();
     for k in 0..=10 {
         let r = RenderRequest::for_call(&s, k).unwrap();
-        assert_eq!(strategy.render_session(&s, k, &mut state).unwrap(), strategy.render(&r).unwrap());
+        assert_eq!(
+            strategy.render_session(&s, k, &mut state).unwrap(),
+            strategy.render(&r).unwrap()
+        );
     }
-    assert_eq!(recap_core::invariants::check_session(&strategy, &s).unwrap(), vec![]);
+    assert_eq!(
+        recap_core::invariants::check_session(&strategy, &s).unwrap(),
+        vec![]
+    );
 }
 
 #[test]
@@ -92,7 +115,9 @@ fn options_are_validated() {
     let b = |s: &str| build(&StrategySpec::parse(s).unwrap());
     assert_eq!(b(NAME).unwrap().spec(), NAME);
     assert_eq!(
-        b("amortized-forgetting:max_size=20,keep_first=2").unwrap().spec(),
+        b("amortized-forgetting:max_size=20,keep_first=2")
+            .unwrap()
+            .spec(),
         "amortized-forgetting:keep_first=2,max_size=20"
     );
     for bad in [

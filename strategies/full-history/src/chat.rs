@@ -61,11 +61,14 @@ impl History {
     /// The session's cached history, extended to its first `k` turns. A state holding
     /// another session's history (or anything else) starts over, so reuse can only
     /// save work.
-    pub fn for_session<'s>(state: &'s mut SessionState, session: &Session, k: usize) -> &'s mut Self {
+    pub fn for_session<'s>(
+        state: &'s mut SessionState,
+        session: &Session,
+        k: usize,
+    ) -> &'s mut Self {
         let h = state.reuse_or_set(
             |h: &History| {
-                h.identity.as_ref().is_some_and(|id| id.matches(session))
-                    && h.turn_ends.len() <= k
+                h.identity.as_ref().is_some_and(|id| id.matches(session)) && h.turn_ends.len() <= k
             },
             || History::empty(Some(SessionIdentity::of(session))),
         );

@@ -77,7 +77,10 @@ pub fn line_count(text: &str) -> usize {
 
 /// What replaces a masked observation.
 pub fn placeholder(content: &str) -> String {
-    format!("Old environment output: ({} lines omitted)", line_count(content))
+    format!(
+        "Old environment output: ({} lines omitted)",
+        line_count(content)
+    )
 }
 
 impl ObservationMasking {

@@ -21,7 +21,11 @@ fn line_counts_follow_the_spec() {
 fn session() -> recap_core::Session {
     ChatSessionBuilder::new("fix the bug")
         .system("sys")
-        .tool_turn("look", &[("c1", "read", "{\"path\":\"a.py\"}")], &["l1\nl2\nl3"])
+        .tool_turn(
+            "look",
+            &[("c1", "read", "{\"path\":\"a.py\"}")],
+            &["l1\nl2\nl3"],
+        )
         .text_turn("Which file?", &["the other one"])
         .command_turn("```\nls\n```", "x\ny\n")
         .tool_turn("", &[("c2", "run", "{}"), ("c3", "run", "{}")], &["ok", ""])

@@ -10,9 +10,17 @@ fn trim(max_tokens: u64, keep_mission: bool) -> TokenBudgetTrim {
 fn session() -> Session {
     ChatSessionBuilder::new("fix the failing test please")
         .system("you are a careful agent")
-        .tool_turn("let me look", &[("c1", "read", "{\"path\": \"a b\"}")], &["one two three four five"])
+        .tool_turn(
+            "let me look",
+            &[("c1", "read", "{\"path\": \"a b\"}")],
+            &["one two three four five"],
+        )
         .text_turn("should I also refactor", &["no just the fix"])
-        .tool_turn("", &[("c2", "run", "{}"), ("c3", "run", "{}")], &["passed all ten tests", "ok"])
+        .tool_turn(
+            "",
+            &[("c2", "run", "{}"), ("c3", "run", "{}")],
+            &["passed all ten tests", "ok"],
+        )
         .build()
 }
 
@@ -52,7 +60,10 @@ fn every_budget_is_kept_and_no_result_loses_its_call() {
     }
     // More budget never keeps less.
     assert!(lengths.windows(2).all(|w| w[0] <= w[1]), "{lengths:?}");
-    assert_eq!(*lengths.last().unwrap(), recap_full_history::render(&r).len());
+    assert_eq!(
+        *lengths.last().unwrap(),
+        recap_full_history::render(&r).len()
+    );
 }
 
 #[test]
@@ -64,7 +75,10 @@ fn without_keep_mission_the_suffix_starts_at_a_user_message_or_is_system_alone()
     for max in 1..full {
         let m = trim(max, false).render(&r).unwrap();
         assert_eq!(m[0], Message::system("you are a careful agent"));
-        assert!(prompt_tokens(&WordCounter, &m) <= max || m.len() == 1, "max {max}");
+        assert!(
+            prompt_tokens(&WordCounter, &m) <= max || m.len() == 1,
+            "max {max}"
+        );
         if let Some(first) = m.get(1) {
             assert_eq!(first.role, Role::User, "max {max}");
         }
@@ -85,7 +99,10 @@ fn a_dropped_mission_is_a_counted_violation() {
         "{violations:?}"
     );
     let kept = trim(12, true);
-    assert_eq!(recap_core::invariants::check_session(&kept, &s).unwrap(), vec![]);
+    assert_eq!(
+        recap_core::invariants::check_session(&kept, &s).unwrap(),
+        vec![]
+    );
 }
 
 #[test]
@@ -114,12 +131,21 @@ fn options_need_a_tokenizer_and_valid_values() {
     ));
     assert_eq!(build(&spec(NAME), &ctx).unwrap().spec(), NAME);
     assert_eq!(
-        build(&spec("token-budget-trim:max_tokens=500,keep_mission=false"), &ctx)
-            .unwrap()
-            .spec(),
+        build(
+            &spec("token-budget-trim:max_tokens=500,keep_mission=false"),
+            &ctx
+        )
+        .unwrap()
+        .spec(),
         "token-budget-trim:keep_mission=false,max_tokens=500"
     );
-    for bad in ["token-budget-trim:max_tokens=0", "token-budget-trim:keep_mission=yes"] {
-        assert!(matches!(build(&spec(bad), &ctx), Err(SpecError::BadValue { .. })), "{bad}");
+    for bad in [
+        "token-budget-trim:max_tokens=0",
+        "token-budget-trim:keep_mission=yes",
+    ] {
+        assert!(
+            matches!(build(&spec(bad), &ctx), Err(SpecError::BadValue { .. })),
+            "{bad}"
+        );
     }
 }

@@ -50,7 +50,13 @@ impl std::fmt::Debug for ToolResultClearing {
     }
 }
 
-const OPTIONS: [&str; 5] = ["trigger", "keep", "clear_at_least", "exclude_tools", "clear_inputs"];
+const OPTIONS: [&str; 5] = [
+    "trigger",
+    "keep",
+    "clear_at_least",
+    "exclude_tools",
+    "clear_inputs",
+];
 
 pub fn info() -> StrategyInfo {
     let option = |key: &str, default: &str, help: &str| OptionInfo {

@@ -13,8 +13,16 @@ fn clearing(trigger: u64, keep: u64) -> ToolResultClearing {
 
 fn session() -> Session {
     ChatSessionBuilder::new("find the order")
-        .tool_turn("", &[("c1", "search", "{\"q\": \"order 17\"}")], &["r1 a b c d e f"])
-        .tool_turn("", &[("c2", "fetch", "{\"id\": 17}"), ("c3", "search", "{}")], &["r2 a b c", "r3 x"])
+        .tool_turn(
+            "",
+            &[("c1", "search", "{\"q\": \"order 17\"}")],
+            &["r1 a b c d e f"],
+        )
+        .tool_turn(
+            "",
+            &[("c2", "fetch", "{\"id\": 17}"), ("c3", "search", "{}")],
+            &["r2 a b c", "r3 x"],
+        )
         .text_turn("found it", &["thanks"])
         .tool_turn("", &[("c4", "fetch", "{\"id\": 18}")], &["r4 y"])
         .build()
@@ -45,7 +53,10 @@ fn past_the_trigger_all_but_the_newest_keep_results_are_cleared() {
     let full = recap_full_history::render(&r);
     assert_eq!(m.len(), full.len());
     for (a, b) in m.iter().zip(&full) {
-        assert_eq!((a.role, &a.tool_calls, &a.tool_call_id), (b.role, &b.tool_calls, &b.tool_call_id));
+        assert_eq!(
+            (a.role, &a.tool_calls, &a.tool_call_id),
+            (b.role, &b.tool_calls, &b.tool_call_id)
+        );
     }
 }
 
@@ -57,9 +68,17 @@ fn excluded_tools_and_inputs() {
     c.exclude_tools = vec!["fetch".into()];
     c.clear_inputs = true;
     let m = c.render(&r).unwrap();
-    let results: Vec<_> = m.iter().filter(|m| m.role == Role::Tool).map(|m| m.content.as_str()).collect();
+    let results: Vec<_> = m
+        .iter()
+        .filter(|m| m.role == Role::Tool)
+        .map(|m| m.content.as_str())
+        .collect();
     assert_eq!(results, ["[cleared]", "r2 a b c", "[cleared]", "r4 y"]);
-    let args: Vec<_> = m.iter().flat_map(|m| &m.tool_calls).map(|c| c.arguments.as_str()).collect();
+    let args: Vec<_> = m
+        .iter()
+        .flat_map(|m| &m.tool_calls)
+        .map(|c| c.arguments.as_str())
+        .collect();
     assert_eq!(args, ["{}", "{\"id\": 17}", "{}", "{\"id\": 18}"]);
 }
 
@@ -81,11 +100,17 @@ fn clear_at_least_clears_all_or_nothing() {
 fn invariants_hold_and_render_session_equals_render() {
     let s = session();
     let c = clearing(10, 1);
-    assert_eq!(recap_core::invariants::check_session(&c, &s).unwrap(), vec![]);
+    assert_eq!(
+        recap_core::invariants::check_session(&c, &s).unwrap(),
+        vec![]
+    );
     let mut state = SessionState::new();
     for k in 0..=4 {
         let r = RenderRequest::for_call(&s, k).unwrap();
-        assert_eq!(c.render_session(&s, k, &mut state).unwrap(), c.render(&r).unwrap());
+        assert_eq!(
+            c.render_session(&s, k, &mut state).unwrap(),
+            c.render(&r).unwrap()
+        );
     }
 }
 
@@ -97,7 +122,9 @@ fn options_are_validated_and_canonical() {
     let b = |s: &str| build(&StrategySpec::parse(s).unwrap(), &ctx);
     assert_eq!(b(NAME).unwrap().spec(), NAME);
     assert_eq!(
-        b("tool-result-clearing:exclude_tools=b|a|a,keep=0,trigger=500").unwrap().spec(),
+        b("tool-result-clearing:exclude_tools=b|a|a,keep=0,trigger=500")
+            .unwrap()
+            .spec(),
         "tool-result-clearing:exclude_tools=a|b,keep=0,trigger=500"
     );
     for bad in [

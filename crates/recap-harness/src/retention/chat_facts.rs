@@ -99,15 +99,17 @@ mod tests {
         let s = ChatSessionBuilder::new("m")
             .turn(
                 "",
-                &[("c1", "read_file", r#"{"path": "/repo/src/main.rs", "n": "short"}"#)],
-                vec![
-                    Observation::Tool {
-                        tool_call_id: "c1".into(),
-                        name: None,
-                        content: "\n  \nfn main() {}\nmore".into(),
-                        is_error: false,
-                    },
-                ],
+                &[(
+                    "c1",
+                    "read_file",
+                    r#"{"path": "/repo/src/main.rs", "n": "short"}"#,
+                )],
+                vec![Observation::Tool {
+                    tool_call_id: "c1".into(),
+                    name: None,
+                    content: "\n  \nfn main() {}\nmore".into(),
+                    is_error: false,
+                }],
             )
             .turn(
                 "",
