@@ -12,9 +12,12 @@ mod csv;
 pub mod html;
 pub mod lowest_retention;
 mod markdown;
+mod notes;
 pub mod provenance;
 pub mod sessions_csv;
 mod table;
+
+pub(crate) use notes::notes;
 
 pub use csv::to_csv;
 pub use markdown::to_markdown;
@@ -294,135 +297,4 @@ pub(crate) mod fmt {
             run.strategy.clone()
         }
     }
-}
-
-/// Notes under the table: implicit baseline, fidelity, examples, rejections.
-pub(crate) fn notes(report: &Report) -> Vec<String> {
-    let mut notes = Vec::new();
-    if report.runs.iter().any(|r| r.implicit) {
-        notes.push(format!(
-            "* {}: the savings baseline, run although not asked for",
-            report.settings.baseline
-        ));
-    }
-    notes.push(format!(
-        "cached = share of prompt tokens in the common prefix with the previous call; eff. cost = uncached + {} × cached",
-        report.settings.cache_read_ratio
-    ));
-    for r in &report.runs {
-        if let Some(f) = &r.replay_fidelity {
-            notes.push(format!(
-                "replay fidelity ({} {}): full-history / recorded input tokens, median {:.3} (p10 {:.3}, p90 {:.3}, min {:.3}, max {:.3}) over {} calls",
-                r.strategy, r.tokenizer, f.median, f.p10, f.p90, f.min, f.max, f.calls
-            ));
-        }
-    }
-    // The baseline sends everything the agent was shown; a fact it misses was recorded
-    // but never shown (a recorded feedback that leaves a print out, say). Said where
-    // the number is shown, so nobody reads it as a loss.
-    for r in report
-        .runs
-        .iter()
-        .filter(|r| r.strategy == report.settings.baseline)
-        .take(1)
-    {
-        if let Some(kept) = r.retention.filter(|k| *k < 1.0) {
-            notes.push(format!(
-                "retention: {} keeps {:.1}% of the facts, since it sends exactly what the agent was shown; the other {} facts were recorded but not in what the agent saw (e.g. prints a recorded feedback leaves out)",
-                r.strategy,
-                kept * 100.0,
-                r.retention_facts - r.retention_retained
-            ));
-        }
-    }
-    for r in &report.runs {
-        if let Some(f) = &r.run_fidelity {
-            notes.push(format!(
-                "run-level fidelity ({} {}): full-history / recorded input tokens of whole runs, {} over {} session{} ({} vs {} tokens)",
-                r.strategy,
-                r.tokenizer,
-                f.ratio.map_or("-".to_string(), |x| format!("{x:.3}")),
-                f.sessions,
-                if f.sessions == 1 { "" } else { "s" },
-                fmt::int(f.full_history_tokens),
-                fmt::int(f.recorded_tokens)
-            ));
-        }
-        if let Some(c) = &r.provider_cache {
-            notes.push(format!(
-                "provider cache (recorded): {} of input tokens read from the provider's cache over {} calls; recap's cached share for {} {}: {}",
-                fmt::pct(c.hit_rate),
-                fmt::int(c.calls),
-                r.strategy,
-                r.tokenizer,
-                fmt::pct(r.cache_hit_rate)
-            ));
-        }
-    }
-    // Not-applicable counts are the same for every tokenizer: say them once.
-    let mut said = std::collections::BTreeSet::new();
-    for r in &report.runs {
-        if r.not_applicable > 0 && said.insert(r.strategy.clone()) {
-            notes.push(format!(
-                "n/a: {} renders {} sessions only; {} session{} of another form not replayed{}",
-                r.strategy,
-                r.forms.join(" and "),
-                r.not_applicable,
-                if r.not_applicable == 1 { "" } else { "s" },
-                if r.sessions == 0 { " (no figures)" } else { "" }
-            ));
-        }
-    }
-    // Violations and render errors are the same for every tokenizer: list them once.
-    let mut seen = std::collections::BTreeSet::new();
-    for r in &report.runs {
-        if !seen.insert(r.strategy.clone()) {
-            continue;
-        }
-        for v in &r.invariant_violations.examples {
-            notes.push(format!(
-                "violation: {} {} session {} call {}: {}: {}",
-                r.strategy, v.corpus, v.session, v.call, v.invariant, v.detail
-            ));
-        }
-        if r.invariant_violations.count > r.invariant_violations.examples.len() as u64 {
-            notes.push(format!(
-                "violation: {} … {} in all ({})",
-                r.strategy,
-                r.invariant_violations.count,
-                r.invariant_violations
-                    .by_invariant
-                    .iter()
-                    .map(|(k, v)| format!("{k}: {v}"))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ));
-        }
-        for e in &r.render_errors.examples {
-            notes.push(format!(
-                "render error: {} {} session {} call {}: {}: {}",
-                r.strategy, e.corpus, e.session, e.call, e.kind, e.message
-            ));
-        }
-        if r.render_errors.count > r.render_errors.examples.len() as u64 {
-            notes.push(format!(
-                "render error: {} … {} failed calls in {} sessions",
-                r.strategy, r.render_errors.count, r.render_errors.sessions
-            ));
-        }
-    }
-    for j in &report.rejected {
-        notes.push(format!(
-            "rejected: {}:{}{}: {}: {}",
-            j.corpus,
-            j.line,
-            j.session
-                .as_deref()
-                .map(|s| format!(" (session {s})"))
-                .unwrap_or_default(),
-            j.field,
-            j.message
-        ));
-    }
-    notes
 }

@@ -1,0 +1,92 @@
+use super::*;
+use crate::tokenizer::{Backend, Encoding};
+
+fn tok() -> Tokenizer {
+    Tokenizer::get(Encoding::O200kBase, Backend::Reference)
+}
+
+fn common_prefix(a: &[u32], b: &[u32]) -> usize {
+    a.iter().zip(b).take_while(|(x, y)| x == y).count()
+}
+
+#[test]
+fn line_cache_counts_and_prefixes_equal_whole_text_ones() {
+    let texts = [
+        "mission\n\n; Tool calls:\n;   a()\n; Output:\nline one\n\nTurns left: 4",
+        "mission\n\n; Tool calls:\n;   a()\n;   b()\n; Output:\nline one\n\nTurns left: 3",
+        "mission\n\n; Tool calls:\n;   a()",
+        "mission",
+        "",
+        "other\nmission",
+    ];
+    for e in [
+        Encoding::O200kBase,
+        Encoding::Cl100kBase,
+        Encoding::DeepseekV3,
+    ] {
+        let t = Tokenizer::get(e, Backend::Fast);
+        let mut cache = SegmentCounts::new(&t);
+        // Twice: the second count of each text comes from the cache.
+        for a in texts.iter().chain(&texts) {
+            assert_eq!(cache.count(&t, a) as usize, t.count_tokens(a), "{e} {a:?}");
+            for b in texts {
+                let want = common_prefix(&t.encode(a), &t.encode(b)) as u64;
+                assert_eq!(cache.common_prefix(&t, a, b), want, "{e} {a:?} {b:?}");
+            }
+        }
+        assert!(cache.segments_reused > 0);
+    }
+}
+
+#[test]
+fn diff_of_append_only_prompts() {
+    let a = vec![Message::system("s"), Message::user("m")];
+    let mut b = a.clone();
+    b.push(Message::assistant("x"));
+    b.push(Message::user("m"));
+    let d = CallDiff::new(Some(&a), &b);
+    assert_eq!(d.first_diff, 2);
+    assert!(!d.partial);
+    // The last USER equals message 1 of the previous call by content.
+    assert_eq!(d.reuse, vec![Some(0), Some(1), None, Some(1)]);
+}
+
+#[test]
+fn partial_prefix_of_single_user_prompts() {
+    let t = tok();
+    let roles = RoleTokens::new(&t);
+    let calls = [
+        vec![Message::system("s"), Message::user("alpha beta")],
+        vec![Message::system("s"), Message::user("alpha beta gamma")],
+        vec![Message::system("s"), Message::user("alpha delta")],
+    ];
+    let mut mem = TokenMemory::default();
+    let mut cache = SegmentCounts::new(&t);
+    let mut counts = Vec::new();
+    let mut prev: Option<&[Message]> = None;
+    for cur in &calls {
+        let diff = CallDiff::new(prev, cur);
+        let got = count_call(
+            &t,
+            &roles,
+            prev,
+            cur,
+            &diff,
+            &mut mem,
+            &mut cache,
+            &mut counts,
+        );
+        assert_eq!(got.prompt, prompt_tokens(&t, cur));
+        if let Some(p) = prev {
+            let ids_a = t.encode(&p[1].content);
+            let ids_b = t.encode(&cur[1].content);
+            // SYSTEM whole, then <|start|> user <|message|> and the common prefix.
+            let expect = prompt_tokens(&t, &p[..1]) - 3
+                + 2
+                + roles.get(Role::User) as u64
+                + common_prefix(&ids_a, &ids_b) as u64;
+            assert_eq!(got.cached, expect);
+        }
+        prev = Some(cur);
+    }
+}
