@@ -17,6 +17,10 @@
 //! - `naive-reference-tokenizer`: the naive loop counting with tiktoken-rs (the
 //!   reference backend). An extra, not a target: its ratio to `engine` is mostly the gap
 //!   between the two tokenizers.
+//! - `floor`: the least any implementation of `recap run` pays: parse the same file and
+//!   tokenize, once each, the distinct lines of all its prompts (contents, tool-call
+//!   names and arguments, split as the harness splits them; distinct over the whole
+//!   corpus), nothing else. Which lines those are is found in the setup, by rendering.
 //!
 //! The engine does strictly more than the naive loop (cached tokens, retention,
 //! invariants, a second render, the report). Corpora: bench-data (named by session form:
@@ -41,8 +45,10 @@ use criterion::{Criterion, SamplingMode, Throughput};
 use recap_core::{CorpusReader, SessionState, Strategy};
 use recap_harness::calls::calls;
 use recap_harness::counting::prompt_tokens;
+use recap_harness::segments::segments;
 use recap_harness::{Backend, Encoding, Report, Tokenizer};
 use recap_import::Kind;
+use std::collections::BTreeSet;
 use std::hint::black_box;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -67,6 +73,42 @@ fn naive(strategies: &[Arc<dyn Strategy>], tok: &Tokenizer, corpus: &Path) -> u6
         }
     }
     total
+}
+
+/// The distinct lines of every prompt `recap run` renders from the corpus (what a
+/// floor must tokenize at least once), in a fixed order.
+fn distinct_prompt_lines(strategies: &[Arc<dyn Strategy>], corpus: &Path) -> Vec<String> {
+    let mut lines = BTreeSet::new();
+    for session in read_corpus(corpus) {
+        for strategy in strategies {
+            if !applies(strategy.as_ref(), &session) {
+                continue;
+            }
+            let mut state = SessionState::new();
+            for k in calls(&session) {
+                let messages = strategy
+                    .render_session(&session, k, &mut state)
+                    .expect("built-ins render");
+                for m in &messages {
+                    let texts = m
+                        .tool_calls
+                        .iter()
+                        .flat_map(|c| [c.name.as_str(), c.arguments.as_str()]);
+                    for text in std::iter::once(m.content.as_str()).chain(texts) {
+                        lines.extend(segments(text).map(str::to_string));
+                    }
+                }
+            }
+        }
+    }
+    lines.into_iter().collect()
+}
+
+/// Parses the corpus and tokenizes each of `lines` once.
+fn floor(tok: &Tokenizer, corpus: &Path, lines: &[String]) -> usize {
+    let reader = CorpusReader::open(corpus).expect("corpus opens");
+    let sessions = reader.filter(|e| e.session.is_ok()).count();
+    sessions + lines.iter().map(|l| tok.count_tokens(l)).sum::<usize>()
 }
 
 /// The prompt tokens of every run of a report (one tokenizer): what `naive` adds up.
@@ -132,6 +174,10 @@ fn harness<M: Measurement>(c: &mut Criterion<M>) {
         });
         group.bench_function("naive-reference-tokenizer", |b| {
             b.iter(|| naive(black_box(&strategies), &reference, &path))
+        });
+        let lines = distinct_prompt_lines(&strategies, &path);
+        group.bench_function("floor", |b| {
+            b.iter(|| floor(&fast, &path, black_box(&lines)))
         });
         group.finish();
     }

@@ -8,25 +8,31 @@
 //! - `abi`: the wrapped built-in loaded with `recap_plugin_host::load`, rendered with
 //!   `Strategy::render_session` and one `SessionState` per session (how the `Strategy`
 //!   contract asks callers replaying a session to render: only new turns cross the
-//!   boundary), with the default per-call time limit. Target: ≤ 1.5× `direct`.
+//!   boundary), with the default per-call time limit (calls queued ahead on a lane). The
+//!   old micro target (≤ 1.5× `direct`) is retired: `plugin-run` below has the target.
 //! - `abi-full-request`: the same plugin with a full request per call (the request JSON
 //!   grows with the history), to show what the incremental path saves.
 //! - `abi-no-time-limit`: as `abi` with the per-call time limit off
 //!   (`RECAP_PLUGIN_TIMEOUT=none`): calls run on the caller's thread instead of a
-//!   helper thread, which shows what the two thread hand-offs per call cost.
+//!   lane, which shows what the time limit costs.
 //! - `session-copy-floor`: no plugin at all: a deep copy of every bench-data session,
 //!   then dropping it. Any ABI in which the plugin works on its own copy of the session
 //!   (JSON, a binary format, a subprocess, Wasm) pays at least this on top of `direct`,
 //!   with no encoding and no parsing; measured beside `direct` so that the two compare.
 //!
-//! - `plugin-run/<strategy>/{builtin,plugin}`: what a researcher pays for a plugin in
-//!   `recap run`: the harness engine (one job, o200k_base, every check on, as the
-//!   command runs) over the same bench-data sessions, asked for the strategy as a
-//!   built-in and then as the wrapped plugin (both runs also replay the implicit
-//!   `full-history` baseline, a built-in, as `recap run --strategy X` does). The two
-//!   reports must count the same tokens. `plugin-no-time-limit`: the same with the
-//!   per-call time limit off (`recap run --plugin-timeout none`), which shows what the
-//!   limit's thread hand-off costs in a real run.
+//! - `plugin-run/<corpus>/<strategy>/{builtin,plugin,plugin-no-time-limit,plugin-process}`:
+//!   what a researcher pays for a plugin in `recap run`: the harness engine (one job,
+//!   o200k_base, every check on, as the command runs) over a corpus file, asked for the
+//!   strategy as a built-in and then as its wrapped twin (both runs also replay the
+//!   implicit `full-history` baseline, a built-in, as `recap run --strategy X` does). The
+//!   reports must count the same tokens. `plugin` has the default per-call time limit
+//!   (its watchdog, and calls queued ahead on a lane); `plugin-no-time-limit` runs calls
+//!   on the caller's thread (`--plugin-timeout none`); `plugin-process` runs the twin in
+//!   `recap plugin-worker` processes (`--plugin-isolation process`, the `recap` binary
+//!   cargo built for this bench). Corpora: `bench-data` (both files) and `generated`
+//!   (recap-gen, seed 7: 30 PTC-Lisp and 30 chat sessions of 8–40 turns). The target:
+//!   `plugin` ≤ 1.3 × `builtin`. With `RECAP_BENCH_CLOCK=cpu` the figures are this
+//!   process's CPU time (a worker process's time is not in it).
 //!
 //! The wrappers are the plugin-host's parity fixtures
 //! (`crates/recap-plugin-host/tests/fixtures/wrapped`), built with a nested `cargo
@@ -41,13 +47,15 @@ use common::{
     bench_data_sessions, engine, engine_config, measuring, render_calls, render_sessions, request,
     write_corpus,
 };
-use criterion::{Criterion, SamplingMode, Throughput, criterion_group, criterion_main};
-use recap_core::Registry;
+use criterion::measurement::Measurement;
+use criterion::{Criterion, SamplingMode, Throughput};
 use recap_core::invariants::calls;
+use recap_core::{Registry, Session, Strategy};
 use recap_harness::Report;
+use recap_plugin_host::{Isolation, IsolationConfig};
 use std::collections::BTreeMap;
 use std::hint::black_box;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 /// The wrapped built-ins by target name (`wrap_full_history`, …).
@@ -80,13 +88,45 @@ fn token_totals(report: &Report) -> Vec<(String, u64)> {
         .collect()
 }
 
-fn plugin(c: &mut Criterion) {
+/// The corpus files `plugin-run` replays: bench-data and a generated corpus (smaller in
+/// the smoke run).
+fn run_corpora(dir: &Path, bench_data: &[Session]) -> Vec<(&'static str, PathBuf, u64)> {
+    let (n, turns) = if measuring() {
+        (30, 8..=40)
+    } else {
+        (2, 4..=6)
+    };
+    let mut generated = recap_gen::generate_corpus(7, n, turns.clone());
+    generated.extend(recap_gen::generate_chat_corpus(7, n, turns));
+    [
+        ("bench-data", bench_data.to_vec()),
+        ("generated", generated),
+    ]
+    .into_iter()
+    .map(|(name, sessions)| {
+        let path = dir.join(format!("{name}.jsonl"));
+        write_corpus(&path, &sessions);
+        let bytes = std::fs::metadata(&path).map_or(0, |m| m.len());
+        (name, path, bytes)
+    })
+    .collect()
+}
+
+/// The wrapped built-in `name` loaded as `isolation` says, built from its own registry.
+fn twin(lib: &Path, name: &str, isolation: &Isolation) -> Arc<dyn Strategy> {
+    let plugin = recap_plugin_host::load_with(lib, isolation).unwrap_or_else(|e| panic!("{e}"));
+    let mut registry = Registry::new();
+    recap_plugin_host::register(&mut registry, &plugin).unwrap_or_else(|e| panic!("{e}"));
+    registry.build(name).expect("wrapped built-in builds")
+}
+
+fn plugin<M: Measurement>(c: &mut Criterion<M>) {
     let all_sessions = bench_data_sessions();
     let tmp = tempfile::tempdir().expect("temporary directory");
-    let corpus = tmp.path().join("bench-data.jsonl");
-    write_corpus(&corpus, &all_sessions);
-    let corpus_bytes = std::fs::metadata(&corpus).map_or(0, |m| m.len());
+    let corpora = run_corpora(tmp.path(), &all_sessions);
     let libs = wrapped_libraries();
+    // The recap cargo built for this bench serves as the worker of isolated plugins.
+    let isolated = Isolation::Process(IsolationConfig::new(env!("CARGO_BIN_EXE_recap")));
     let direct = recap_builtins::registry();
     // What `recap` uses unless told otherwise (the environment may override it).
     let default_limit =
@@ -102,11 +142,8 @@ fn plugin(c: &mut Criterion) {
         let lib = libs.get(&target).unwrap_or_else(|| {
             panic!("no wrapped plugin {target} was built for built-in {name}; built: {libs:?}")
         });
-        let plugin = recap_plugin_host::load(lib).unwrap_or_else(|e| panic!("{e}"));
-        let mut through_abi = Registry::new();
-        recap_plugin_host::register(&mut through_abi, &plugin).unwrap_or_else(|e| panic!("{e}"));
         let want = direct.build(&name).expect("built-in builds");
-        let got = through_abi.build(&name).expect("wrapped built-in builds");
+        let got = twin(lib, &name, &Isolation::InProcess);
         // The sessions of the forms it renders: a plugin is sent no other.
         let sessions: Vec<recap_core::Session> = all_sessions
             .iter()
@@ -150,31 +187,55 @@ fn plugin(c: &mut Criterion) {
         });
         group.finish();
 
+        let in_worker = twin(lib, &name, &isolated);
+        for (corpus_name, corpus, corpus_bytes) in &corpora {
+            recap_plugin_host::set_call_time_limit(Some(default_limit));
+            let builtin_run = engine_config(&[Arc::clone(&want)]);
+            let plugin_run = engine_config(&[Arc::clone(&got)]);
+            let process_run = engine_config(&[Arc::clone(&in_worker)]);
+            let totals = token_totals(&engine(&builtin_run, corpus));
+            for (how, cfg) in [("in-process", &plugin_run), ("isolated", &process_run)] {
+                assert_eq!(
+                    token_totals(&engine(cfg, corpus)),
+                    totals,
+                    "{name} ({how}) on {corpus_name}: recap run must count the same tokens with the plugin"
+                );
+            }
+            let mut group = c.benchmark_group(format!("plugin-run/{corpus_name}/{name}"));
+            group.throughput(Throughput::Bytes(*corpus_bytes));
+            group.sample_size(10);
+            group.sampling_mode(SamplingMode::Flat);
+            group.bench_function("builtin", |b| {
+                b.iter(|| engine(black_box(&builtin_run), corpus))
+            });
+            group.bench_function("plugin", |b| {
+                b.iter(|| engine(black_box(&plugin_run), corpus))
+            });
+            group.bench_function("plugin-process", |b| {
+                b.iter(|| engine(black_box(&process_run), corpus))
+            });
+            recap_plugin_host::set_call_time_limit(None);
+            group.bench_function("plugin-no-time-limit", |b| {
+                b.iter(|| engine(black_box(&plugin_run), corpus))
+            });
+            group.finish();
+        }
         recap_plugin_host::set_call_time_limit(Some(default_limit));
-        let builtin_run = engine_config(&[Arc::clone(&want)]);
-        let plugin_run = engine_config(&[Arc::clone(&got)]);
-        assert_eq!(
-            token_totals(&engine(&plugin_run, &corpus)),
-            token_totals(&engine(&builtin_run, &corpus)),
-            "{name}: recap run must count the same tokens with the plugin"
-        );
-        let mut group = c.benchmark_group(format!("plugin-run/{name}"));
-        group.throughput(Throughput::Bytes(corpus_bytes));
-        group.sample_size(10);
-        group.sampling_mode(SamplingMode::Flat);
-        group.bench_function("builtin", |b| {
-            b.iter(|| engine(black_box(&builtin_run), &corpus))
-        });
-        group.bench_function("plugin", |b| {
-            b.iter(|| engine(black_box(&plugin_run), &corpus))
-        });
-        recap_plugin_host::set_call_time_limit(None);
-        group.bench_function("plugin-no-time-limit", |b| {
-            b.iter(|| engine(black_box(&plugin_run), &corpus))
-        });
-        group.finish();
     }
 }
 
-criterion_group!(benches, plugin);
-criterion_main!(benches);
+// criterion_main! fixes the measurement at compile time; the clock is chosen at run
+// time here (`RECAP_BENCH_CLOCK=cpu`), so main is written out.
+fn main() {
+    if common::cpu::cpu_clock_requested() {
+        let mut c = Criterion::default()
+            .with_measurement(common::cpu::ProcessCpuTime)
+            .configure_from_args();
+        plugin(&mut c);
+        c.final_summary();
+    } else {
+        let mut c = Criterion::default().configure_from_args();
+        plugin(&mut c);
+        c.final_summary();
+    }
+}

@@ -30,6 +30,9 @@ enum Command {
     Conformance(cmd::conformance::Args),
     /// Strategy plugins: `recap plugins check <lib>...` loads and self-tests them.
     Plugins(cmd::plugins::Args),
+    /// The worker process of a plugin run with `--plugin-isolation process` (started by recap).
+    #[command(hide = true)]
+    PluginWorker(cmd::plugin_worker::Args),
     /// Import recorded agent logs (ptc-runner, smolagents, openai-chat, anthropic-messages,
     /// claude-code, swe-agent, openhands, tau2, auto) as a corpus.
     Import(cmd::import::Args),
@@ -62,6 +65,7 @@ fn main() -> ExitCode {
         Command::Strategies(args) => cmd::strategies::run(args),
         Command::Conformance(args) => cmd::conformance::run(args),
         Command::Plugins(args) => cmd::plugins::run(args),
+        Command::PluginWorker(args) => cmd::plugin_worker::run(args),
         Command::Import(args) => cmd::import::run(args),
         Command::Eval(args) => cmd::eval::run(args),
         Command::Init(args) => cmd::init::run(args),

@@ -1,4 +1,5 @@
-//! `recap plugins check`, and `--plugin` / `--plugin-dir` on `recap render`.
+//! `recap plugins check`, `--plugin` / `--plugin-dir` on `recap render`, and `recap run
+//! --keep-going` when a plugin fails to load.
 
 use recap_testkit::cli::Run;
 use recap_testkit::plugins as support;
@@ -272,4 +273,89 @@ fn render_sends_chat_sessions_to_plugins_that_declare_the_chat_form() {
         "{}",
         run.stderr
     );
+}
+
+#[test]
+fn keep_going_runs_without_a_plugin_that_fails_to_load_and_says_so() {
+    let corpus = handwritten();
+    let bad = fixture("fx_bad_magic");
+    let aggressive = sample("recap_aggressive");
+    let run_args = |more: &[&str]| -> Vec<String> {
+        let mut args: Vec<String> = [
+            "run",
+            text(&corpus),
+            "--strategy",
+            "aggressive",
+            "--strategy",
+            "fx-bad-magic",
+            "--plugin",
+            text(&bad),
+            "--plugin",
+            text(&aggressive),
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        args.extend(more.iter().map(|s| s.to_string()));
+        args
+    };
+    let recap_run = |more: &[&str]| {
+        let args = run_args(more);
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        recap!(&args)
+    };
+
+    // By default: nothing runs, and the error says why and how to go on.
+    let Run {
+        code,
+        stdout,
+        stderr,
+    } = recap_run(&[]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stdout.is_empty(), "{stdout}");
+    assert!(
+        stderr.contains("1 of 2 plugin libraries failed to load (--keep-going runs without them)"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("bad magic number"), "{stderr}");
+
+    // With --keep-going: everything else runs; stderr and the report's notes say what
+    // was left out. Exit 1: a problem was found.
+    let Run {
+        code,
+        stdout,
+        stderr,
+    } = recap_run(&["--keep-going"]);
+    assert_eq!(code, 1, "{stderr}");
+    for needle in [
+        "warning: 1 of 2 plugin libraries failed to load; running without them (--keep-going):",
+        "libfx_bad_magic.so: invalid descriptor: bad magic number",
+        "note: strategy \"fx-bad-magic\" left out: no loaded plugin provides \"fx-bad-magic\"",
+    ] {
+        assert!(stderr.contains(needle), "{needle:?} missing: {stderr}");
+    }
+    assert!(stdout.contains("aggressive"), "{stdout}");
+    assert!(!stdout.contains("fx-bad-magic"), "{stdout}");
+    assert!(
+        stdout.contains("plugin not loaded (--keep-going): ")
+            && stdout.contains("libfx_bad_magic.so: invalid descriptor: bad magic number"),
+        "the table's notes: {stdout}"
+    );
+
+    let json = recap_run(&["--keep-going", "--format", "json"]).json();
+    let failures = &json["provenance"]["plugin_failures"];
+    assert_eq!(failures.as_array().map(Vec::len), Some(1), "{json}");
+    assert!(
+        failures[0]["path"]
+            .as_str()
+            .is_some_and(|p| p.ends_with("libfx_bad_magic.so")),
+        "{failures}"
+    );
+    let rows: Vec<&str> = json["runs"]
+        .as_array()
+        .expect("runs")
+        .iter()
+        .filter_map(|r| r["strategy"].as_str())
+        .collect();
+    assert_eq!(rows, ["full-history", "aggressive"], "{json}");
 }

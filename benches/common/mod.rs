@@ -116,7 +116,7 @@ pub fn generated_session_of(form: Form, seed: u64, turns: u32) -> Session {
     let session = sessions
         .pop()
         .expect("the generators return the sessions asked for");
-    assert_eq!(session.turns.len(), turns as usize);
+    assert_eq!(session.turn_count(), turns as usize);
     assert_eq!(session.form, form);
     session
 }

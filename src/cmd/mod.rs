@@ -9,6 +9,7 @@ pub mod eval;
 pub mod import;
 pub mod init;
 pub mod inspect;
+pub mod plugin_worker;
 pub mod plugins;
 pub mod problems;
 pub mod provenance;

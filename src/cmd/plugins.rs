@@ -1,9 +1,11 @@
 //! `recap plugins check`, and the `--plugin` / `--plugin-dir` flags that every command
 //! taking `--strategy` flattens in (see [`PluginArgs`]).
 
-use anyhow::{Result, bail};
+use anyhow::{Context, Result, bail};
 use recap_core::Registry;
-use recap_plugin_host::{Plugin, load_all, plugin_files_in, register};
+use recap_plugin_host::{
+    Isolation, IsolationConfig, LoadError, Plugin, load_all_with, plugin_files_in, register,
+};
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -26,6 +28,92 @@ pub struct PluginArgs {
     /// and are reported; other strategies go on. Default: $RECAP_PLUGIN_TIMEOUT, else 30.
     #[arg(long = "plugin-timeout", value_name = "SECONDS", value_parser = parse_time_limit)]
     pub plugin_timeout: Option<TimeLimit>,
+    /// Where plugins run. `in-process`: loaded into recap, the cheapest calls, but a
+    /// plugin that aborts, crashes or exits takes recap down. `process`: each in
+    /// `recap plugin-worker` child processes; a crash, abort, exit, running out of
+    /// memory or a hang is an error of the call it happened in (naming the plugin,
+    /// session and call), the next session gets a new worker, other strategies go on.
+    #[arg(
+        long = "plugin-isolation",
+        value_name = "MODE",
+        value_enum,
+        default_value_t
+    )]
+    pub plugin_isolation: IsolationMode,
+    /// With `--plugin-isolation process`: the most address space each worker may use
+    /// (bytes, or with a K, M or G suffix: `512M`). An allocation past it fails inside
+    /// the plugin, which ends the call with an error.
+    #[arg(long = "plugin-memory-limit", value_name = "SIZE", value_parser = parse_size)]
+    pub plugin_memory_limit: Option<u64>,
+    /// With `--plugin-isolation process`: how many times a plugin's worker may fail
+    /// (crash, abort, exit, write garbage, overrun the time limit) and be replaced; at
+    /// the next failure the plugin is disabled for the rest of the run. [default: 8]
+    #[arg(long = "plugin-restarts", value_name = "N")]
+    pub plugin_restarts: Option<u32>,
+    /// When a plugin library fails to load, run everything else and report the failure
+    /// (on stderr and in the report's notes) instead of refusing to run. Strategies
+    /// that no loaded library provides are then left out.
+    #[arg(long = "keep-going")]
+    pub keep_going: bool,
+}
+
+/// Where plugins run (`--plugin-isolation`).
+#[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum IsolationMode {
+    #[default]
+    InProcess,
+    Process,
+}
+
+/// A plugin library that did not load, under `--keep-going`.
+#[derive(Debug, Clone)]
+pub struct LoadFailure {
+    pub path: PathBuf,
+    pub error: String,
+}
+
+impl From<&LoadError> for LoadFailure {
+    fn from(e: &LoadError) -> Self {
+        Self {
+            path: e.path.clone(),
+            error: e.problem.to_string(),
+        }
+    }
+}
+
+/// Parses `512M`, `2G`, `64k`, `1024` (bytes; K, M and G are binary multiples; an
+/// `i`, `B` or `iB` after the letter is allowed).
+fn parse_size(text: &str) -> Result<u64, String> {
+    let t = text.trim();
+    let digits = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    let (number, unit) = t.split_at(digits);
+    let number: u64 = number
+        .parse()
+        .map_err(|_| format!("expected a size like 512M or 2G, got {text:?}"))?;
+    let unit = unit.trim().to_ascii_lowercase();
+    let shift = match unit.trim_end_matches('b').trim_end_matches('i') {
+        "" => 0,
+        "k" => 10,
+        "m" => 20,
+        "g" => 30,
+        "t" => 40,
+        _ => {
+            return Err(format!(
+                "unknown size unit {unit:?} in {text:?} (use K, M or G)"
+            ));
+        }
+    };
+    let bytes = number
+        .checked_mul(1 << shift)
+        .ok_or_else(|| format!("{text:?} is too large"))?;
+    // The worker is recap itself: below this it cannot even start.
+    const LEAST: u64 = 64 << 20;
+    if bytes < LEAST {
+        return Err(format!(
+            "{text:?} is below the 64M a worker process needs to start"
+        ));
+    }
+    Ok(bytes)
 }
 
 /// A per-call plugin time limit; `None` is no limit.
@@ -54,38 +142,102 @@ impl PluginArgs {
         Ok(files)
     }
 
-    /// The built-in strategies plus every plugin's. Any library that fails to load,
-    /// self-test or register is an error (all of them are listed, each naming its file).
-    pub fn registry(&self) -> Result<Registry> {
-        self.load().map(|(registry, _)| registry)
+    /// How the flags say to run plugins.
+    pub fn isolation(&self) -> Result<Isolation> {
+        match self.plugin_isolation {
+            IsolationMode::InProcess => {
+                for (given, flag) in [
+                    (self.plugin_memory_limit.is_some(), "--plugin-memory-limit"),
+                    (self.plugin_restarts.is_some(), "--plugin-restarts"),
+                ] {
+                    if given {
+                        bail!("{flag} needs --plugin-isolation process");
+                    }
+                }
+                Ok(Isolation::InProcess)
+            }
+            IsolationMode::Process => {
+                // The worker is this very recap.
+                let worker = std::env::current_exe()
+                    .context("--plugin-isolation process: cannot find the recap executable")?;
+                let mut config = IsolationConfig::new(worker);
+                config.memory_limit = self.plugin_memory_limit;
+                if let Some(limit) = self.plugin_restarts {
+                    config.restart_limit = limit;
+                }
+                Ok(Isolation::Process(config))
+            }
+        }
     }
 
-    /// [`PluginArgs::registry`] and the plugins loaded into it (in file order), for
-    /// callers that report which libraries they ran.
-    pub fn load(&self) -> Result<(Registry, Vec<Arc<Plugin>>)> {
+    /// The built-in strategies plus every plugin's. Any library that fails to load,
+    /// self-test or register is an error (all of them are listed, each naming its file),
+    /// unless `--keep-going` (then they are said on stderr and left out).
+    pub fn registry(&self) -> Result<Registry> {
+        self.load().map(|(registry, _, _)| registry)
+    }
+
+    /// [`PluginArgs::registry`], the plugins loaded into it (in file order), and with
+    /// `--keep-going` the libraries that failed, for callers that report them.
+    pub fn load(&self) -> Result<(Registry, Vec<Arc<Plugin>>, Vec<LoadFailure>)> {
         self.apply_time_limit();
+        let isolation = self.isolation()?;
         let mut registry = recap_builtins::registry();
         let files = self.files()?;
         if files.is_empty() {
-            return Ok((registry, Vec::new()));
+            return Ok((registry, Vec::new(), Vec::new()));
         }
-        let (plugins, mut errors) = load_all(&files);
-        for plugin in &plugins {
-            if let Err(e) = register(&mut registry, plugin) {
+        let (mut plugins, mut errors) = load_all_with(&files, &isolation);
+        plugins.retain(|plugin| match register(&mut registry, plugin) {
+            Ok(()) => true,
+            Err(e) => {
                 errors.push(e);
+                false
             }
+        });
+        if errors.is_empty() {
+            return Ok((registry, plugins, Vec::new()));
         }
-        if !errors.is_empty() {
-            let list: Vec<String> = errors.iter().map(|e| format!("  {e}")).collect();
+        let count = format!(
+            "{} of {} plugin librar{} failed to load",
+            errors.len(),
+            files.len(),
+            if files.len() == 1 { "y" } else { "ies" },
+        );
+        let list: Vec<String> = errors.iter().map(|e| format!("  {e}")).collect();
+        if !self.keep_going {
             bail!(
-                "{} of {} plugin librar{} failed to load:\n{}",
-                errors.len(),
-                files.len(),
-                if files.len() == 1 { "y" } else { "ies" },
+                "{count} (--keep-going runs without them):\n{}",
                 list.join("\n")
             );
         }
-        Ok((registry, plugins))
+        crate::say!("warning: {count}; running without them (--keep-going):");
+        for line in &list {
+            crate::say!("{line}");
+        }
+        Ok((
+            registry,
+            plugins,
+            errors.iter().map(LoadFailure::from).collect(),
+        ))
+    }
+
+    /// Whether `spec` names a strategy to leave out: `--keep-going` is on, a library
+    /// failed to load, and no loaded library (nor a built-in) provides the strategy —
+    /// most likely the failed library did.
+    pub fn left_out(&self, failures: &[LoadFailure], registry: &Registry, spec: &str) -> bool {
+        if !self.keep_going || failures.is_empty() {
+            return false;
+        }
+        let name =
+            recap_core::StrategySpec::parse(spec).map_or_else(|_| spec.to_string(), |s| s.name);
+        if registry.get(&name).is_some() {
+            return false;
+        }
+        crate::say!(
+            "note: strategy {spec:?} left out: no loaded plugin provides {name:?} (--keep-going)"
+        );
+        true
     }
 }
 
@@ -114,6 +266,18 @@ struct CheckArgs {
     /// Give up on a plugin call (the self-test included) after SECONDS.
     #[arg(long = "plugin-timeout", value_name = "SECONDS", value_parser = parse_time_limit)]
     plugin_timeout: Option<TimeLimit>,
+    /// Check the libraries as `--plugin-isolation process` runs them: loaded and
+    /// self-tested in a worker process.
+    #[arg(
+        long = "plugin-isolation",
+        value_name = "MODE",
+        value_enum,
+        default_value_t
+    )]
+    plugin_isolation: IsolationMode,
+    /// With `--plugin-isolation process`: each worker's memory limit (`512M`).
+    #[arg(long = "plugin-memory-limit", value_name = "SIZE", value_parser = parse_size)]
+    plugin_memory_limit: Option<u64>,
 }
 
 pub fn run(args: Args) -> Result<ExitCode> {
@@ -127,8 +291,13 @@ fn check(args: CheckArgs) -> Result<ExitCode> {
         plugins: args.libs,
         plugin_dirs: args.plugin_dirs,
         plugin_timeout: args.plugin_timeout,
+        plugin_isolation: args.plugin_isolation,
+        plugin_memory_limit: args.plugin_memory_limit,
+        plugin_restarts: None,
+        keep_going: false,
     };
     plugin_args.apply_time_limit();
+    let isolation = plugin_args.isolation()?;
     let files = plugin_args.files()?;
     if files.is_empty() {
         bail!("nothing to check: name plugin libraries, or a directory with --plugin-dir");
@@ -138,7 +307,7 @@ fn check(args: CheckArgs) -> Result<ExitCode> {
     let mut out = std::io::stdout().lock();
     let (mut ok, mut failed) = (0usize, 0usize);
     for file in &files {
-        let (plugins, errors) = load_all(std::slice::from_ref(file));
+        let (plugins, errors) = load_all_with(std::slice::from_ref(file), &isolation);
         let outcome = match (plugins.into_iter().next(), errors.into_iter().next()) {
             (Some(plugin), _) => register(&mut registry, &plugin).map(|()| plugin),
             (None, Some(e)) => Err(e),

@@ -4,7 +4,7 @@
 use anyhow::Result;
 use recap_harness::Tokenizer;
 use recap_harness::report::provenance::{
-    ConfigFile, PluginFile, Provenance, corpus_files, file_sha256, vocabulary,
+    ConfigFile, PluginFailure, PluginFile, Provenance, corpus_files, file_sha256, vocabulary,
 };
 use recap_plugin_host::Plugin;
 use std::path::PathBuf;
@@ -22,6 +22,7 @@ pub struct ConfigText {
 pub fn collect(
     config: Option<&ConfigText>,
     plugins: &[Arc<Plugin>],
+    failures: &[super::plugins::LoadFailure],
     corpora: &[PathBuf],
     tokenizers: &[Tokenizer],
 ) -> Result<Provenance> {
@@ -46,6 +47,13 @@ pub fn collect(
             content: c.content.clone(),
         }),
         plugins: plugin_files,
+        plugin_failures: failures
+            .iter()
+            .map(|f| PluginFailure {
+                path: f.path.display().to_string(),
+                error: f.error.clone(),
+            })
+            .collect(),
         corpora: corpus_files(corpora)?,
         tokenizers: tokenizers
             .iter()

@@ -232,7 +232,11 @@ fn origin(args: &Args, key: &str, value: &str, flag: &str) -> String {
     }
 }
 
-fn strategies(args: &Args, registry: &Registry) -> Result<Vec<StrategyEntry>> {
+fn strategies(
+    args: &Args,
+    registry: &Registry,
+    failures: &[super::plugins::LoadFailure],
+) -> Result<Vec<StrategyEntry>> {
     let mut out = Vec::new();
     if args.strategies.is_empty() && args.sweeps.is_empty() {
         // The four of SPEC 6, the other built-ins, then plugins in name order.
@@ -282,6 +286,9 @@ fn strategies(args: &Args, registry: &Registry) -> Result<Vec<StrategyEntry>> {
     for is_sweep in order {
         if !is_sweep {
             let Some(spec) = specs.next() else { continue };
+            if args.plugins.left_out(failures, registry, spec) {
+                continue;
+            }
             out.push(StrategyEntry::new(registry.build(spec).with_context(
                 || origin(args, "strategies", spec, "--strategy"),
             )?));
@@ -290,6 +297,9 @@ fn strategies(args: &Args, registry: &Registry) -> Result<Vec<StrategyEntry>> {
         let Some(sw) = sweeps.next() else { continue };
         let at = origin(args, "sweeps", sw, "--sweep");
         for spec in sweep::expand(sw).with_context(|| at.clone())? {
+            if args.plugins.left_out(failures, registry, &spec) {
+                continue;
+            }
             let s = registry
                 .build(&spec)
                 .with_context(|| format!("{at}: setting {spec:?}"))?;
@@ -489,6 +499,10 @@ fn print_report(report: &Report, format: Format) -> Result<u64> {
 fn add_plugin_runs(args: &mut Args, runs: Vec<PluginRun>, plugins: &[Arc<Plugin>]) -> Result<()> {
     for run in runs {
         let Some(plugin) = plugins.iter().find(|p| p.path() == run.path) else {
+            if args.plugins.keep_going {
+                // Its load failure was reported; the rest runs without it.
+                continue;
+            }
             bail!(
                 "{}: the plugin {} was not loaded",
                 run.origin,
@@ -546,7 +560,7 @@ pub fn run(mut args: Args) -> Result<ExitCode> {
         args.corpora.clone()
     };
     check_readable(&corpora)?;
-    let (mut registry, plugins) = args.plugins.load()?;
+    let (mut registry, plugins, load_failures) = args.plugins.load()?;
     add_plugin_runs(&mut args, plugin_runs, &plugins)?;
     let tokenizers = tokenizers(&args)?;
     // Token budgets count with the first tokenizer of the run: the one its first rows
@@ -557,7 +571,11 @@ pub fn run(mut args: Args) -> Result<ExitCode> {
     let baseline = registry
         .build("full-history")
         .context("the full-history baseline is not registered")?;
-    let mut cfg = RunConfig::new(strategies(&args, &registry)?, baseline, tokenizers)?;
+    let mut cfg = RunConfig::new(
+        strategies(&args, &registry, &load_failures)?,
+        baseline,
+        tokenizers,
+    )?;
     cfg.cache_read_ratio = args.cache_read_ratio.unwrap_or(0.1);
     cfg.jobs = match args.jobs {
         Some(j) => j as usize,
@@ -567,8 +585,13 @@ pub fn run(mut args: Args) -> Result<ExitCode> {
     cfg.session_details = !args.no_session_details;
     // Per-call rows go to DIR/calls.csv only.
     cfg.call_records = args.out.is_some();
-    let provenance =
-        super::provenance::collect(config_text.as_ref(), &plugins, &corpora, &cfg.tokenizers)?;
+    let provenance = super::provenance::collect(
+        config_text.as_ref(),
+        &plugins,
+        &load_failures,
+        &corpora,
+        &cfg.tokenizers,
+    )?;
 
     // Checked and locked before the run, so a long run never ends in "cannot write" or
     // in a race with another run into the same directory.
@@ -720,9 +743,12 @@ pub fn run(mut args: Args) -> Result<ExitCode> {
     {
         crate::say!("{line}");
     }
-    Ok(if report.has_problems() || !report.rejected.is_empty() {
-        ExitCode::FAILURE
-    } else {
-        ExitCode::SUCCESS
-    })
+    // A plugin left out under --keep-going is a problem found, like a rejected session.
+    Ok(
+        if report.has_problems() || !report.rejected.is_empty() || !load_failures.is_empty() {
+            ExitCode::FAILURE
+        } else {
+            ExitCode::SUCCESS
+        },
+    )
 }

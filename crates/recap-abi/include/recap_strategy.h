@@ -2,8 +2,10 @@
  * recap strategy plugin ABI, version 1.1 — C declarations.
  *
  * Mirrors crates/recap-abi/src/ffi.rs; the wire format (request and response JSON)
- * is documented in crates/recap-abi/README.md, the sessions and values a request
- * carries in docs/format.md.
+ * is documented in crates/recap-abi/README.md, and its section "The contract in
+ * detail" gives every field as sent with its default, the built-ins' exact texts, the
+ * invariant ids, the limits and the thread rules; the sessions and values a request
+ * carries are defined in docs/format.md (section 9 for the chat form).
  *
  * 1.1 changed only the JSON, not the C layout: a plugin built against 1.0 loads and
  * runs unchanged. What 1.1 added:
@@ -34,12 +36,24 @@
  * The descriptor must live as long as the process (a static), and must never be
  * written to after it is returned. recap never unloads a plugin.
  *
- * Ownership: the host owns request bytes (borrowed for one call; do not keep the
- * pointer). Every buffer a plugin writes to an `out` parameter is owned by the plugin
- * and is passed back, unchanged, exactly once to the same plugin's `free`.
+ * Ownership: the host owns request bytes (borrowed for one call; not NUL-terminated;
+ * do not keep the pointer). Every buffer a plugin writes to an `out` parameter is
+ * owned by the plugin and is passed back, unchanged, exactly once to the same
+ * plugin's `free`. The host sets *out to {NULL, 0, 0} (and session_open's *session to
+ * NULL) before every call: a function that returns without writing *out answers no
+ * bytes, an invalid response (but for session_open). Write *out on every path.
  *
- * Threads: `render` and `describe` may be called from several threads at once. A
- * session handle is used by one thread at a time; different handles concurrently.
+ * Threads: `render` and `describe` may be called from several threads at once. The
+ * calls of one session handle (open, renders, close) are made one after another,
+ * never concurrently, but not always from one thread: keep session state in the
+ * handle, not in thread-locals. Different handles are used concurrently. `free` is
+ * called on the thread that made the call, right after the host read the answer and
+ * before that thread's next call, concurrently with other threads' calls.
+ *
+ * Limits: an answer of more than 256 MiB (268435456 bytes) is refused unread. Each
+ * call has 30 s by default (recap --plugin-timeout); an in-process call past it is
+ * abandoned and the plugin disabled; with --plugin-isolation process the worker is
+ * killed instead, and an abort, a crash or exit() fails only the call it happened in.
  *
  * Never let a C++ exception or a longjmp cross these functions.
  */
@@ -87,11 +101,17 @@ typedef int32_t (*RecapRenderFn)(const uint8_t *request, size_t request_len, Rec
 /* Releases a buffer this plugin wrote to an `out` parameter. Required. */
 typedef void (*RecapFreeFn)(RecapBuf buf);
 
-/* {"options": {...}} in (or an empty request: default options); the description out:
+/* {"abi": {...}, "host": {...}, "options": {...}} in: at load with "options": {}, then
+ * once per strategy instance with a spec's options (values are strings; undeclared
+ * keys are sent too: refuse them with kind "invalid_options" and "key"). Out:
  * {"name", "version", "summary", "spec", "options": [...], "invariants": [...],
- *  "forms": ["ptc", "chat"]} ("forms" since 1.1; absent means ["ptc"]).
- * Optional (NULL: the strategy takes no options, declares the universal invariants,
- * renders PTC-Lisp sessions only). */
+ *  "forms": ["ptc", "chat"]} ("forms" since 1.1; absent means ["ptc"]); "name" must be
+ * the descriptor's; "summary" and "options" are read at load only.
+ * Invariant ids: system-first, mission-verbatim, mission-leads-first-user,
+ * role-alternation, failed-turns-verbatim, turns-line, deterministic, limits (with
+ * "tool_call_limit" and "println_limit"), append-only, tool-pairing (1.1).
+ * Optional (NULL: the strategy takes no options, renders PTC-Lisp sessions only, and
+ * declares system-first, mission-verbatim, role-alternation and deterministic). */
 typedef int32_t (*RecapDescribeFn)(const uint8_t *request, size_t request_len, RecapBuf *out);
 
 /* Optional incremental rendering of one session; set all three or none.
@@ -101,7 +121,9 @@ typedef int32_t (*RecapDescribeFn)(const uint8_t *request, size_t request_len, R
  *   session holds, append these; in a chat session with token counts also
  *   "token_counts": {"turns": [...]} for the turns appended); out: {"messages": [...],
  *   "messages_kept": n}, the first n messages of the previous response of this
- *   session followed by these.
+ *   session followed by these. The first session_render of a handle answers
+ *   "messages_kept": 0. m never exceeds the turns held; were it to, answer
+ *   RECAP_STATUS_BAD_REQUEST with {"error": {"kind": "bad_request", ...}}.
  * session_close: releases the handle. */
 typedef int32_t (*RecapSessionOpenFn)(const uint8_t *request, size_t request_len,
                                       void **session, RecapBuf *out);
@@ -125,7 +147,8 @@ typedef struct RecapStrategyPluginV1 {
     uint32_t abi_major;
     uint32_t abi_minor;
     RecapStr name;    /* [a-z0-9][a-z0-9_-]{0,63}: the name in spec strings */
-    RecapStr version; /* the plugin's own version, 1-64 bytes */
+    RecapStr version; /* the plugin's own version: 1-64 bytes of UTF-8, no control
+                         characters; shown in reports, never compared */
     RecapRenderFn render;
     RecapFreeFn free;
     RecapDescribeFn describe;               /* may be NULL */

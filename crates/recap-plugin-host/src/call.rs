@@ -1,20 +1,84 @@
-//! Calling into a validated plugin: buffers are freed by the plugin exactly once,
-//! nothing the plugin returns is trusted until it parsed, and no call takes longer than
-//! the time limit ([`crate::time_limit`]).
+//! What a plugin answers, and what can go wrong in a call: nothing the plugin returns
+//! is trusted until it parsed. The same readers serve in-process calls and calls into
+//! a worker process, so both report the same errors.
 
 use crate::time_limit::{self, TimedOut};
-use recap_abi::ffi::{
-    DescribeFn, FreeFn, RecapBuf, RenderFn, STATUS_OK, SessionCloseFn, SessionOpenFn,
-    SessionRenderFn,
-};
+use recap_abi::ffi::STATUS_OK;
 use recap_abi::wire::{self, Description, ErrorBody, Response};
 use recap_core::{Message, RenderError, Role};
-use std::ffi::c_void;
 use std::fmt;
-use std::ptr::NonNull;
+use std::time::Duration;
 
 /// The largest response a host accepts (a prompt larger than this is a bug).
 pub const MAX_RESPONSE_BYTES: usize = 256 << 20;
+
+/// `" in session S at call K"`, or nothing.
+fn located(at: &Option<(String, usize)>) -> String {
+    match at {
+        Some((session, call)) => format!(" in session {session:?} at call {call}"),
+        None => String::new(),
+    }
+}
+
+impl fmt::Display for WorkerFailure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let at = located(&self.at);
+        match &self.event {
+            WorkerEvent::Died {
+                how,
+                stderr,
+                memory_limit,
+            } => {
+                write!(f, "the worker process died{at}: {how}")?;
+                if let Some(limit) = memory_limit {
+                    write!(
+                        f,
+                        " (its memory limit is {})",
+                        crate::isolated::show_bytes(*limit)
+                    )?;
+                }
+                if !stderr.is_empty() {
+                    write!(f, "; it last wrote on stderr: {stderr:?}")?;
+                }
+            }
+            WorkerEvent::Garbage { detail } => write!(
+                f,
+                "the worker process wrote bytes that are not a frame of the worker protocol{at} \
+                 ({detail}); it was stopped"
+            )?,
+            WorkerEvent::TimedOut { limit } => write!(
+                f,
+                "the call did not return within the {limit:?} time limit (--plugin-timeout, \
+                 or ${}){at}; the worker process was killed",
+                time_limit::TIME_LIMIT_ENV
+            )?,
+            WorkerEvent::EarlierInSession { call } => write!(
+                f,
+                "not sent{at}: the worker process failed at call {call} of this session, and \
+                 the rest of a session is not sent to a new worker"
+            )?,
+            WorkerEvent::Disabled { deaths, limit } => write!(
+                f,
+                "the plugin is disabled{at}: its worker processes failed {deaths} time{}, and \
+                 the restart limit is {limit}",
+                if *deaths == 1 { "" } else { "s" }
+            )?,
+            WorkerEvent::Unavailable { detail } => {
+                write!(f, "no worker process could be started{at}: {detail}")?
+            }
+        }
+        match self.then {
+            Then::Restart => write!(f, "; the next session gets a new worker"),
+            Then::Disable { deaths, limit } => write!(
+                f,
+                "; that is {deaths} failure{}, past the restart limit of {limit}: the plugin \
+                 is disabled for the rest of this process",
+                if deaths == 1 { "" } else { "s" }
+            ),
+            Then::Nothing => Ok(()),
+        }
+    }
+}
 
 /// What went wrong in one call into a plugin.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -23,13 +87,60 @@ pub enum CallError {
     Plugin { status: i32, error: Box<ErrorBody> },
     /// The plugin's answer is not what the ABI promises.
     InvalidResponse { status: i32, reason: String },
+    /// The answer is larger than [`MAX_RESPONSE_BYTES`]: refused unread.
+    TooLarge { status: i32, len: usize },
     /// The call did not return within the time limit (or an earlier call to the same
     /// plugin did not, and the plugin is disabled).
     TimedOut(TimedOut),
+    /// The worker process of an isolated plugin died, misbehaved or overran.
+    Worker(Box<WorkerFailure>),
+}
+
+/// What happened to an isolated plugin's worker process, where, and what comes next.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WorkerFailure {
+    pub event: WorkerEvent,
+    /// The session and call it happened in, when a session made the call.
+    pub at: Option<(String, usize)>,
+    pub then: Then,
+}
+
+/// What a worker process did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum WorkerEvent {
+    /// It died during the call: how (`killed by signal 6 (SIGABRT)`, `exited with
+    /// status 0`), the end of what it wrote on stderr, and its memory limit.
+    Died {
+        how: String,
+        stderr: String,
+        memory_limit: Option<u64>,
+    },
+    /// It wrote bytes that are not a frame of the worker protocol; it was stopped.
+    Garbage { detail: String },
+    /// The call did not return within the limit; the worker was killed.
+    TimedOut { limit: Duration },
+    /// The session's worker died at an earlier call; the rest of the session is not
+    /// sent to the plugin.
+    EarlierInSession { call: usize },
+    /// Workers died as many times as the restart limit allows: the plugin is disabled.
+    Disabled { deaths: u32, limit: u32 },
+    /// No worker process could be started.
+    Unavailable { detail: String },
+}
+
+/// What becomes of the plugin after a worker failure.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Then {
+    /// The next session gets a new worker.
+    Restart,
+    /// That was the last restart the limit allows: the plugin is disabled.
+    Disable { deaths: u32, limit: u32 },
+    /// Nothing new (the failure only repeats an earlier one).
+    Nothing,
 }
 
 impl CallError {
-    fn invalid(status: i32, reason: impl Into<String>) -> Self {
+    pub(crate) fn invalid(status: i32, reason: impl Into<String>) -> Self {
         CallError::InvalidResponse {
             status,
             reason: reason.into(),
@@ -40,8 +151,12 @@ impl CallError {
     pub fn kind(&self) -> &str {
         match self {
             CallError::Plugin { error, .. } => &error.kind,
-            CallError::InvalidResponse { .. } => "invalid_response",
+            CallError::InvalidResponse { .. } | CallError::TooLarge { .. } => "invalid_response",
             CallError::TimedOut(_) => "timeout",
+            CallError::Worker(w) => match w.event {
+                WorkerEvent::TimedOut { .. } => "timeout",
+                _ => "crash",
+            },
         }
     }
 
@@ -67,6 +182,12 @@ impl fmt::Display for CallError {
                     "invalid JSON back from the plugin (status {status}): {reason}"
                 )
             }
+            CallError::TooLarge { status, len } => write!(
+                f,
+                "the plugin answered (status {status}) a response of {len} bytes, which \
+                 exceeds the {MAX_RESPONSE_BYTES}-byte limit (256 MiB); it was not read"
+            ),
+            CallError::Worker(w) => w.fmt(f),
             CallError::TimedOut(TimedOut {
                 limit,
                 earlier: false,
@@ -86,78 +207,6 @@ impl fmt::Display for CallError {
             ),
         }
     }
-}
-
-/// A validated function table. Plain function pointers: `Send + Sync` and `Copy`, valid
-/// forever because the library is never unloaded.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Fns {
-    pub render: RenderFn,
-    pub free: FreeFn,
-    pub describe: Option<DescribeFn>,
-    pub sessions: Option<SessionFns>,
-}
-
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct SessionFns {
-    pub open: SessionOpenFn,
-    pub render: SessionRenderFn,
-    pub close: SessionCloseFn,
-}
-
-/// A buffer the plugin handed out; freed through the plugin's `free` on drop (also when
-/// parsing it panics in the host).
-struct Returned {
-    buf: RecapBuf,
-    free: FreeFn,
-}
-
-impl Returned {
-    fn bytes(&self) -> Result<&[u8], String> {
-        if self.buf.ptr.is_null() {
-            return Ok(&[]);
-        }
-        if self.buf.len > MAX_RESPONSE_BYTES {
-            return Err(format!(
-                "a response of {} bytes exceeds the {MAX_RESPONSE_BYTES}-byte limit",
-                self.buf.len
-            ));
-        }
-        // SAFETY: the plugin wrote a non-null (ptr, len) into `out`; the ABI requires
-        // `len` readable bytes there until the buffer is passed to `free`, which only
-        // happens when `self` drops, after this borrow ends.
-        Ok(unsafe { std::slice::from_raw_parts(self.buf.ptr, self.buf.len) })
-    }
-}
-
-impl Drop for Returned {
-    fn drop(&mut self) {
-        if self.buf.ptr.is_null() {
-            return;
-        }
-        let buf = std::mem::replace(&mut self.buf, RecapBuf::EMPTY);
-        // SAFETY: `buf` is exactly what this plugin wrote to an out parameter, passed
-        // back once (it is replaced by EMPTY above); `free` is the same plugin's.
-        unsafe { (self.free)(buf) };
-    }
-}
-
-/// Calls `f` with a fresh out buffer and reads the status and bytes with `read`; the
-/// buffer goes back to the plugin afterwards.
-fn invoke<R>(
-    free: FreeFn,
-    f: impl FnOnce(*mut RecapBuf) -> i32,
-    read: impl FnOnce(i32, &[u8]) -> Result<R, CallError>,
-) -> Result<R, CallError> {
-    let mut out = Returned {
-        buf: RecapBuf::EMPTY,
-        free,
-    };
-    let status = f(&mut out.buf);
-    let bytes = out
-        .bytes()
-        .map_err(|reason| CallError::invalid(status, reason))?;
-    read(status, bytes)
 }
 
 fn excerpt(bytes: &[u8]) -> String {
@@ -216,209 +265,67 @@ fn misshapen((i, m): (usize, &Message)) -> Option<String> {
     Some(format!("messages[{i}] ({role}): {problem}"))
 }
 
-/// Runs one call (`job`) into the plugin of `fns` within the time limit. The job owns
-/// what it uses: on time-out it is abandoned still running.
-fn limited<R: Send + 'static>(
-    fns: &Fns,
-    job: impl FnOnce() -> Result<R, CallError> + Send + 'static,
-) -> Result<R, CallError> {
-    // The render function's address names the plugin (one per loaded library).
-    time_limit::run(fns.render as usize, job).unwrap_or_else(|t| Err(CallError::TimedOut(t)))
-}
-
-/// Full-request render: the complete messages.
-pub(crate) fn render(fns: &Fns, request: &[u8]) -> Result<Vec<Message>, CallError> {
-    let (fns_copy, request) = (*fns, request.to_vec());
-    limited(fns, move || render_now(&fns_copy, &request))
-}
-
-fn render_now(fns: &Fns, request: &[u8]) -> Result<Vec<Message>, CallError> {
-    invoke(
-        fns.free,
-        // SAFETY: `render` is the validated function of a live library; the request
-        // slice outlives the call and `out` points at a writable RecapBuf.
-        |out| unsafe { (fns.render)(request.as_ptr(), request.len(), out) },
-        |status, bytes| {
-            let response = parse_response(status, bytes)?;
-            if response.messages_kept.is_some_and(|n| n > 0) {
-                return Err(CallError::invalid(
-                    status,
-                    "messages_kept in a response to a full request",
-                ));
-            }
-            Ok(response.messages.unwrap_or_default())
-        },
-    )
-}
-
-/// `describe` with the given request; `Ok(None)` when the plugin has no `describe`.
-pub(crate) fn describe(fns: &Fns, request: &[u8]) -> Result<Option<Description>, CallError> {
-    if fns.describe.is_none() {
-        return Ok(None);
+/// Reads the answer to a full render request.
+pub(crate) fn read_render(status: i32, bytes: &[u8]) -> Result<Vec<Message>, CallError> {
+    let response = parse_response(status, bytes)?;
+    if response.messages_kept.is_some_and(|n| n > 0) {
+        return Err(CallError::invalid(
+            status,
+            "messages_kept in a response to a full request",
+        ));
     }
-    let (fns_copy, request) = (*fns, request.to_vec());
-    limited(fns, move || describe_now(&fns_copy, &request))
+    Ok(response.messages.unwrap_or_default())
 }
 
-fn describe_now(fns: &Fns, request: &[u8]) -> Result<Option<Description>, CallError> {
-    let Some(describe) = fns.describe else {
-        return Ok(None);
-    };
-    invoke(
-        fns.free,
-        // SAFETY: as in `render`.
-        |out| unsafe { describe(request.as_ptr(), request.len(), out) },
-        |status, bytes| {
-            if status != STATUS_OK {
-                return Err(match parse_response(status, bytes) {
-                    Err(e) => e,
-                    Ok(_) => CallError::invalid(status, "a non-zero status without an error"),
-                });
-            }
-            serde_json::from_slice::<Description>(bytes)
-                .map(Some)
-                .map_err(|e| {
-                    CallError::invalid(
-                        status,
-                        format!(
-                            "not a description: {e}; the response starts {}",
-                            excerpt(bytes)
-                        ),
-                    )
-                })
-        },
-    )
+/// An error response to a call whose success carries no messages (`describe`,
+/// `session_open`).
+fn refusal(status: i32, bytes: &[u8]) -> CallError {
+    match parse_response(status, bytes) {
+        Err(e) => e,
+        Ok(_) => CallError::invalid(status, "a non-zero status without an error"),
+    }
 }
 
-/// An open plugin-side session, closed on drop.
-pub(crate) struct SessionHandle {
-    ptr: NonNull<c_void>,
-    fns: SessionFns,
-    free: FreeFn,
-    /// The plugin ([`Fns`]) this session belongs to, for the time limit.
-    plugin: Fns,
-    /// A call on this session timed out and may still be running: never close it.
-    abandoned: bool,
-}
-
-/// A session handle on its way to the thread that makes one call with it.
-struct SendHandle(NonNull<c_void>);
-
-// SAFETY: as for `SessionHandle`: the handle is used by one thread at a time — the
-// caller waits for the call that uses it, or abandons the handle for good on time-out.
-unsafe impl Send for SendHandle {}
-
-// SAFETY: the ABI lets a session handle be used from any thread as long as one thread
-// at a time does; `SessionHandle` is only used through `&mut self`, so moving it to
-// another thread (the harness renders sessions on a pool) cannot overlap calls.
-unsafe impl Send for SessionHandle {}
-
-impl SessionHandle {
-    pub(crate) fn open(fns: &Fns, sessions: SessionFns, request: &[u8]) -> Result<Self, CallError> {
-        let (fns_copy, request) = (*fns, request.to_vec());
-        // A session opened by a call that timed out is never seen (nor closed).
-        limited(fns, move || Self::open_now(&fns_copy, sessions, &request))
+/// Reads the answer to `describe`.
+pub(crate) fn read_describe(status: i32, bytes: &[u8]) -> Result<Description, CallError> {
+    if status != STATUS_OK {
+        return Err(refusal(status, bytes));
     }
-
-    fn open_now(fns: &Fns, sessions: SessionFns, request: &[u8]) -> Result<Self, CallError> {
-        let mut handle: *mut c_void = std::ptr::null_mut();
-        let handle_out: *mut *mut c_void = &mut handle;
-        invoke(
-            fns.free,
-            // SAFETY: as in `render`; `handle_out` points at a writable pointer.
-            |out| unsafe { (sessions.open)(request.as_ptr(), request.len(), handle_out, out) },
-            |status, bytes| {
-                if status == STATUS_OK {
-                    return Ok(());
-                }
-                Err(match parse_response(status, bytes) {
-                    Err(e) => e,
-                    Ok(_) => CallError::invalid(status, "a non-zero status without an error"),
-                })
-            },
-        )?;
-        let ptr = NonNull::new(handle).ok_or_else(|| {
-            CallError::invalid(STATUS_OK, "session_open succeeded but gave no handle")
-        })?;
-        Ok(Self {
-            ptr,
-            fns: sessions,
-            free: fns.free,
-            plugin: *fns,
-            abandoned: false,
-        })
-    }
-
-    /// Sends a turns delta; returns `(messages_kept, new messages)`. The request
-    /// buffer travels to the thread making the call and comes back for reuse (it is
-    /// left empty when the call timed out).
-    pub(crate) fn render(
-        &mut self,
-        request: &mut Vec<u8>,
-    ) -> Result<(usize, Vec<Message>), CallError> {
-        let (handle, fns, free) = (SendHandle(self.ptr), self.fns, self.free);
-        let buffer = std::mem::take(request);
-        let result = limited(&self.plugin, move || {
-            let handle = handle;
-            let result = Self::render_now(handle.0, fns, free, &buffer);
-            Ok((result, buffer))
-        });
-        match result {
-            Ok((result, buffer)) => {
-                *request = buffer;
-                result
-            }
-            Err(e) => {
-                if matches!(e, CallError::TimedOut(TimedOut { earlier: false, .. })) {
-                    self.abandoned = true;
-                }
-                Err(e)
-            }
-        }
-    }
-
-    fn render_now(
-        handle: NonNull<c_void>,
-        fns: SessionFns,
-        free: FreeFn,
-        request: &[u8],
-    ) -> Result<(usize, Vec<Message>), CallError> {
-        let session = handle.as_ptr();
-        invoke(
-            free,
-            // SAFETY: `session` is a live handle of this plugin used by this thread only
-            // (the caller holds `&mut SessionHandle` and waits, or has abandoned the
-            // handle); the request outlives the call; `out` is writable.
-            |out| unsafe { (fns.render)(session, request.as_ptr(), request.len(), out) },
-            |status, bytes| {
-                let response = parse_response(status, bytes)?;
-                Ok((
-                    response.messages_kept.unwrap_or(0),
-                    response.messages.unwrap_or_default(),
-                ))
-            },
+    serde_json::from_slice::<Description>(bytes).map_err(|e| {
+        CallError::invalid(
+            status,
+            format!(
+                "not a description: {e}; the response starts {}",
+                excerpt(bytes)
+            ),
         )
+    })
+}
+
+/// Reads the answer to `session_open` (the handle is checked by the caller).
+pub(crate) fn read_open(status: i32, bytes: &[u8]) -> Result<(), CallError> {
+    if status == STATUS_OK {
+        Ok(())
+    } else {
+        Err(refusal(status, bytes))
     }
 }
 
-impl Drop for SessionHandle {
-    fn drop(&mut self) {
-        if self.abandoned {
-            // A timed-out call may still be using the session: leak it.
-            return;
-        }
-        let (handle, close) = (SendHandle(self.ptr), self.fns.close);
-        // Closing runs plugin code (its drop of the session) like any other call, so it
-        // runs under the time limit too: a close that hangs marks the plugin hung
-        // instead of hanging the caller. There is no one to report an error to here.
-        let _ = time_limit::run(self.plugin.render as usize, move || {
-            let handle = handle;
-            // SAFETY: the handle came from this plugin's `session_open`, no call is
-            // using it (the owner is being dropped and no call timed out), and it is
-            // closed exactly once, here.
-            unsafe { close(handle.0.as_ptr()) };
-        });
-    }
+/// `session_open` succeeded without writing a handle.
+pub(crate) fn no_handle() -> CallError {
+    CallError::invalid(STATUS_OK, "session_open succeeded but gave no handle")
+}
+
+/// Reads the answer to `session_render`: `(messages_kept, new messages)`.
+pub(crate) fn read_session_render(
+    status: i32,
+    bytes: &[u8],
+) -> Result<(usize, Vec<Message>), CallError> {
+    let response = parse_response(status, bytes)?;
+    Ok((
+        response.messages_kept.unwrap_or(0),
+        response.messages.unwrap_or_default(),
+    ))
 }
 
 #[cfg(test)]

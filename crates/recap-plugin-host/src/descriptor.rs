@@ -1,8 +1,8 @@
 //! Descriptor checks, separate from `dlopen` so that unit tests can feed hand-made
 //! descriptors.
 
-use crate::call::{Fns, SessionFns};
 use crate::error::Problem;
+use crate::inprocess::{Fns, SessionFns};
 use recap_abi::ffi::{
     ABI_MAJOR, DESCRIPTOR_V1_SIZE, DescriptorHeader, MAGIC, PluginDescriptorV1, RecapStr,
 };

@@ -48,6 +48,12 @@ pub enum Problem {
     Describe(CallError),
     #[error("self-test failed at {step}: {error}")]
     SelfTest { step: String, error: CallError },
+    /// Process isolation: the worker process could not load the library for the host.
+    #[error("the plugin's worker process failed: {0}")]
+    Worker(String),
+    /// Process isolation: the worker's load error, worded as an in-process load's.
+    #[error("{0}")]
+    Reported(String),
 }
 
 /// A libloading error with its source chain: libloading 0.9's `Display` alone is

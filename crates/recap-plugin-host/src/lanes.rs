@@ -86,6 +86,16 @@ pub(crate) struct Slot<R> {
     outcome: Mutex<Option<std::thread::Result<R>>>,
 }
 
+impl<R> Slot<R> {
+    /// A slot that already holds its outcome (a call refused without being made).
+    pub(crate) fn ready(value: R) -> Arc<Self> {
+        Arc::new(Self {
+            done: AtomicBool::new(true),
+            outcome: Mutex::new(Some(Ok(value))),
+        })
+    }
+}
+
 /// The lane a call was queued on was abandoned before the call ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Abandoned;
@@ -213,9 +223,8 @@ impl Lane {
             if self.closed.load(Ordering::Acquire) {
                 return None;
             }
-            let ready = || {
-                self.has_jobs.load(Ordering::Acquire) || self.closed.load(Ordering::Acquire)
-            };
+            let ready =
+                || self.has_jobs.load(Ordering::Acquire) || self.closed.load(Ordering::Acquire);
             if !spin_until(LANE_SPIN, ready) {
                 while !ready() {
                     // Woken by `post` and `close`; spurious wake-ups just loop.
@@ -273,6 +282,8 @@ impl Lanes {
 
     /// Returns a lane to the pool (an abandoned one is dropped).
     pub(crate) fn give_back(&self, lane: Arc<Lane>) {
+        // Its next user registers itself when it waits.
+        *lock(&lane.waiter) = None;
         if !lane.is_abandoned() {
             lock(&self.idle).push(lane);
         }
@@ -308,7 +319,11 @@ mod tests {
         }));
         assert!(panicked.is_err(), "a panic in the call reaches the caller");
         let after = lane.submit(|| 7);
-        assert_eq!(lane.wait(&after), Ok(7), "the lane survives a panicking call");
+        assert_eq!(
+            lane.wait(&after),
+            Ok(7),
+            "the lane survives a panicking call"
+        );
         lanes.give_back(lane);
 
         let lane = lanes.checkout().expect("the same lane again");
@@ -318,7 +333,11 @@ mod tests {
         assert_eq!(lane.wait(&stuck), Err(Abandoned));
         assert!(start.elapsed() >= Duration::from_millis(300));
         assert!(start.elapsed() < Duration::from_secs(10));
-        assert_eq!(lane.wait(&queued), Err(Abandoned), "calls queued behind it too");
+        assert_eq!(
+            lane.wait(&queued),
+            Err(Abandoned),
+            "calls queued behind it too"
+        );
         assert!(hung.is_set(), "the plugin is marked hung");
         lanes.give_back(lane);
         let fresh = lanes.checkout().expect("a new lane");

@@ -1,8 +1,11 @@
-//! Opening a library and turning it into a checked [`Plugin`].
+//! Opening a library and turning it into a checked [`Plugin`], in this process or in
+//! worker processes.
 
-use crate::call::{self, Fns};
+use crate::backend::{Backend, InProcess};
+use crate::call;
 use crate::descriptor;
 use crate::error::{LoadError, Problem, chain};
+use crate::isolated::{Isolated, IsolationConfig};
 use crate::selftest::{self, SelfTestReport};
 use libloading::Library;
 use recap_abi::ffi::{ABI_MAJOR, DESCRIPTOR_SYMBOL, PROBE_SYMBOL, PluginDescriptorV1};
@@ -11,6 +14,18 @@ use recap_core::{Form, Invariant, OptionInfo};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
+
+/// Where a plugin's code runs.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum Isolation {
+    /// Loaded into this process: the cheapest calls, but a plugin that aborts, crashes
+    /// or exits takes the process with it.
+    #[default]
+    InProcess,
+    /// In worker processes: a crash, an abort, an `exit` or running out of memory is
+    /// an error of the call it happened in.
+    Process(IsolationConfig),
+}
 
 /// A loaded, validated and self-tested plugin library.
 #[derive(Debug)]
@@ -26,7 +41,7 @@ pub struct Plugin {
     forms: Vec<Form>,
     unknown_forms: Vec<String>,
     self_test: SelfTestReport,
-    pub(crate) fns: Fns,
+    pub(crate) backend: Backend,
 }
 
 impl Plugin {
@@ -71,10 +86,14 @@ impl Plugin {
     }
     /// Whether the plugin renders sessions incrementally (the `session_*` functions).
     pub fn has_sessions(&self) -> bool {
-        self.fns.sessions.is_some()
+        self.backend.has_sessions()
     }
     pub fn has_describe(&self) -> bool {
-        self.fns.describe.is_some()
+        self.backend.has_describe()
+    }
+    /// Whether the plugin runs in worker processes.
+    pub fn is_isolated(&self) -> bool {
+        matches!(self.backend, Backend::Isolated(_))
     }
     pub fn self_test(&self) -> &SelfTestReport {
         &self.self_test
@@ -84,9 +103,23 @@ impl Plugin {
 /// `dlerror` is not thread-safe everywhere: one load at a time.
 static LOADING: Mutex<()> = Mutex::new(());
 
-/// Opens `path` and accepts it as a plugin: probe, descriptor, describe, self-test.
-/// Whatever happens, the library stays loaded for the life of the process.
+/// Opens `path` in this process and accepts it as a plugin: probe, descriptor,
+/// describe, self-test. Whatever happens, the library stays loaded for the life of the
+/// process.
 pub fn load(path: &Path) -> Result<Arc<Plugin>, LoadError> {
+    load_with(path, &Isolation::InProcess)
+}
+
+/// The name, version and ABI minor a library's descriptor declares.
+struct Identity {
+    name: String,
+    version: String,
+    abi_minor: u32,
+}
+
+/// Accepts `path` as a plugin run as `isolation` says: the probe and descriptor checks
+/// (in a worker process when isolated), then describe and the self-test.
+pub fn load_with(path: &Path, isolation: &Isolation) -> Result<Arc<Plugin>, LoadError> {
     let fail = |problem| LoadError::new(path, problem);
     let meta = std::fs::metadata(path).map_err(|e| fail(Problem::Io(e)))?;
     if !meta.is_file() {
@@ -96,19 +129,31 @@ pub fn load(path: &Path) -> Result<Arc<Plugin>, LoadError> {
     let path = &std::fs::canonicalize(path).map_err(|e| fail(Problem::Io(e)))?;
     let fail = |problem| LoadError::new(path, problem);
 
-    let validated = {
-        let _guard = LOADING
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
-        let lib = open(path).map_err(|e| fail(Problem::NotALibrary(chain(&e))))?;
-        // Never unloaded, even when rejected below: plugin code, statics and the
-        // descriptor are 'static from now on, and unloading a library whose
-        // thread-locals were used is unsound.
-        let lib: &'static Library = Box::leak(Box::new(lib));
-        probe_and_validate(lib).map_err(fail)?
+    let (identity, backend) = match isolation {
+        Isolation::InProcess => {
+            let validated = open_validated(path).map_err(fail)?;
+            let identity = Identity {
+                name: validated.name,
+                version: validated.version,
+                abi_minor: validated.abi_minor,
+            };
+            (identity, Backend::InProcess(InProcess::new(validated.fns)))
+        }
+        Isolation::Process(config) => {
+            let isolated = Isolated::start(path, config).map_err(fail)?;
+            let info = &isolated.info;
+            let identity = Identity {
+                name: info.name.clone(),
+                version: info.version.clone(),
+                abi_minor: info.abi_minor,
+            };
+            (identity, Backend::Isolated(Arc::new(isolated)))
+        }
     };
+    let validated = identity;
 
-    let description = call::describe(&validated.fns, &wire::describe_request(&BTreeMap::new()))
+    let description = backend
+        .describe(wire::describe_request(&BTreeMap::new()))
         .map_err(|e| fail(Problem::Describe(e)))?;
     let mut summary = String::new();
     let mut options = Vec::new();
@@ -142,7 +187,7 @@ pub fn load(path: &Path) -> Result<Arc<Plugin>, LoadError> {
         }
     }
 
-    let self_test = selftest::run(&validated.fns, &forms)
+    let self_test = selftest::run(&backend, &forms)
         .map_err(|(step, error)| fail(Problem::SelfTest { step, error }))?;
 
     Ok(Arc::new(Plugin {
@@ -157,8 +202,22 @@ pub fn load(path: &Path) -> Result<Arc<Plugin>, LoadError> {
         forms,
         unknown_forms,
         self_test,
-        fns: validated.fns,
+        backend,
     }))
+}
+
+/// Opens a library in this process (never unloaded, even when rejected) and checks its
+/// probe and descriptor. `path` is canonical.
+pub(crate) fn open_validated(path: &Path) -> Result<descriptor::Validated, Problem> {
+    let _guard = LOADING
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    let lib = open(path).map_err(|e| Problem::NotALibrary(chain(&e)))?;
+    // Never unloaded, even when rejected below: plugin code, statics and the
+    // descriptor are 'static from now on, and unloading a library whose
+    // thread-locals were used is unsound.
+    let lib: &'static Library = Box::leak(Box::new(lib));
+    probe_and_validate(lib)
 }
 
 /// Declared invariants this host knows, and the ids of the others.

@@ -1,7 +1,7 @@
 //! Finding plugin files, loading several, and registering them next to built-ins.
 
 use crate::error::{LoadError, Problem};
-use crate::load::{Plugin, load};
+use crate::load::{Isolation, Plugin, load_with};
 use crate::strategy::PluginStrategy;
 use recap_core::{Registry, SpecError, Strategy, StrategyInfo};
 use std::collections::BTreeSet;
@@ -39,6 +39,14 @@ pub fn plugin_files_in(dir: &Path) -> Result<Vec<PathBuf>, LoadError> {
 /// Loads each file once (the same file named twice, even through different paths, is
 /// loaded once), in order. Returns the plugins that loaded and the errors of the rest.
 pub fn load_all(files: &[PathBuf]) -> (Vec<Arc<Plugin>>, Vec<LoadError>) {
+    load_all_with(files, &Isolation::InProcess)
+}
+
+/// [`load_all`], each plugin run as `isolation` says.
+pub fn load_all_with(
+    files: &[PathBuf],
+    isolation: &Isolation,
+) -> (Vec<Arc<Plugin>>, Vec<LoadError>) {
     let mut seen = BTreeSet::new();
     let mut plugins = Vec::new();
     let mut errors = Vec::new();
@@ -48,7 +56,7 @@ pub fn load_all(files: &[PathBuf]) -> (Vec<Arc<Plugin>>, Vec<LoadError>) {
         {
             continue;
         }
-        match load(file) {
+        match load_with(file, isolation) {
             Ok(p) => plugins.push(p),
             Err(e) => errors.push(e),
         }

@@ -4,7 +4,8 @@
 //! and check what every strategy owes. Chat requests carry token counts (of a
 //! word-counting stand-in tokenizer), so that path is exercised too.
 
-use crate::call::{self, CallError, Fns};
+use crate::backend::Backend;
+use crate::call::CallError;
 use crate::strategy::HostSession;
 use recap_abi::TokenCounts;
 use recap_abi::wire::{self, SessionHeader};
@@ -149,14 +150,14 @@ fn check_universal(step: &str, k: usize, messages: &[Message]) -> Result<(), Fai
 
 /// Runs the self-test on the sample session of each of `forms`; on failure, which
 /// step failed and how.
-pub(crate) fn run(fns: &Fns, forms: &[Form]) -> Result<SelfTestReport, Failure> {
+pub(crate) fn run(backend: &Backend, forms: &[Form]) -> Result<SelfTestReport, Failure> {
     let mut calls = 0;
     for form in forms {
-        calls += run_form(fns, *form)?;
+        calls += run_form(backend, *form)?;
     }
     Ok(SelfTestReport {
         calls,
-        sessions: fns.sessions.is_some(),
+        sessions: backend.has_sessions(),
         forms: forms.to_vec(),
     })
 }
@@ -190,7 +191,7 @@ fn full_request(session: &Session, k: usize) -> Vec<u8> {
 }
 
 /// The self-test of one form; returns the calls rendered.
-fn run_form(fns: &Fns, form: Form) -> Result<usize, Failure> {
+fn run_form(backend: &Backend, form: Form) -> Result<usize, Failure> {
     let (session, prefix) = sample(form);
     let options = BTreeMap::new();
     let mut calls = 0;
@@ -198,9 +199,11 @@ fn run_form(fns: &Fns, form: Form) -> Result<usize, Failure> {
     for k in 0..=session.turn_count() {
         let step = format!("{prefix}render after {k} turn(s)");
         let request = full_request(&session, k);
-        let messages = call::render(fns, &request).map_err(|e| (step.clone(), e))?;
+        let messages = backend
+            .render(request.clone())
+            .map_err(|e| (step.clone(), e))?;
         check_universal(&step, k, &messages)?;
-        let again = call::render(fns, &request).map_err(|e| (step.clone(), e))?;
+        let again = backend.render(request).map_err(|e| (step.clone(), e))?;
         if again != messages {
             return Err(broken(
                 step,
@@ -210,14 +213,14 @@ fn run_form(fns: &Fns, form: Form) -> Result<usize, Failure> {
         calls += 2;
         full.push(messages);
     }
-    if fns.sessions.is_some() {
+    if backend.has_sessions() {
         let mut host = HostSession::new(0, &session);
         // In order, then a step back (a session may be rewound).
         let order: Vec<usize> = (0..=session.turn_count()).chain([1]).collect();
         for k in order {
             let step = format!("{prefix}session render after {k} turn(s)");
             let messages = host
-                .render(fns, &options, Some(&WordCounter), &session, k)
+                .render(backend, &options, Some(&WordCounter), &session, k)
                 .map_err(|e| (step.clone(), e))?;
             if messages != full[k] {
                 return Err(broken(

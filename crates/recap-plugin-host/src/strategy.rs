@@ -1,7 +1,10 @@
 //! A plugin strategy as a [`recap_core::Strategy`], with incremental rendering of
-//! sessions: the per-call cost does not grow with the history already sent.
+//! sessions: the per-call cost does not grow with the history already sent, and calls
+//! to an in-process plugin are queued ahead so that its lane renders the next call
+//! while the caller uses this one.
 
-use crate::call::{self, CallError, Fns, SessionHandle};
+use crate::backend::{Backend, Channel, Reply};
+use crate::call::{CallError, Then, WorkerEvent, WorkerFailure};
 use crate::load::{Plugin, split_invariants};
 use recap_abi::TokenCounts;
 use recap_abi::tokens::count_turn;
@@ -10,7 +13,7 @@ use recap_core::{
     Form, Invariant, Message, RenderError, RenderRequest, Session, SessionState, SpecError,
     Strategy, StrategySpec, TokenCounter,
 };
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -55,7 +58,7 @@ impl PluginStrategy {
         let mut spec_text = canonical.to_string();
         if plugin.has_describe() {
             let request = wire::describe_request(&spec.options);
-            match call::describe(&plugin.fns, &request) {
+            match plugin.backend.describe(request) {
                 Ok(Some(d)) => {
                     invariants = split_invariants(&d.invariants).0;
                     forms = d.split_forms().0;
@@ -187,7 +190,10 @@ impl Strategy for PluginStrategy {
                 )
             }
         };
-        call::render(&self.plugin.fns, &bytes).map_err(|e| self.render_error(e))
+        self.plugin
+            .backend
+            .render(bytes)
+            .map_err(|e| self.render_error(e))
     }
 
     fn invariants(&self) -> Vec<Invariant> {
@@ -211,19 +217,32 @@ impl Strategy for PluginStrategy {
             || HostSession::new(self.instance, session),
         );
         let result = host.render(
-            &self.plugin.fns,
+            &self.plugin.backend,
             &self.options,
             self.counter.as_deref(),
             session,
             k,
         );
-        if result.is_err() {
+        if let Err(e) = &result
+            && !matches!(e, CallError::Worker(_))
+        {
             // A failed call may leave either side half-updated: start over next time.
+            // (After a worker failure the host session remembers it instead.)
             state.clear();
         }
         result.map_err(|e| self.render_error(e))
     }
 }
+
+/// How many calls a session queues ahead on its lane.
+const AHEAD: usize = 16;
+/// More are queued when no more than this many are left.
+const LOW_WATER: usize = 2;
+/// At most this many request bytes queued ahead (full requests carry the whole
+/// history).
+const AHEAD_BYTES: usize = 8 << 20;
+/// Request buffers kept for reuse.
+const SPARE_BUFFERS: usize = 4;
 
 /// The host's side of rendering one session incrementally.
 pub(crate) struct HostSession {
@@ -232,24 +251,45 @@ pub(crate) struct HostSession {
     mode: Mode,
     /// The token counts of the chat turns counted so far (each turn counted once).
     counts: Option<TokenCounts>,
+    /// The call served last: a caller walking the calls in order gets the next ones
+    /// queued ahead.
+    last: Option<usize>,
 }
 
 enum Mode {
     /// Not started yet.
     Idle,
+    Open(Box<Open>),
+    /// The plugin's worker process failed at this call: the rest of the session is not
+    /// sent (the next session gets a new worker).
+    Failed {
+        call: usize,
+    },
+}
+
+/// A started session: its channel, and the calls on their way.
+struct Open {
+    channel: Channel,
+    /// The calls submitted and not received yet, oldest first, with their request
+    /// sizes.
+    queued: VecDeque<(usize, usize)>,
+    queued_bytes: usize,
+    /// Request buffers to reuse.
+    spare: Vec<Vec<u8>>,
+    shape: Shape,
+}
+
+enum Shape {
     /// The plugin keeps the turns: only new turns go out, only changed messages come
     /// back.
     Plugin {
-        handle: SessionHandle,
-        /// Turns the plugin-side session holds.
-        sent: usize,
-        /// The messages of the previous response.
+        /// Turns the plugin-side session holds once every queued call is made.
+        planned: usize,
+        /// The messages of the last response received.
         previous: Vec<Message>,
-        /// The request buffer, reused by every call.
-        request: Vec<u8>,
     },
-    /// The plugin has no session functions: keep the serialised request so that each
-    /// call serialises only the new turns.
+    /// The plugin has no session functions: full requests, each built from the turns
+    /// serialised for the calls before it.
     Bytes {
         /// The request up to the end of the last serialised turn.
         buf: Vec<u8>,
@@ -258,108 +298,52 @@ enum Mode {
     },
 }
 
-impl HostSession {
-    pub(crate) fn new(instance: u64, session: &Session) -> Self {
-        Self {
-            instance,
-            session_id: session.id.clone(),
-            mode: Mode::Idle,
-            counts: None,
-        }
+/// Counts the chat turns up to `k` not counted yet (none without a tokenizer, and none
+/// in a PTC-Lisp session, whose requests carry no counts).
+fn count_to(
+    counts: &mut Option<TokenCounts>,
+    counter: Option<&dyn TokenCounter>,
+    session: &Session,
+    k: usize,
+) {
+    let Some(counter) = counter.filter(|_| session.form == Form::Chat) else {
+        return;
+    };
+    let counts = counts.get_or_insert_with(|| {
+        TokenCounts::opening(counter, &session.system_prompt, &session.mission)
+    });
+    while counts.turns.len() < k {
+        let turn = &session.chat_turns[counts.turns.len()];
+        counts.turns.push(count_turn(counter, turn));
     }
+}
 
-    fn belongs_to(&self, instance: u64, session: &Session) -> bool {
-        self.instance == instance && self.session_id == session.id
-    }
-
-    /// Counts the chat turns up to `k` not counted yet (none without a tokenizer, and
-    /// none in a PTC-Lisp session, whose requests carry no counts).
-    fn count_to(&mut self, counter: Option<&dyn TokenCounter>, session: &Session, k: usize) {
-        let Some(counter) = counter.filter(|_| session.form == Form::Chat) else {
-            return;
-        };
-        let counts = self.counts.get_or_insert_with(|| {
-            TokenCounts::opening(counter, &session.system_prompt, &session.mission)
-        });
-        while counts.turns.len() < k {
-            let turn = &session.chat_turns[counts.turns.len()];
-            counts.turns.push(count_turn(counter, turn));
-        }
-    }
-
-    /// Renders call `k` (after `k` turns) of `session`; chat requests carry the token
-    /// counts of `counter` when there is one.
-    pub(crate) fn render(
-        &mut self,
-        fns: &Fns,
-        options: &BTreeMap<String, String>,
-        counter: Option<&dyn TokenCounter>,
-        session: &Session,
-        k: usize,
-    ) -> Result<Vec<Message>, CallError> {
-        self.count_to(counter, session, k);
-        let counts = self.counts.as_ref();
-        if let Mode::Idle = self.mode {
-            let header = SessionHeader::of_session(session);
-            self.mode = match fns.sessions {
-                Some(sessions) => Mode::Plugin {
-                    handle: SessionHandle::open(
-                        fns,
-                        sessions,
-                        &wire::session_open_request(options, &header, counts),
-                    )?,
-                    sent: 0,
-                    previous: Vec::new(),
-                    request: Vec::new(),
-                },
-                None => {
-                    let mut buf = Vec::with_capacity(4096);
-                    wire::put_render_request_head(&mut buf, options, &header);
-                    let ends = vec![buf.len()];
-                    Mode::Bytes { buf, ends }
-                }
-            };
-        }
-        match &mut self.mode {
-            Mode::Idle => unreachable!("started above"),
-            Mode::Plugin {
-                handle,
-                sent,
-                previous,
-                request,
-            } => {
-                let from = k.min(*sent);
+impl Open {
+    /// Queues call `j` (its counts, when sent, cover `j` turns).
+    fn submit(&mut self, counts: Option<&TokenCounts>, session: &Session, j: usize) {
+        let mut request = self.spare.pop().unwrap_or_default();
+        match &mut self.shape {
+            Shape::Plugin { planned, .. } => {
+                let from = j.min(*planned);
                 match session.form {
                     Form::Ptc => {
-                        wire::put_session_render_request(request, from, &session.turns[from..k]);
+                        wire::put_session_render_request(
+                            &mut request,
+                            from,
+                            &session.turns[from..j],
+                        );
                     }
                     Form::Chat => wire::put_chat_session_render_request(
-                        request,
+                        &mut request,
                         from,
-                        &session.chat_turns[from..k],
-                        counts.map(|c| &c.turns[from..k]),
+                        &session.chat_turns[from..j],
+                        counts.map(|c| &c.turns[from..j]),
                     ),
                 }
-                let (kept, new) = handle.render(request)?;
-                *sent = k;
-                if kept > previous.len() {
-                    return Err(CallError::InvalidResponse {
-                        status: 0,
-                        reason: format!(
-                            "messages_kept {kept} but the previous response had {} messages",
-                            previous.len()
-                        ),
-                    });
-                }
-                let mut messages = Vec::with_capacity(kept + new.len());
-                messages.extend_from_slice(&previous[..kept]);
-                messages.extend_from_slice(&new);
-                previous.truncate(kept);
-                previous.extend(new);
-                Ok(messages)
+                *planned = j;
             }
-            Mode::Bytes { buf, ends } => {
-                while ends.len() <= k {
+            Shape::Bytes { buf, ends } => {
+                while ends.len() <= j {
                     let i = ends.len() - 1;
                     if i > 0 {
                         buf.push(b',');
@@ -370,21 +354,201 @@ impl HostSession {
                     }
                     ends.push(buf.len());
                 }
-                let end = ends[k];
-                let counted = counts.map(|c| (c, &c.turns[..k]));
-                if end == buf.len() {
-                    // The usual case (calls in order): close the request in place.
-                    wire::put_request_end(buf, counted);
-                    let result = call::render(fns, buf);
-                    buf.truncate(end);
-                    result
-                } else {
-                    let mut request = Vec::with_capacity(end + 2);
-                    request.extend_from_slice(&buf[..end]);
-                    wire::put_request_end(&mut request, counted);
-                    call::render(fns, &request)
-                }
+                request.clear();
+                request.extend_from_slice(&buf[..ends[j]]);
+                wire::put_request_end(&mut request, counts.map(|c| (c, &c.turns[..j])));
             }
+        }
+        self.queued.push_back((j, request.len()));
+        self.queued_bytes += request.len();
+        self.channel.submit(request);
+    }
+
+    /// The oldest queued call's outcome.
+    fn receive(&mut self) -> (usize, Result<Reply, CallError>) {
+        let (outcome, mut buffer) = self.channel.receive();
+        let (call, len) = self.queued.pop_front().unwrap_or((usize::MAX, 0));
+        self.queued_bytes -= len.min(self.queued_bytes);
+        if self.spare.len() < SPARE_BUFFERS && buffer.capacity() > 0 {
+            buffer.clear();
+            self.spare.push(buffer);
+        }
+        (call, outcome)
+    }
+
+    /// Takes in the reply to a call; its messages when `want`.
+    fn apply(&mut self, (kept, new): Reply, want: bool) -> Result<Vec<Message>, CallError> {
+        match &mut self.shape {
+            Shape::Plugin { previous, .. } => {
+                if kept > previous.len() {
+                    return Err(CallError::InvalidResponse {
+                        status: 0,
+                        reason: format!(
+                            "messages_kept {kept} but the previous response had {} messages",
+                            previous.len()
+                        ),
+                    });
+                }
+                let mut messages = Vec::new();
+                if want {
+                    messages.reserve(kept + new.len());
+                    messages.extend_from_slice(&previous[..kept]);
+                    messages.extend_from_slice(&new);
+                }
+                previous.truncate(kept);
+                previous.extend(new);
+                Ok(messages)
+            }
+            Shape::Bytes { .. } => Ok(new),
+        }
+    }
+}
+
+impl HostSession {
+    pub(crate) fn new(instance: u64, session: &Session) -> Self {
+        Self {
+            instance,
+            session_id: session.id.clone(),
+            mode: Mode::Idle,
+            counts: None,
+            last: None,
+        }
+    }
+
+    fn belongs_to(&self, instance: u64, session: &Session) -> bool {
+        self.instance == instance && self.session_id == session.id
+    }
+
+    /// Renders call `k` (after `k` turns) of `session`; chat requests carry the token
+    /// counts of `counter` when there is one.
+    pub(crate) fn render(
+        &mut self,
+        backend: &Backend,
+        options: &BTreeMap<String, String>,
+        counter: Option<&dyn TokenCounter>,
+        session: &Session,
+        k: usize,
+    ) -> Result<Vec<Message>, CallError> {
+        if let Mode::Failed { call } = self.mode {
+            return Err(CallError::Worker(Box::new(WorkerFailure {
+                event: WorkerEvent::EarlierInSession { call },
+                at: Some((self.session_id.clone(), k)),
+                then: Then::Nothing,
+            })));
+        }
+        let sequential = k > 0 && self.last == Some(k - 1);
+        let result = self.serve(backend, options, counter, session, k);
+        match result {
+            Ok(messages) => {
+                self.last = Some(k);
+                if sequential {
+                    self.queue_ahead(counter, session, k);
+                }
+                Ok(messages)
+            }
+            Err(mut e) => {
+                self.last = None;
+                if let CallError::Worker(w) = &mut e {
+                    w.at.get_or_insert_with(|| (self.session_id.clone(), k));
+                    self.mode = Mode::Failed { call: k };
+                }
+                Err(e)
+            }
+        }
+    }
+
+    fn serve(
+        &mut self,
+        backend: &Backend,
+        options: &BTreeMap<String, String>,
+        counter: Option<&dyn TokenCounter>,
+        session: &Session,
+        k: usize,
+    ) -> Result<Vec<Message>, CallError> {
+        // Calls queued ahead come back first, in order.
+        while let Mode::Open(open) = &mut self.mode {
+            if open.queued.is_empty() {
+                break;
+            }
+            let (j, outcome) = open.receive();
+            match outcome.and_then(|reply| open.apply(reply, j == k)) {
+                Ok(messages) if j == k => return Ok(messages),
+                Ok(_) => {}
+                Err(e) if j == k => return Err(e),
+                Err(e @ (CallError::TimedOut(_) | CallError::Worker(_))) => return Err(e),
+                // A call made ahead failed: the plugin-side session may be half-updated,
+                // so start it again.
+                Err(_) => self.mode = Mode::Idle,
+            }
+        }
+        count_to(&mut self.counts, counter, session, k);
+        if let Mode::Idle | Mode::Failed { .. } = self.mode {
+            self.mode = Mode::Open(Box::new(Self::start(
+                backend,
+                options,
+                self.counts.as_ref(),
+                session,
+            )?));
+        }
+        let Mode::Open(open) = &mut self.mode else {
+            return Err(CallError::invalid(
+                0,
+                "the session did not start (a recap bug)",
+            ));
+        };
+        open.submit(self.counts.as_ref(), session, k);
+        let (_, outcome) = open.receive();
+        outcome.and_then(|reply| open.apply(reply, true))
+    }
+
+    fn start(
+        backend: &Backend,
+        options: &BTreeMap<String, String>,
+        counts: Option<&TokenCounts>,
+        session: &Session,
+    ) -> Result<Open, CallError> {
+        let header = SessionHeader::of_session(session);
+        let (channel, shape) = if backend.has_sessions() {
+            let request = wire::session_open_request(options, &header, counts);
+            let shape = Shape::Plugin {
+                planned: 0,
+                previous: Vec::new(),
+            };
+            (backend.channel(Some(request))?, shape)
+        } else {
+            let mut buf = Vec::with_capacity(4096);
+            wire::put_render_request_head(&mut buf, options, &header);
+            let ends = vec![buf.len()];
+            (backend.channel(None)?, Shape::Bytes { buf, ends })
+        };
+        Ok(Open {
+            channel,
+            queued: VecDeque::new(),
+            queued_bytes: 0,
+            spare: Vec::new(),
+            shape,
+        })
+    }
+
+    /// After call `k` of a caller walking the calls in order: queues the next calls on
+    /// the lane, so that they are rendered while the caller uses this one.
+    fn queue_ahead(&mut self, counter: Option<&dyn TokenCounter>, session: &Session, k: usize) {
+        let Mode::Open(open) = &mut self.mode else {
+            return;
+        };
+        if !open.channel.pipelines() || open.queued.len() > LOW_WATER {
+            return;
+        }
+        // The last call a replay makes: the one that produced the last turn.
+        let last = session.turn_count().saturating_sub(1).min(k + AHEAD);
+        let mut j = open.queued.back().map_or(k, |&(call, _)| call) + 1;
+        while j <= last
+            && open.queued_bytes < AHEAD_BYTES
+            && RenderRequest::for_call(session, j).is_ok()
+        {
+            count_to(&mut self.counts, counter, session, j);
+            open.submit(self.counts.as_ref(), session, j);
+            j += 1;
         }
     }
 }

@@ -67,14 +67,30 @@ impl History {
         k: usize,
     ) -> &'s mut Self {
         let h = state.reuse_or_set(
-            |h: &History| {
-                h.identity.as_ref().is_some_and(|id| id.matches(session)) && h.turn_ends.len() <= k
-            },
-            || History::empty(Some(SessionIdentity::of(session))),
+            |h: &History| h.serves(session, k),
+            || History::new_for(session),
         );
-        let done = h.turn_ends.len();
-        h.extend(&session.chat_turns[done..k.min(session.chat_turns.len())]);
+        h.advance(session, k);
         h
+    }
+
+    /// An empty history of `session`, for a strategy that keeps it inside its own
+    /// per-session state (with [`History::serves`] and [`History::advance`]).
+    pub fn new_for(session: &Session) -> Self {
+        History::empty(Some(SessionIdentity::of(session)))
+    }
+
+    /// Whether this history can be advanced to call `k` of `session`: it is that
+    /// session's and holds no turn after the first `k`.
+    pub fn serves(&self, session: &Session, k: usize) -> bool {
+        self.identity.as_ref().is_some_and(|id| id.matches(session)) && self.turn_ends.len() <= k
+    }
+
+    /// Extends the history to the first `k` turns of `session` (one it
+    /// [`serves`](History::serves)).
+    pub fn advance(&mut self, session: &Session, k: usize) {
+        let done = self.turn_ends.len();
+        self.extend(&session.chat_turns[done..k.min(session.chat_turns.len())]);
     }
 
     fn extend(&mut self, turns: &[ChatTurn]) {

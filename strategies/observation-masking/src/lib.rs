@@ -83,19 +83,37 @@ pub fn placeholder(content: &str) -> String {
     )
 }
 
+/// What a state keeps across the calls of a session: the history, and the placeholder
+/// of each history message masked so far (it depends on the message alone, and a
+/// masked message stays masked at every later call).
+struct Masking {
+    history: History,
+    placeholders: Vec<Option<String>>,
+}
+
 impl ObservationMasking {
-    fn render_history(&self, request: &RenderRequest<'_>, history: &History) -> Vec<Message> {
+    fn render_history(
+        &self,
+        request: &RenderRequest<'_>,
+        history: &History,
+        placeholders: &mut Vec<Option<String>>,
+    ) -> Vec<Message> {
         let turns = history.turns();
         let masked_turns = turns.saturating_sub(self.window as usize);
         let masked_end = history.turn_start(masked_turns);
-        let mut messages = Vec::with_capacity(2 + history.messages().len());
+        let msgs = history.messages();
+        if placeholders.len() < masked_end {
+            placeholders.resize(masked_end, None);
+        }
+        let mut messages = Vec::with_capacity(2 + msgs.len());
         messages.extend(recap_full_history::opening(request));
-        for (i, m) in history.messages().iter().enumerate() {
+        for (i, m) in msgs.iter().enumerate() {
             messages.push(if i < masked_end && history.is_environment(i) {
+                let content = placeholders[i].get_or_insert_with(|| placeholder(&m.content));
                 // Everything but the content, which is replaced (not copied first).
                 Message {
                     role: m.role,
-                    content: placeholder(&m.content),
+                    content: content.clone(),
                     tool_calls: m.tool_calls.clone(),
                     tool_call_id: m.tool_call_id.clone(),
                     name: m.name.clone(),
@@ -118,7 +136,8 @@ impl Strategy for ObservationMasking {
     }
 
     fn render(&self, request: &RenderRequest<'_>) -> Result<Vec<Message>, RenderError> {
-        Ok(self.render_history(request, &History::of_request(request)))
+        let history = History::of_request(request);
+        Ok(self.render_history(request, &history, &mut Vec::new()))
     }
 
     fn render_session(
@@ -128,8 +147,15 @@ impl Strategy for ObservationMasking {
         state: &mut SessionState,
     ) -> Result<Vec<Message>, RenderError> {
         let request = RenderRequest::for_call(session, k)?;
-        let history = History::for_session(state, session, k);
-        Ok(self.render_history(&request, history))
+        let masking = state.reuse_or_set(
+            |m: &Masking| m.history.serves(session, k),
+            || Masking {
+                history: History::new_for(session),
+                placeholders: Vec::new(),
+            },
+        );
+        masking.history.advance(session, k);
+        Ok(self.render_history(&request, &masking.history, &mut masking.placeholders))
     }
 
     fn invariants(&self) -> Vec<Invariant> {

@@ -119,6 +119,10 @@ impl ToolResultClearing {
         if full <= self.trigger {
             return out;
         }
+        // A TOOL result's content tokens: its message's count less the frame and role
+        // (results carry no tool calls), counted once per session by the history.
+        let tool_role = counter.count(Role::Tool.as_str());
+        let cleared = counter.count(CLEARED);
         let msgs = &mut out[2..];
         let uses: Vec<Use> = msgs
             .iter()
@@ -140,9 +144,8 @@ impl ToolResultClearing {
                     break;
                 }
                 if m.role == Role::Tool && m.tool_call_id.as_deref() == Some(id.as_str()) {
-                    removed += counter
-                        .count(&m.content)
-                        .saturating_sub(counter.count(CLEARED));
+                    let content = history.message_tokens(counter, j) - 3 - tool_role;
+                    removed += content.saturating_sub(cleared);
                     edits.push((j, None));
                 }
             }

@@ -120,3 +120,41 @@ pub unsafe fn render_or_fault(
     };
     STATUS_OK
 }
+
+/// `faulty_strategy!(Type, "name", || fault)`: a plugin that renders like [`Echo`]
+/// until [`FAULT_FROM_TURNS`] completed turns and from then on runs `fault` first
+/// (which need not return).
+#[macro_export]
+macro_rules! faulty_strategy {
+    ($ty:ident, $name:literal, $fault:expr) => {
+        pub struct $ty;
+
+        impl $crate::recap_core::Strategy for $ty {
+            fn spec(&self) -> String {
+                $name.into()
+            }
+            fn render(
+                &self,
+                request: &$crate::recap_core::RenderRequest<'_>,
+            ) -> Result<Vec<$crate::recap_core::Message>, $crate::recap_core::RenderError> {
+                if request.turns.len() >= $crate::FAULT_FROM_TURNS {
+                    let fault: fn() = $fault;
+                    fault();
+                }
+                $crate::recap_core::Strategy::render(&$crate::Echo, request)
+            }
+        }
+
+        impl $crate::recap_abi::Plugin for $ty {
+            const NAME: &'static str = $name;
+            const VERSION: &'static str = "0.0.1";
+            fn from_spec(
+                _: &$crate::recap_core::StrategySpec,
+            ) -> Result<Self, $crate::recap_core::SpecError> {
+                Ok($ty)
+            }
+        }
+
+        $crate::recap_abi::export_strategy!($ty);
+    };
+}

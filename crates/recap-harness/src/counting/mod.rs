@@ -14,74 +14,14 @@
 //! and the common prefix of the content token ids. The 3 reply-priming tokens come after
 //! the last message and are never counted as cached.
 
+mod diff;
+
+pub use diff::CallDiff;
+
 use crate::segments::segments;
 use crate::tokenizer::{MESSAGE_OVERHEAD, PROMPT_OVERHEAD, Tokenizer};
 use recap_core::{Message, Role};
 use rustc_hash::FxHashMap;
-
-/// How a call's messages relate to the previous call's; the same for every tokenizer.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CallDiff {
-    /// For each message, the index of a message of the previous call with equal content
-    /// and tool calls.
-    pub reuse: Vec<Option<usize>>,
-    /// The first index where the two prompts differ (role or content); equals the shorter
-    /// length when one prompt is a prefix of the other. 0 for the first call.
-    pub first_diff: usize,
-    /// Whether a previous call exists and has a message at `first_diff` (so that message
-    /// and the current one at `first_diff` share a partial prefix).
-    pub partial: bool,
-}
-
-impl CallDiff {
-    pub fn new(prev: Option<&[Message]>, cur: &[Message]) -> CallDiff {
-        let Some(prev) = prev else {
-            return CallDiff {
-                reuse: vec![None; cur.len()],
-                first_diff: 0,
-                partial: false,
-            };
-        };
-        let first_diff = prev
-            .iter()
-            .zip(cur)
-            .position(|(a, b)| a != b)
-            .unwrap_or(prev.len().min(cur.len()));
-        // Same position is the common case (append-only strategies); a content index
-        // only pays off when messages move (windows), so it is built lazily.
-        let mut by_content: Option<FxHashMap<&str, usize>> = None;
-        let reuse = cur
-            .iter()
-            .enumerate()
-            .map(|(i, m)| {
-                // Counts and scans cover the content and the tool calls, so both
-                // must match (roles do not enter either).
-                let same = |p: &Message| p.content == m.content && p.tool_calls == m.tool_calls;
-                // Before the first difference the messages are equal whole (compared
-                // once, above).
-                if i < first_diff || prev.get(i).is_some_and(same) {
-                    return Some(i);
-                }
-                let index = by_content.get_or_insert_with(|| {
-                    let mut map = FxHashMap::default();
-                    for (j, p) in prev.iter().enumerate() {
-                        map.entry(p.content.as_str()).or_insert(j);
-                    }
-                    map
-                });
-                index
-                    .get(m.content.as_str())
-                    .copied()
-                    .filter(|&j| same(&prev[j]))
-            })
-            .collect();
-        CallDiff {
-            reuse,
-            first_diff,
-            partial: first_diff < prev.len() && first_diff < cur.len(),
-        }
-    }
-}
 
 /// Per-session, per-strategy, per-tokenizer memory of the previous call.
 #[derive(Debug, Default, Clone)]

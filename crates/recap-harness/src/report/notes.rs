@@ -13,6 +13,12 @@ pub(crate) fn notes(report: &Report) -> Vec<String> {
             report.settings.baseline
         ));
     }
+    for f in report.provenance.iter().flat_map(|p| &p.plugin_failures) {
+        notes.push(format!(
+            "plugin not loaded (--keep-going): {}: {}",
+            f.path, f.error
+        ));
+    }
     notes.push(format!(
         "cached = share of prompt tokens in the common prefix with the previous call; eff. cost = uncached + {} × cached",
         report.settings.cache_read_ratio

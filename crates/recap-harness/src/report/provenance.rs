@@ -23,6 +23,17 @@ pub struct Provenance {
     pub plugins: Vec<PluginFile>,
     pub corpora: Vec<CorpusFile>,
     pub tokenizers: Vec<TokenizerVocabulary>,
+    /// Plugin libraries that failed to load under `--keep-going`; the run went on
+    /// without them (absent when there were none).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub plugin_failures: Vec<PluginFailure>,
+}
+
+/// A plugin library that did not load, and why.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct PluginFailure {
+    pub path: String,
+    pub error: String,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]

@@ -114,21 +114,27 @@ impl RetentionScans {
         let n_facts = retention.before_call[k];
         self.marks.clear();
         self.marks.resize(n_facts, false);
-        let scans: Vec<Vec<u32>> = messages
-            .iter()
-            .zip(reuse)
-            .map(|(m, r)| {
-                let found = match r {
-                    Some(j) => self.prev[*j].clone(),
-                    None => retention.scan_message(m),
-                };
-                // Ascending: the facts of later calls come last.
-                for &f in found.iter().take_while(|f| (**f as usize) < n_facts) {
-                    self.marks[f as usize] = true;
-                }
-                found
-            })
-            .collect();
+        // A previous scan is moved to the message that reuses it; a second message
+        // reusing the same one copies it from the first.
+        let mut moved_to: Vec<Option<usize>> = vec![None; self.prev.len()];
+        let mut scans: Vec<Vec<u32>> = Vec::with_capacity(messages.len());
+        for (i, (m, r)) in messages.iter().zip(reuse).enumerate() {
+            let found = match *r {
+                Some(j) => match moved_to[j] {
+                    Some(first) => scans[first].clone(),
+                    None => {
+                        moved_to[j] = Some(i);
+                        std::mem::take(&mut self.prev[j])
+                    }
+                },
+                None => retention.scan_message(m),
+            };
+            // Ascending: the facts of later calls come last.
+            for &f in found.iter().take_while(|f| (**f as usize) < n_facts) {
+                self.marks[f as usize] = true;
+            }
+            scans.push(found);
+        }
         self.prev = scans;
         CallRetention {
             facts: n_facts as u64,
