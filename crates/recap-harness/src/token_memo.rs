@@ -19,7 +19,7 @@ use std::cell::RefCell;
 
 /// Bytes of distinct text one thread keeps: more than the text of a typical session, so
 /// that the strategies of a session (replayed one after the other) find its lines.
-const MEMO_BYTES: usize = 8 << 20;
+const MEMO_BYTES: usize = 4 << 20;
 
 #[derive(Default)]
 struct Memo {
