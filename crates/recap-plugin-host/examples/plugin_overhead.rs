@@ -17,6 +17,11 @@
 //! turn once), `decode` (encode, then the plugin's reader), `clone` (a deep copy of
 //! each turn, the floor of any transport), `stats` (bytes each response carries).
 //!
+//! `PLUGIN_OVERHEAD_WORKER=<recap executable>` loads the plugin in worker processes
+//! (`--plugin-isolation process`; `target/release/recap` after `cargo build --release`)
+//! instead of in this process. Sessions of a form the strategy does not render are
+//! skipped.
+//!
 //! The criterion benchmark (`benches/plugin.rs`) is the authority; this is a quick check.
 
 use recap_core::invariants::calls;
@@ -45,11 +50,18 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             sessions.push(entry.session?);
         }
     }
-    let plugin = recap_plugin_host::load(&lib)?;
+    let isolation = match std::env::var_os("PLUGIN_OVERHEAD_WORKER") {
+        Some(worker) => {
+            recap_plugin_host::Isolation::Process(recap_plugin_host::IsolationConfig::new(worker))
+        }
+        None => recap_plugin_host::Isolation::InProcess,
+    };
+    let plugin = recap_plugin_host::load_with(&lib, &isolation)?;
     let mut registry = Registry::new();
     recap_plugin_host::register(&mut registry, &plugin)?;
     let through_abi = registry.build(&spec)?;
     let direct = recap_builtins::registry().build(&spec)?;
+    sessions.retain(|s| direct.forms().contains(&s.form));
 
     let run_direct = |s: &dyn Strategy| {
         for session in &sessions {

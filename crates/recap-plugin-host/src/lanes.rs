@@ -28,10 +28,10 @@ type Job = Box<dyn FnOnce() + Send>;
 
 /// How long a caller waiting for a result spins before it sleeps: longer than most
 /// renders.
-const CALLER_SPIN: Duration = Duration::from_micros(30);
+const CALLER_SPIN: Duration = Duration::from_micros(10);
 /// How long an idle lane spins for its next call before it sleeps: enough for calls
 /// made back to back.
-const LANE_SPIN: Duration = Duration::from_micros(10);
+const LANE_SPIN: Duration = Duration::from_micros(5);
 /// Spin rounds between two looks at the clock (and yields of the CPU).
 const ROUNDS: u32 = 64;
 

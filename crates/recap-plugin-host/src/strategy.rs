@@ -450,7 +450,10 @@ impl HostSession {
                 self.last = None;
                 if let CallError::Worker(w) = &mut e {
                     w.at.get_or_insert_with(|| (self.session_id.clone(), k));
-                    self.mode = Mode::Failed { call: k };
+                    // A disabled plugin says so at every call; a failed worker once.
+                    if !matches!(w.event, WorkerEvent::Disabled { .. }) {
+                        self.mode = Mode::Failed { call: k };
+                    }
                 }
                 Err(e)
             }

@@ -9,7 +9,11 @@ recap_reliability_fixtures::faulty_strategy!(RtGarbagePipe, "rt-garbage-pipe", |
         return;
     };
     for entry in fds.flatten() {
-        let Some(fd) = entry.file_name().to_str().and_then(|n| n.parse::<i32>().ok()) else {
+        let Some(fd) = entry
+            .file_name()
+            .to_str()
+            .and_then(|n| n.parse::<i32>().ok())
+        else {
             continue;
         };
         let is_pipe = std::fs::read_link(entry.path())

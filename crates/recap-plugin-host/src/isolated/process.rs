@@ -5,7 +5,7 @@
 use super::frame::{self, Kind, Op, ReadError, Response};
 use crate::watchdog::Watch;
 use serde::{Deserialize, Serialize};
-use std::io::{BufReader, Read};
+use std::io::{BufReader, BufWriter, Read};
 use std::path::Path;
 use std::process::{Child, ChildStdin, ChildStdout, Command, ExitStatus, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -87,7 +87,8 @@ impl Tail {
 /// A running worker process.
 pub(crate) struct WorkerProcess {
     child: Child,
-    input: ChildStdin,
+    /// Buffered so that a request's header and bytes leave in one write.
+    input: BufWriter<ChildStdin>,
     output: BufReader<ChildStdout>,
     stderr: Arc<Mutex<Tail>>,
     watch: Arc<Watch>,
@@ -151,7 +152,7 @@ impl WorkerProcess {
         });
         let mut process = Self {
             child,
-            input,
+            input: BufWriter::with_capacity(1 << 16, input),
             output: BufReader::with_capacity(1 << 16, output),
             stderr: tail,
             watch,
