@@ -83,7 +83,7 @@ fn by_turns(c: &mut Criterion) {
     let mut group = c.benchmark_group("render/turns");
     for (name, strategy) in builtins() {
         for (form, n, session) in &sessions {
-            if !strategy.forms().contains(form) {
+            if !strategy.applies_to(session) {
                 continue;
             }
             let req = request(session, last_call(session));

@@ -37,3 +37,25 @@ for spec in "${runs[@]}"; do
   rm -f "docs/results/$name/report.json" "docs/results/$name/calls.csv" \
         "docs/results/$name/sessions.csv" "docs/results/$name/report.html"
 done
+
+# docs/results.md quotes each corpus's table: replace the fenced block under each
+# corpus's heading with its report.txt (the n/a notes left out: the table shows them).
+update_block() { # heading-prefix, results dir
+  awk -v head="$1" -v file="docs/results/$2/report.txt" '
+    index($0, head) == 1 { pending = 1 }
+    pending && $0 == "```" && !inside {
+      print; while ((getline l < file) > 0) if (l !~ /^n\/a: /) print l
+      close(file); inside = 1; next
+    }
+    inside { if ($0 == "```") { print; inside = 0; pending = 0 } ; next }
+    { print }
+  ' docs/results.md > docs/results.md.tmp && mv docs/results.md.tmp docs/results.md
+}
+update_block "## ptc-runner (" ptc-runner
+update_block "## smolagents (" smolagents
+update_block "### tau2-bench (" tau2-bench
+update_block "### SWE-agent (" swe-agent
+update_block "### OpenHands (" openhands
+update_block "### Claude Code, attio-mcp-server (" claude-code-attio
+update_block "### Claude Code, reliability snapshots (" claude-code-snapshots
+echo "docs/results.md: tables updated from docs/results/*/report.txt"

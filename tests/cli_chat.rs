@@ -116,7 +116,7 @@ fn strategies_of_another_form_are_not_applicable_never_zero() {
     assert!(row.contains("n/a"), "{row}");
     assert!(
         out.stdout
-            .contains("n/a: ptc-runner renders ptc sessions only; 12 sessions of another form not replayed (no figures)"),
+            .contains("n/a: ptc-runner renders ptc sessions only; 13 sessions of another form not replayed (no figures)"),
         "{}",
         out.stdout
     );

@@ -174,7 +174,7 @@ pub fn run_strategies() -> Vec<Arc<dyn Strategy>> {
 /// Whether `strategy` renders `session` (the harness replays only those; the others are
 /// not applicable).
 pub fn applies(strategy: &dyn Strategy, session: &Session) -> bool {
-    strategy.forms().contains(&session.form)
+    strategy.applies_to(session)
 }
 
 /// The sessions `strategy` renders.

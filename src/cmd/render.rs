@@ -1,7 +1,7 @@
 //! `recap render`: the prompt a strategy renders for one call of one recorded session.
 
 use anyhow::{Context, Result, bail};
-use recap_core::{CorpusReader, Message, Registry, RenderRequest, Session};
+use recap_core::{CorpusReader, Message, Registry, RenderRequest, Session, SessionState};
 use recap_harness::tokenizer::{Backend, Encoding, Tokenizer};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -67,22 +67,14 @@ pub fn run(args: Args) -> Result<ExitCode> {
         .build(&args.strategy)
         .with_context(|| format!("--strategy {:?}", args.strategy))?;
     let session = find_session(&args.corpus, &args.session)?;
-    let forms = strategy.forms();
-    if !forms.contains(&session.form) {
-        let forms: Vec<&str> = forms.iter().map(|f| f.as_str()).collect();
-        bail!(
-            "strategy {} renders {} sessions only, and session {:?} is in the {} form (see `recap strategies`)",
-            strategy.spec(),
-            forms.join(" and "),
-            session.id,
-            session.form
-        );
+    if let Some(why) = recap_core::strategy::not_applicable(strategy.as_ref(), &session) {
+        bail!("{why} (see `recap strategies`)");
     }
     let k = call_index(&session, args.turns)?;
-    let request = RenderRequest::for_call(&session, k)
+    RenderRequest::for_call(&session, k)
         .with_context(|| format!("session {:?}, --turns {k}", session.id))?;
     let messages = strategy
-        .render(&request)
+        .render_session(&session, k, &mut SessionState::new())
         .with_context(|| format!("strategy {} failed to render call {k}", strategy.spec()))?;
 
     let stdout = std::io::stdout();

@@ -39,6 +39,8 @@ pub fn builtins() -> Vec<(StrategyInfo, Build)> {
         (recap_amortized_forgetting::info(), |s, _| {
             recap_amortized_forgetting::build(s)
         }),
+        // Not a policy of recap's: what the recorded agent itself sent.
+        (recap_recorded::info(), |s, _| recap_recorded::build(s)),
     ]
 }
 

@@ -198,7 +198,7 @@ fn chat_strategies_keep_their_invariants_on(file: &str) {
     assert!(strategies.len() >= 6 + 6);
     for session in read(file) {
         for (spec, strategy) in &strategies {
-            if !strategy.forms().contains(&session.form) {
+            if !strategy.applies_to(&session) {
                 continue;
             }
             let violations = check_session(strategy.as_ref(), &session).unwrap();

@@ -115,15 +115,18 @@ pub fn check_session(
     let mut violations = Vec::new();
     let mut previous: Option<Vec<Message>> = None;
     for k in calls(session) {
-        let request = RenderRequest::for_call(session, k).map_err(|e| CallError {
+        RenderRequest::for_call(session, k).map_err(|e| CallError {
             call: k,
             error: RenderError::new("invalid_request", e.to_string()),
         })?;
+        // Each render from a fresh state: the stateless answer, and for a strategy that
+        // replays the session's record, the only one it has.
         let render = || {
             strategy
-                .render(&request)
+                .render_session(session, k, &mut crate::strategy::SessionState::new())
                 .map_err(|error| CallError { call: k, error })
         };
+
         let first = render()?;
         let second = render()?;
         let ctx = CheckContext {

@@ -47,6 +47,11 @@ pub const SESSION_FIELDS: [&str; 8] = [
     "turns",
 ];
 
+/// The `meta` key under which an importer records what the agent itself sent at each
+/// call, when its log tells (`{"sent": "history", "restarts": [...]}`); the `recorded`
+/// pseudo-strategy replays it (strategies/recorded, docs/importers.md).
+pub const RECORDED_CONTEXT: &str = "recorded_context";
+
 /// One recorded agent run.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Session {

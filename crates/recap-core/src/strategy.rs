@@ -196,8 +196,31 @@ pub trait Strategy: Send + Sync {
         vec![Form::Ptc]
     }
 
+    /// Whether this strategy replays `session`. Sessions it does not replay are
+    /// reported as *not applicable* for it, never rendered. The default: the session
+    /// is of one of [`Strategy::forms`].
+    fn applies_to(&self, session: &Session) -> bool {
+        self.forms().contains(&session.form)
+    }
+
+    /// What the sessions [`Strategy::applies_to`] accepts are, said in reports where
+    /// some were not replayed ("chat sessions with a record of what the agent sent").
+    /// `None` (the default): the forms say it.
+    fn scope(&self) -> Option<String> {
+        None
+    }
+
+    /// True for a pseudo-strategy whose prompts are what the recorded agent itself
+    /// sent, not a policy of recap's: reports compare its token counts with the
+    /// provider's recorded input tokens (replay fidelity), as for the baseline.
+    fn replays_record(&self) -> bool {
+        false
+    }
+
     /// The prompt for the call after `k` completed turns of `session`: always equal to
-    /// `render(&RenderRequest::for_call(session, k)?)`.
+    /// `render(&RenderRequest::for_call(session, k)?)`, except for a strategy that
+    /// replays the session's record ([`Strategy::replays_record`]), which needs the
+    /// session itself and cannot render a bare request.
     ///
     /// Callers that render several calls of one session (the harness, benches) keep one
     /// [`SessionState`] per (strategy instance, session) and pass it to every call, so
@@ -215,6 +238,32 @@ pub trait Strategy: Send + Sync {
         let request = RenderRequest::for_call(session, k)?;
         self.render(&request)
     }
+}
+
+/// Why `strategy` does not replay `session`, or `None` when it does: the one wording
+/// of a not-applicable pair for every command that refuses one (`render`, `inspect`).
+pub fn not_applicable(strategy: &dyn Strategy, session: &Session) -> Option<String> {
+    if strategy.applies_to(session) {
+        return None;
+    }
+    let forms = strategy.forms();
+    Some(if !forms.contains(&session.form) {
+        let forms: Vec<&str> = forms.iter().map(|f| f.as_str()).collect();
+        format!(
+            "strategy {} renders {} sessions only, and session {:?} is in the {} form",
+            strategy.spec(),
+            forms.join(" and "),
+            session.id,
+            session.form
+        )
+    } else {
+        format!(
+            "strategy {} replays {} only, and session {:?} is not one",
+            strategy.spec(),
+            strategy.scope().as_deref().unwrap_or("some sessions"),
+            session.id
+        )
+    })
 }
 
 /// Opaque per-(strategy, session) scratch space for [`Strategy::render_session`].

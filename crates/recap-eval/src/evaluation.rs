@@ -310,7 +310,7 @@ fn render_all(
             let strategy = &strategies[s];
             let (session_index, calls) = &by_session[j];
             let session = &sessions[*session_index];
-            if !strategy.forms().contains(&session.form) {
+            if !strategy.applies_to(session) {
                 return calls
                     .iter()
                     .map(|_| Rendered::NotApplicable)

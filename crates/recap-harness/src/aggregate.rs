@@ -247,6 +247,7 @@ impl<'a> Aggregator<'a> {
                         .iter()
                         .map(|f| f.as_str().to_string())
                         .collect(),
+                    scope: entry.strategy.scope(),
                     sessions: acc.sessions,
                     not_applicable: acc.not_applicable,
                     calls: acc.calls,

@@ -8,7 +8,7 @@ use crate::counting::{RoleTokens, content_tokens, message_tokens};
 use crate::retention::SessionRetention;
 use crate::tokenizer::{PROMPT_OVERHEAD, Tokenizer};
 use recap_core::{
-    ChatTurn, Form, Observation, PrintOptions, RenderRequest, Session, Strategy, Turn, to_clojure,
+    ChatTurn, Form, Observation, PrintOptions, Session, SessionState, Strategy, Turn, to_clojure,
 };
 use std::fmt::Write as _;
 
@@ -24,15 +24,9 @@ pub enum InspectError {
     },
     #[error("session {0:?} has no turns: there is no call to show")]
     NoTurns(String),
-    #[error(
-        "strategy {strategy} renders {forms} sessions only, and session {session:?} is in the {form} form"
-    )]
-    NotApplicable {
-        strategy: String,
-        forms: String,
-        session: String,
-        form: Form,
-    },
+    /// The strategy does not replay this session (its form, or outside its scope).
+    #[error("{0}")]
+    NotApplicable(String),
 }
 
 /// What to show.
@@ -185,18 +179,8 @@ pub fn inspect(
     strategy: &dyn Strategy,
     opts: &InspectOptions,
 ) -> Result<String, InspectError> {
-    let forms = strategy.forms();
-    if !forms.contains(&session.form) {
-        return Err(InspectError::NotApplicable {
-            strategy: strategy.spec(),
-            forms: forms
-                .iter()
-                .map(|f| f.as_str())
-                .collect::<Vec<_>>()
-                .join(" and "),
-            session: session.id.clone(),
-            form: session.form,
-        });
+    if let Some(why) = recap_core::strategy::not_applicable(strategy, session) {
+        return Err(InspectError::NotApplicable(why));
     }
     let all = calls(session);
     let n = all.len();
@@ -247,14 +231,7 @@ pub fn inspect(
             Form::Ptc => turn_trace(&session.turns[k], opts.max_chars),
             Form::Chat => chat_turn_trace(&session.chat_turns[k], opts.max_chars),
         });
-        let req = match RenderRequest::for_call(session, k) {
-            Ok(r) => r,
-            Err(e) => {
-                let _ = writeln!(out, "── cannot build the request: {e} ──");
-                continue;
-            }
-        };
-        match strategy.render(&req) {
+        match strategy.render_session(session, k, &mut SessionState::new()) {
             Err(e) => {
                 let _ = writeln!(out, "── {} FAILED to render: {e} ──", strategy.spec());
             }

@@ -8,9 +8,7 @@ use crate::outcome::{CallError, CallRecord, SessionOutcome, StratOutcome, TokOut
 use crate::prompt_dump::{DumpedCall, dump_line};
 use crate::retention::{RetentionScans, SessionRetention};
 use recap_core::invariants::{CheckContext, Violation};
-use recap_core::{
-    Form, Invariant, Message, RenderError, RenderRequest, Session, SessionState, Strategy,
-};
+use recap_core::{Invariant, Message, RenderError, RenderRequest, Session, SessionState, Strategy};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::time::Instant;
 
@@ -26,8 +24,8 @@ pub(crate) struct SessionRunner<'a> {
     declared: Vec<Vec<Invariant>>,
     /// Per tokenizer.
     roles: Vec<RoleTokens>,
-    /// The session forms each strategy renders.
-    forms: Vec<Vec<Form>>,
+    /// The strategies whose prompts are the recorded agent's own (fidelity is measured).
+    replays_record: Vec<bool>,
 }
 
 /// What the strategies of one session share: its retention and, per tokenizer, the
@@ -47,7 +45,11 @@ impl<'a> SessionRunner<'a> {
                 .map(|s| s.strategy.invariants())
                 .collect(),
             roles: cfg.tokenizers.iter().map(RoleTokens::new).collect(),
-            forms: cfg.strategies.iter().map(|s| s.strategy.forms()).collect(),
+            replays_record: cfg
+                .strategies
+                .iter()
+                .map(|s| s.strategy.replays_record())
+                .collect(),
         }
     }
 
@@ -58,7 +60,7 @@ impl<'a> SessionRunner<'a> {
         };
         let strategies = (0..self.cfg.strategies.len())
             .map(|s| {
-                if !self.forms[s].contains(&session.form) {
+                if !self.cfg.strategies[s].strategy.applies_to(session) {
                     return StratOutcome::not_applicable(self.cfg.tokenizers.len());
                 }
                 // Line counts are shared, so each strategy is credited with what it added.
@@ -293,7 +295,7 @@ impl<'r> StrategyPass<'r> {
         lines: &mut [SegmentCounts],
     ) -> Vec<u64> {
         let cfg = self.runner.cfg;
-        let recorded = if self.s == cfg.baseline {
+        let recorded = if self.s == cfg.baseline || self.runner.replays_record[self.s] {
             recorded_input(session, k).filter(|&r| r > 0)
         } else {
             None

@@ -4,7 +4,7 @@
 //! whole prompts tokenized with tiktoken-rs by the formula of SPEC 9 / 11.2, common
 //! prefixes from whole-message token ids, facts searched in whole texts.
 
-use recap_core::{CorpusReader, Form, Message, RenderRequest, Session, Strategy};
+use recap_core::{CorpusReader, Form, Message, Session, SessionState, Strategy};
 use recap_harness::retention::Facts;
 use recap_harness::{Backend, Encoding, RunConfig, StrategyEntry, Tokenizer, run_sessions};
 use std::path::PathBuf;
@@ -65,14 +65,15 @@ fn naive(strategy: &dyn Strategy, sessions: &[Session], tok: &tiktoken_rs::CoreB
         v
     };
     for s in sessions {
-        if !strategy.forms().contains(&s.form) {
+        if !strategy.applies_to(s) {
             continue;
         }
         let mut prev: Option<Vec<Message>> = None;
         for k in 0..s.turn_count() {
             let msgs = strategy
-                .render(&RenderRequest::for_call(s, k).unwrap())
+                .render_session(s, k, &mut SessionState::new())
                 .unwrap();
+
             let prompt: u64 = 3 + msgs.iter().map(|m| msg_ids(m).len() as u64).sum::<u64>();
             n.total += prompt;
             n.peak = n.peak.max(prompt);
@@ -148,10 +149,7 @@ fn engine_totals_equal_the_definitions_on_bench_data() {
         for (i, strategy) in strategies.iter().enumerate() {
             let run = &report.runs[t * strategies.len() + i];
             assert_eq!(run.strategy, strategy.spec());
-            let applicable = sessions
-                .iter()
-                .filter(|s| strategy.forms().contains(&s.form))
-                .count();
+            let applicable = sessions.iter().filter(|s| strategy.applies_to(s)).count();
             assert_eq!(run.sessions as usize, applicable, "{}", run.strategy);
             assert_eq!(
                 run.not_applicable as usize,

@@ -332,6 +332,8 @@ fn build(
     let mut models: Vec<String> = Vec::new();
     let mut session_ids: Vec<String> = Vec::new();
     let mut compactions: Vec<Json> = Vec::new();
+    // Where the agent started its history over: (turns completed, summary's index).
+    let mut restarts: Vec<Json> = Vec::new();
     // The message id of the response the last turn holds.
     let mut open_response: Option<String> = None;
     let known = known_entry_keys();
@@ -420,6 +422,14 @@ fn build(
             _ => {
                 if v.at("isCompactSummary").as_bool() == Some(true) {
                     compactions.push(Json::from(conv.turn_count()));
+                    // A summary that opens the transcript is the mission: nothing to
+                    // start over from.
+                    if conv.has_turns() {
+                        restarts.push(serde_json::json!({
+                            "after_turns": conv.turn_count(),
+                            "observation": conv.observation_count(),
+                        }));
+                    }
                 }
                 let parts = anthropic_user_parts(&mut conv, keys, place, m.at("content"));
                 feed_user_parts(&mut conv, parts, e.at);
@@ -463,6 +473,18 @@ fn build(
     if !compactions.is_empty() {
         meta.insert("compactions".into(), Json::Array(compactions));
     }
+    // Claude Code sends its whole history at every call, started over at each of its
+    // own compactions: what the `recorded` pseudo-strategy replays.
+    let mut record = Map::new();
+    record.insert("sent".into(), Json::from("history"));
+    if !restarts.is_empty() {
+        record.insert("restarts".into(), Json::Array(restarts));
+    }
+    meta.insert(
+        recap_core::session::RECORDED_CONTEXT.into(),
+        Json::Object(record),
+    );
+
     if g.sidechain {
         meta.insert("sidechain".into(), Json::Bool(true));
         if let Some(p) = parent {

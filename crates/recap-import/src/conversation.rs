@@ -67,6 +67,11 @@ impl<'f> Conversation<'f> {
         self.turns.len()
     }
 
+    /// How many observations the current (last) turn holds so far.
+    pub fn observation_count(&self) -> usize {
+        self.turns.last().map_or(0, |t| t.observations.len())
+    }
+
     pub fn has_mission(&self) -> bool {
         !self.mission.is_empty()
     }

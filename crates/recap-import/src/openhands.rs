@@ -203,6 +203,15 @@ fn stream(
         {
             conv.budget = u32::try_from(max).ok();
         }
+        // With the no-op condenser the agent sent its whole event history at each call:
+        // what the `recorded` pseudo-strategy replays. Other condensers rewrite it in
+        // ways the log does not record.
+        if *k == "metadata" && v.at("condenser_config").at("type").as_str() == Some("noop") {
+            conv.meta.insert(
+                recap_core::session::RECORDED_CONTEXT.into(),
+                serde_json::json!({"sent": "history"}),
+            );
+        }
     }
     let old = is_old_format(events);
     if old {

@@ -190,6 +190,14 @@ fn simulation(
         .as_str()
         .unwrap_or("");
     let ticket = task.and_then(|t| t.at("ticket").as_str());
+    if matches!(agent, "llm_agent" | "llm_agent_solo") && policy.is_some() {
+        // tau2's LLM agents send the system prompt and every message so far at each
+        // call: what the `recorded` pseudo-strategy replays.
+        conv.meta.insert(
+            recap_core::session::RECORDED_CONTEXT.into(),
+            serde_json::json!({"sent": "history"}),
+        );
+    }
     match (policy, agent, ticket) {
         (Some(p), "llm_agent_solo", Some(ticket)) => {
             conv.system(solo_system_prompt(p, ticket), at);

@@ -174,6 +174,13 @@ fn claude_code_turns_sidechains_compaction_and_notices() {
             .starts_with("This session is being continued")
     );
     assert_eq!(s.meta["compactions"], serde_json::json!([3]));
+    // What the agent sent: its whole history, started over at the summary (turn 3's
+    // second observation).
+    assert_eq!(
+        s.meta["recorded_context"],
+        serde_json::json!({"sent": "history", "restarts": [{"after_turns": 3, "observation": 1}]})
+    );
+
     assert_eq!(s.meta["version"], serde_json::json!(["2.0.0", "2.0.1"]));
     assert_eq!(s.meta["model"], "claude-test-1");
 

@@ -78,9 +78,12 @@ fn every_builtin_through_the_abi_renders_the_same_bytes() {
     let direct = recap_builtins::registry();
     let sessions = bench_sessions();
     // Without the run's tokenizer the token-budget built-ins cannot be built at all.
+    // `recorded` replays a session's record rather than rendering a request: nothing
+    // for a plugin to reproduce.
     let (names, need_tokenizer): (Vec<String>, Vec<String>) = direct
         .infos()
         .map(|i| i.name.clone())
+        .filter(|name| direct.build(name).map_or(true, |s| !s.replays_record()))
         .partition(|name| !matches!(direct.build(name), Err(SpecError::NeedsTokenizer { .. })));
     assert!(names.len() >= 6, "{names:?}");
     assert_eq!(

@@ -26,7 +26,7 @@ pub fn session_renders(session: &Session) {
     for (spec, strategy) in strategies() {
         // A strategy is only ever handed sessions of the forms it renders (the
         // harness reports the others as not applicable).
-        if !strategy.forms().contains(&session.form) {
+        if !strategy.applies_to(session) {
             continue;
         }
         match check_session(strategy.as_ref(), session) {

@@ -46,6 +46,9 @@ struct Shared {
     faults: Mutex<std::collections::VecDeque<Fault>>,
     received: AtomicUsize,
     answered: AtomicUsize,
+    /// Completions promised under `stop_after`: taken before answering, so requests in
+    /// flight together cannot both be the last one.
+    admitted: AtomicUsize,
     in_flight: AtomicUsize,
     peak_in_flight: AtomicUsize,
     kinds: Mutex<BTreeMap<String, usize>>,
@@ -315,8 +318,13 @@ fn answer(
         );
         return;
     };
+    if stop_after.is_some_and(|n| s.admitted.fetch_add(1, Ordering::SeqCst) >= n) {
+        // Past the limit the server is going down: hang up, as a dead server would.
+        return;
+    }
     let kind = model::kind(&json);
     let answer = model::respond(&json).to_string();
+
     write_response(stream, "200 OK", &[], &answer);
     *s.kinds
         .lock()

@@ -287,6 +287,8 @@ pub(super) fn claude_code() -> ChatSessionBuilder {
         .tool("Bash", "Executes a given bash command.", schema(json!({"command": string_param("The command to execute."), "description": string_param("What it does, in 5-10 words.")}), &["command"]))
         .meta("source", json!("handwritten"))
         .meta("scenario", json!("Claude-Code-style run with thinking"))
+        .meta(recap_core::session::RECORDED_CONTEXT, json!({"sent": "history"}))
+
         .meta("model", json!("claude-sonnet-4"))
         .push(
             T::silent()
@@ -334,5 +336,59 @@ pub(super) fn claude_code() -> ChatSessionBuilder {
             T::says("Done: `mean` returns 0 for an empty group (src/stats.rs:41), and the two snapshots (`stats_empty_group`, `stats_mixed`) now show 0. All 9 tests pass.")
                 .reasoning("Summarise in two lines.")
                 .user("nice, thanks"),
+        )
+}
+
+/// A Claude-Code-style run that compacts its own history halfway, as the `claude-code`
+/// importer writes such a transcript: the summary is a USER observation of the turn
+/// before it, and `meta.recorded_context` says where the agent started over.
+pub(super) fn claude_code_compacted() -> ChatSessionBuilder {
+    ChatSessionBuilder::new("the nightly export job writes the CSV with a trailing comma on every row; find out why and fix it, then make sure the importer still reads old files")
+        .id("claude-code-compacted")
+        .system("You are an interactive CLI tool that helps users with software engineering tasks. Use the instructions below and the tools available to you to assist the user.\n\n# Tone and style\nYou should be concise, direct, and to the point.")
+        .tool("Read", "Reads a file from the local filesystem.", schema(json!({"file_path": string_param("The absolute path to the file to read.")}), &["file_path"]))
+        .tool("Edit", "Performs exact string replacements in files.", schema(json!({"file_path": string_param("The absolute path."), "old_string": string_param("The text to replace."), "new_string": string_param("The replacement.")}), &["file_path", "old_string", "new_string"]))
+        .tool("Bash", "Executes a given bash command.", schema(json!({"command": string_param("The command to execute."), "description": string_param("What it does, in 5-10 words.")}), &["command"]))
+        .meta("source", json!("handwritten"))
+        .meta("scenario", json!("Claude-Code-style run that compacts its own history"))
+        .meta("model", json!("claude-sonnet-4"))
+        .meta("compactions", json!([2]))
+        .meta(
+            recap_core::session::RECORDED_CONTEXT,
+            json!({"sent": "history", "restarts": [{"after_turns": 2, "observation": 1}]}),
+        )
+        .push(
+            T::silent()
+                .reasoning("A trailing comma on every row: the writer joins fields with a separator after each field instead of between them.")
+                .call("toolu_01Ga3Nx7Rk2Wq5Tm8Lc1Vb4Z", "Read", r#"{"file_path":"/home/dev/ledger/export/csv_writer.py"}"#)
+                .result(
+                    "toolu_01Ga3Nx7Rk2Wq5Tm8Lc1Vb4Z",
+                    "     1\timport io\n     2\t\n     3\tCOLUMNS = [\"date\", \"account\", \"amount\", \"currency\", \"memo\"]\n     4\t\n     5\t\n     6\tdef write_rows(rows, out):\n     7\t    out.write(\",\".join(COLUMNS) + \"\\n\")\n     8\t    for row in rows:\n     9\t        line = \"\"\n    10\t        for col in COLUMNS:\n    11\t            line += quote(row.get(col, \"\")) + \",\"\n    12\t        out.write(line + \"\\n\")\n    13\t\n    14\t\n    15\tdef quote(value):\n    16\t    text = str(value)\n    17\t    if any(c in text for c in ',\"\\n'):\n    18\t        return '\"' + text.replace('\"', '\"\"') + '\"'\n    19\t    return text\n",
+                ),
+        )
+        .push(
+            T::says("Line 11 appends a comma after every field, the last one included. Joining the quoted fields fixes it.")
+                .call(
+                    "toolu_01Hb4Oy8Sl3Xr6Un9Md2Wc5A",
+                    "Edit",
+                    r#"{"file_path":"/home/dev/ledger/export/csv_writer.py","old_string":"        line = \"\"\n        for col in COLUMNS:\n            line += quote(row.get(col, \"\")) + \",\"\n        out.write(line + \"\\n\")","new_string":"        out.write(\",\".join(quote(row.get(col, \"\")) for col in COLUMNS) + \"\\n\")"}"#,
+                )
+                .result("toolu_01Hb4Oy8Sl3Xr6Un9Md2Wc5A", "The file /home/dev/ledger/export/csv_writer.py has been updated. Here's the result of running `cat -n` on a snippet of the edited file:\n     6\tdef write_rows(rows, out):\n     7\t    out.write(\",\".join(COLUMNS) + \"\\n\")\n     8\t    for row in rows:\n     9\t        out.write(\",\".join(quote(row.get(col, \"\")) for col in COLUMNS) + \"\\n\")")
+                .user("This session is being continued from a previous conversation that ran out of context. The conversation is summarized below:\nAnalysis: the user asked why the nightly CSV export ends every row with a comma, to fix it, and to keep the importer reading old files.\nSummary:\n1. Cause: /home/dev/ledger/export/csv_writer.py write_rows appended \",\" after every field (line 11).\n2. Fix applied: rows are now written as \",\".join(quote(...) for col in COLUMNS).\n3. Pending: check that the importer (/home/dev/ledger/import/csv_reader.py) still reads files written before the fix, with the trailing empty column.")
+                .user("Please continue the conversation from where we left it off without asking the user any further questions. Continue with the last task that you were asked to work on."),
+        )
+        .push(
+            T::silent()
+                .reasoning("Old files have six fields per row with an empty last one. Check how the reader splits rows.")
+                .call("toolu_01Jc5Pz9Tm4Ys7Vo0Ne3Xd6B", "Bash", r#"{"command":"cd /home/dev/ledger && grep -n 'split\\|reader' import/csv_reader.py","description":"Find how the importer splits rows"}"#)
+                .result("toolu_01Jc5Pz9Tm4Ys7Vo0Ne3Xd6B", "4:import csv\n12:    reader = csv.DictReader(f)\n13:    for rec in reader:\n14:        rec.pop(None, None)  # old exports: trailing empty column\n"),
+        )
+        .push(
+            T::silent()
+                .call("toolu_01Kd6Qa0Un5Zt8Wp1Of4Ye7C", "Bash", r#"{"command":"cd /home/dev/ledger && python -m pytest -q tests/test_export.py tests/test_import.py 2>&1 | tail -n 3","description":"Run the export and import tests"}"#)
+                .result("toolu_01Kd6Qa0Un5Zt8Wp1Of4Ye7C", "...........\n11 passed in 0.34s\n"),
+        )
+        .push(
+            T::says("Fixed: `write_rows` (export/csv_writer.py) now joins the fields, so rows no longer end with a comma. The importer drops the trailing empty column of old files (`rec.pop(None, None)`, import/csv_reader.py:14), so both read; all 11 export and import tests pass."),
         )
 }

@@ -153,6 +153,8 @@ pub(super) fn usage_recorded() -> ChatSessionBuilder {
         .tool("shell", "Run a read-only shell command.", schema(json!({"cmd": string_param("The command.")}), &["cmd"]))
         .meta("source", json!("handwritten"))
         .meta("scenario", json!("provider usage recorded on every turn"))
+        .meta(recap_core::session::RECORDED_CONTEXT, json!({"sent": "history"}))
+
         .meta("model", json!("claude-3-5-haiku"))
         .push(
             T::silent()

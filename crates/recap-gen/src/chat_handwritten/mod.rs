@@ -3,7 +3,10 @@
 //! (airline and retail), a function-calling repair, a classic fenced-command run whose
 //! observations are environment USER messages, an OpenHands-like run, parallel calls,
 //! tool errors and recovery, a long run with long outputs, a Claude-Code-like run with
-//! reasoning, a run that ended before its first response, and one with recorded usage.
+//! reasoning, a run that ended before its first response, one with recorded usage, and
+//! a Claude-Code-like run that compacts its own history (with a record of what the agent
+//! sent, which the `recorded` pseudo-strategy replays).
+
 //! All content is invented for recap.
 //!
 //! Regenerate the file with
@@ -42,6 +45,7 @@ pub fn sessions() -> Result<Vec<Session>, FieldError> {
         edge_cases::zero_turns(),
         edge_cases::usage_recorded(),
         edge_cases::plain_usage_dialogue(),
+        coding::claude_code_compacted(),
     ]
     .into_iter()
     .map(ChatSessionBuilder::build_validated)

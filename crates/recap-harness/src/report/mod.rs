@@ -74,10 +74,14 @@ pub struct Run {
     pub sweep: Option<String>,
     /// The session forms the strategy renders (`ptc`, `chat`).
     pub forms: Vec<String>,
+    /// Which sessions the strategy replays, when narrower than its forms (the
+    /// `recorded` pseudo-strategy: sessions with a record of what the agent sent).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub scope: Option<String>,
     /// Sessions rendered completely (sessions with a render error are not counted here).
     pub sessions: u64,
-    /// Sessions of a form the strategy does not render (SPEC 11.3): not replayed, and in
-    /// no other figure of the row.
+    /// Sessions of a form the strategy does not render (SPEC 11.3), or outside its `scope`: not
+    /// replayed, and in no other figure of the row.
     pub not_applicable: u64,
     /// Calls (prompts) of those sessions.
     pub calls: u64,

@@ -26,8 +26,8 @@ pub(crate) fn notes(report: &Report) -> Vec<String> {
     for r in &report.runs {
         if let Some(f) = &r.replay_fidelity {
             notes.push(format!(
-                "replay fidelity ({} {}): full-history / recorded input tokens, median {:.3} (p10 {:.3}, p90 {:.3}, min {:.3}, max {:.3}) over {} calls",
-                r.strategy, r.tokenizer, f.median, f.p10, f.p90, f.min, f.max, f.calls
+                "replay fidelity ({} {}): {} / recorded input tokens, median {:.3} (p10 {:.3}, p90 {:.3}, min {:.3}, max {:.3}) over {} calls",
+                r.strategy, r.tokenizer, r.strategy, f.median, f.p10, f.p90, f.min, f.max, f.calls
             ));
         }
     }
@@ -77,14 +77,20 @@ pub(crate) fn notes(report: &Report) -> Vec<String> {
     let mut said = std::collections::BTreeSet::new();
     for r in &report.runs {
         if r.not_applicable > 0 && said.insert(r.strategy.clone()) {
-            notes.push(format!(
-                "n/a: {} renders {} sessions only; {} session{} of another form not replayed{}",
-                r.strategy,
-                r.forms.join(" and "),
-                r.not_applicable,
-                if r.not_applicable == 1 { "" } else { "s" },
-                if r.sessions == 0 { " (no figures)" } else { "" }
-            ));
+            let plural = if r.not_applicable == 1 { "" } else { "s" };
+            let no_figures = if r.sessions == 0 { " (no figures)" } else { "" };
+            notes.push(match &r.scope {
+                Some(scope) => format!(
+                    "n/a: {} replays {scope} only; {} session{plural} without it not replayed{no_figures}",
+                    r.strategy, r.not_applicable,
+                ),
+                None => format!(
+                    "n/a: {} renders {} sessions only; {} session{plural} of another form not replayed{no_figures}",
+                    r.strategy,
+                    r.forms.join(" and "),
+                    r.not_applicable,
+                ),
+            });
         }
     }
     // Violations and render errors are the same for every tokenizer: list them once.

@@ -1,0 +1,273 @@
+//! The `recorded` pseudo-strategy (chat form): at each call, what the production agent
+//! itself sent, as its log records it, so that a report shows the agent's own context
+//! policy beside recap's strategies.
+//!
+//! It is not a compression policy of recap's, and it replays only sessions whose
+//! importer knows what the agent sent: the session's `meta.recorded_context` (written
+//! by the `claude-code`, `tau2` and `openhands` importers; docs/importers.md):
+//!
+//! ```json
+//! "recorded_context": {"sent": "history", "restarts": [{"after_turns": 3, "observation": 1}]}
+//! ```
+//!
+//! `sent: "history"`: at every call the agent sent its system prompt and its whole
+//! history — which is `full-history` — except that each *restart* starts the history
+//! over. A restart `{after_turns: c, observation: j}` is the agent's own compaction:
+//! from the call after `c` turns on, the agent sent its system prompt, then the
+//! observations of turn `c` from the `j`-th (0-based; the first of them is the
+//! compaction summary, a USER observation), then the turns after `c`. The mission and
+//! everything before the summary are gone, as they were for the agent — so `recorded`
+//! does not declare `mission-verbatim`, and its retention shows what the compaction
+//! forgot.
+//!
+//! Other sessions are *not applicable* (never rendered). A session with a malformed
+//! record is applicable and fails to render with the reason, so it is counted, never
+//! dropped.
+
+use recap_core::{
+    Form, Invariant, Message, RenderError, RenderRequest, Session, SessionState, SpecError,
+    Strategy, StrategyInfo, StrategySpec,
+};
+use serde_json::Value as Json;
+use std::sync::Arc;
+
+pub const NAME: &str = "recorded";
+
+/// The session `meta` key an importer writes the record into.
+pub const META_KEY: &str = recap_core::session::RECORDED_CONTEXT;
+
+/// The one sending policy recorded so far: the whole history, restarted at compactions.
+pub const SENT_HISTORY: &str = "history";
+
+/// The pseudo-strategy; it has no options.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Recorded;
+
+pub fn info() -> StrategyInfo {
+    StrategyInfo {
+        name: NAME.to_string(),
+        summary: "what the production agent itself sent at each call, as its log records it \
+                  (its whole history, started over at its own compactions); chat sessions \
+                  without such a record are n/a"
+            .to_string(),
+        options: Vec::new(),
+        origin: "built-in".to_string(),
+    }
+}
+
+pub fn build(spec: &StrategySpec) -> Result<Arc<dyn Strategy>, SpecError> {
+    if let Some(key) = spec.options.keys().next() {
+        return Err(SpecError::UnknownOption {
+            strategy: spec.name.clone(),
+            key: key.clone(),
+            known: "none".to_string(),
+        });
+    }
+    Ok(Arc::new(Recorded))
+}
+
+/// Why a session's `meta.recorded_context` cannot be replayed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RecordError {
+    #[error(
+        "meta.{META_KEY}: expected an object {{\"sent\": \"history\", \"restarts\": [...]}}, found {found}"
+    )]
+    NotAnObject { found: &'static str },
+    #[error(
+        "meta.{META_KEY}.sent: expected \"{SENT_HISTORY}\" (the only sending policy recap knows), found {found}"
+    )]
+    UnknownPolicy { found: String },
+    #[error("meta.{META_KEY}.{field}: unknown key (expected `sent` and `restarts`)")]
+    UnknownKey { field: String },
+    #[error("meta.{META_KEY}.restarts[{index}]: {what}")]
+    BadRestart { index: usize, what: String },
+    #[error("session {session:?} has no meta.{META_KEY}: nothing records what its agent sent")]
+    NoRecord { session: String },
+}
+
+impl From<RecordError> for RenderError {
+    fn from(e: RecordError) -> Self {
+        RenderError::new("bad_record", e.to_string())
+    }
+}
+
+/// A point where the agent started its history over (its own compaction).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Restart {
+    /// The number of turns completed when the agent compacted.
+    pub after_turns: usize,
+    /// The index, among that turn's observations, of the compaction summary.
+    pub observation: usize,
+}
+
+/// What a session's log records of what its agent sent.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Record {
+    /// In order of `after_turns`, strictly increasing.
+    pub restarts: Vec<Restart>,
+}
+
+impl Record {
+    /// The record of `session`, checked against its turns.
+    pub fn of(session: &Session) -> Result<Record, RecordError> {
+        let value = session
+            .meta
+            .get(META_KEY)
+            .ok_or_else(|| RecordError::NoRecord {
+                session: session.id.clone(),
+            })?;
+        Record::parse(value, session)
+    }
+
+    fn parse(value: &Json, session: &Session) -> Result<Record, RecordError> {
+        let obj = value.as_object().ok_or(RecordError::NotAnObject {
+            found: recap_core::json_type::json_type_name(value),
+        })?;
+        if let Some(key) = obj.keys().find(|k| *k != "sent" && *k != "restarts") {
+            return Err(RecordError::UnknownKey { field: key.clone() });
+        }
+        match obj.get("sent") {
+            Some(Json::String(s)) if s == SENT_HISTORY => {}
+            other => {
+                return Err(RecordError::UnknownPolicy {
+                    found: other.map_or("nothing".to_string(), |v| v.to_string()),
+                });
+            }
+        }
+        let list = match obj.get("restarts") {
+            None => return Ok(Record { restarts: vec![] }),
+            Some(Json::Array(list)) => list,
+            Some(other) => {
+                return Err(RecordError::BadRestart {
+                    index: 0,
+                    what: format!(
+                        "expected a list of restarts, found {}",
+                        recap_core::json_type::json_type_name(other)
+                    ),
+                });
+            }
+        };
+        let mut restarts: Vec<Restart> = Vec::with_capacity(list.len());
+        for (index, r) in list.iter().enumerate() {
+            let bad = |what: String| RecordError::BadRestart { index, what };
+            let field = |key: &str| {
+                r.get(key).and_then(Json::as_u64).ok_or_else(|| {
+                    bad(format!(
+                        "expected {{\"after_turns\": <turns>, \"observation\": <index>}}, `{key}` is missing or not a whole number"
+                    ))
+                })
+            };
+            let after_turns = field("after_turns")? as usize;
+            let observation = field("observation")? as usize;
+            if after_turns == 0 || after_turns > session.chat_turns.len() {
+                return Err(bad(format!(
+                    "after_turns {after_turns} is not a turn of the session (1..={})",
+                    session.chat_turns.len()
+                )));
+            }
+            if restarts
+                .last()
+                .is_some_and(|p| p.after_turns >= after_turns)
+            {
+                return Err(bad(format!(
+                    "after_turns {after_turns} does not follow the previous restart's"
+                )));
+            }
+            let observations = &session.chat_turns[after_turns - 1].observations;
+            match observations.get(observation) {
+                Some(recap_core::Observation::User { .. }) => {}
+                Some(_) => {
+                    return Err(bad(format!(
+                        "observation {observation} of turn {after_turns} is a tool result, not the compaction summary (a USER observation)"
+                    )));
+                }
+                None => {
+                    return Err(bad(format!(
+                        "turn {after_turns} has {} observations; there is no observation {observation}",
+                        observations.len()
+                    )));
+                }
+            }
+            restarts.push(Restart {
+                after_turns,
+                observation,
+            });
+        }
+        Ok(Record { restarts })
+    }
+
+    /// The prompt the agent sent for the call after `k` completed turns.
+    pub fn prompt(&self, session: &Session, k: usize) -> Result<Vec<Message>, RenderError> {
+        let request = RenderRequest::for_call(session, k)?;
+        let Some(r) = self.restarts.iter().rev().find(|r| r.after_turns <= k) else {
+            return Ok(recap_full_history::render(&request));
+        };
+        let summary_turn = &session.chat_turns[r.after_turns - 1];
+        let mut messages = vec![Message::system(request.system_prompt)];
+        messages.extend(
+            summary_turn.observations[r.observation..]
+                .iter()
+                .map(recap_core::Observation::to_message),
+        );
+        recap_full_history::push_chat_turns(&mut messages, &session.chat_turns[r.after_turns..k]);
+        Ok(messages)
+    }
+}
+
+impl Strategy for Recorded {
+    fn spec(&self) -> String {
+        NAME.to_string()
+    }
+
+    /// A bare request does not carry the session's record: `recorded` renders through
+    /// [`Strategy::render_session`] only.
+    fn render(&self, _request: &RenderRequest<'_>) -> Result<Vec<Message>, RenderError> {
+        Err(RenderError::new(
+            "needs_session",
+            format!(
+                "{NAME} replays the session's record (meta.{META_KEY}), which a bare request does not carry: render it with render_session"
+            ),
+        ))
+    }
+
+    fn render_session(
+        &self,
+        session: &Session,
+        k: usize,
+        state: &mut SessionState,
+    ) -> Result<Vec<Message>, RenderError> {
+        let _ = state;
+        Record::of(session)?.prompt(session, k)
+    }
+
+    /// Not `mission-verbatim`: after its own compaction the agent no longer sent the
+    /// mission, and this replays what it sent.
+    fn invariants(&self) -> Vec<Invariant> {
+        vec![
+            Invariant::SystemFirst,
+            Invariant::RoleAlternation,
+            Invariant::Deterministic,
+        ]
+    }
+
+    fn forms(&self) -> Vec<Form> {
+        vec![Form::Chat]
+    }
+
+    fn applies_to(&self, session: &Session) -> bool {
+        session.form == Form::Chat && session.meta.contains_key(META_KEY)
+    }
+
+    fn scope(&self) -> Option<String> {
+        Some(format!(
+            "chat sessions whose log records what the agent sent (meta.{META_KEY})"
+        ))
+    }
+
+    fn replays_record(&self) -> bool {
+        true
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,222 @@
+use super::*;
+use recap_core::Role;
+use recap_gen::chat::{ChatSessionBuilder, ChatTurnBuilder};
+use serde_json::json;
+
+/// Three turns; turn 2 ends with Claude Code's compaction summary and the user's next
+/// request.
+fn compacted(record: Json) -> Session {
+    ChatSessionBuilder::new("Fix the build.")
+        .system("You are a coding agent.")
+        .push(
+            ChatTurnBuilder::says("Looking.")
+                .call("c1", "bash", r#"{"cmd":"make"}"#)
+                .result("c1", "error: missing semicolon"),
+        )
+        .push(
+            ChatTurnBuilder::says("Patched.")
+                .call("c2", "edit", r#"{"file":"a.c"}"#)
+                .result("c2", "ok")
+                .user("This session is being continued from a previous conversation. Summary: fixed a.c.")
+                .user("Now run the tests."),
+        )
+        .push(
+            ChatTurnBuilder::says("Running.")
+                .call("c3", "bash", r#"{"cmd":"make test"}"#)
+                .result("c3", "all passed"),
+        )
+        .meta(META_KEY, record)
+        .build()
+}
+
+fn contents(messages: &[Message]) -> Vec<(Role, String)> {
+    messages
+        .iter()
+        .map(|m| (m.role, m.content.clone()))
+        .collect()
+}
+
+fn render(session: &Session, k: usize) -> Result<Vec<Message>, RenderError> {
+    Recorded.render_session(session, k, &mut SessionState::new())
+}
+
+#[test]
+fn without_restarts_it_is_full_history() {
+    let s = compacted(json!({"sent": "history"}));
+    for k in 0..3 {
+        let full = recap_full_history::render(&RenderRequest::for_call(&s, k).unwrap());
+        assert_eq!(render(&s, k).unwrap(), full, "call {k}");
+    }
+}
+
+#[test]
+fn a_restart_starts_the_history_over_at_the_summary() {
+    let s =
+        compacted(json!({"sent": "history", "restarts": [{"after_turns": 2, "observation": 1}]}));
+    // Before the compaction: everything.
+    assert_eq!(
+        render(&s, 1).unwrap(),
+        recap_full_history::render(&RenderRequest::for_call(&s, 1).unwrap())
+    );
+    // After it: the system prompt, the summary and what followed it, then later turns.
+    let after = render(&s, 2).unwrap();
+    assert_eq!(
+        contents(&after),
+        [
+            (Role::System, "You are a coding agent.".to_string()),
+            (
+                Role::User,
+                "This session is being continued from a previous conversation. Summary: fixed a.c."
+                    .to_string()
+            ),
+            (Role::User, "Now run the tests.".to_string()),
+        ]
+    );
+    let last = render(&s, 3).unwrap();
+    assert_eq!(last.len(), 5);
+    assert_eq!(last[3].role, Role::Assistant);
+    assert_eq!(last[4].tool_call_id.as_deref(), Some("c3"));
+    // The mission is gone, as it was for the agent; the declared invariants hold.
+    assert!(!last.iter().any(|m| m.content == "Fix the build."));
+    for k in 0..3 {
+        let messages = render(&s, k).unwrap();
+        let ctx = recap_core::invariants::CheckContext {
+            session: &s,
+            k,
+            messages: &messages,
+            previous: None,
+            second_render: Some(&messages),
+        };
+        assert_eq!(
+            recap_core::invariants::check(&Recorded.invariants(), &ctx),
+            [],
+            "call {k}"
+        );
+    }
+}
+
+#[test]
+fn only_sessions_with_a_record_are_replayed() {
+    let with = compacted(json!({"sent": "history"}));
+    let mut without = with.clone();
+    without.meta.clear();
+    assert!(Recorded.applies_to(&with));
+    assert!(!Recorded.applies_to(&without));
+    let why = recap_core::strategy::not_applicable(&Recorded, &without).unwrap();
+    assert!(why.contains("meta.recorded_context"), "{why}");
+    // A PTC-Lisp session never, whatever its meta says.
+    let mut ptc = recap_gen::builder::SessionBuilder::new("m").build();
+    ptc.meta.insert(META_KEY.into(), json!({"sent": "history"}));
+    assert!(!Recorded.applies_to(&ptc));
+}
+
+#[test]
+fn a_bare_request_is_refused_with_the_reason() {
+    let s = compacted(json!({"sent": "history"}));
+    let e = Recorded
+        .render(&RenderRequest::for_call(&s, 1).unwrap())
+        .unwrap_err();
+    assert_eq!(e.kind, "needs_session");
+}
+
+#[test]
+fn malformed_records_fail_with_the_field_and_what_was_expected() {
+    let cases = [
+        (json!("history"), "expected an object"),
+        (
+            json!({"sent": "window"}),
+            "meta.recorded_context.sent: expected \"history\"",
+        ),
+        (json!({}), "found nothing"),
+        (
+            json!({"sent": "history", "restart": []}),
+            "meta.recorded_context.restart: unknown key",
+        ),
+        (
+            json!({"sent": "history", "restarts": {}}),
+            "expected a list of restarts",
+        ),
+        (
+            json!({"sent": "history", "restarts": [{"after_turns": 2}]}),
+            "restarts[0]: expected {\"after_turns\"",
+        ),
+        (
+            json!({"sent": "history", "restarts": [{"after_turns": 9, "observation": 0}]}),
+            "after_turns 9 is not a turn of the session (1..=3)",
+        ),
+        (
+            json!({"sent": "history", "restarts": [{"after_turns": 2, "observation": 0}]}),
+            "observation 0 of turn 2 is a tool result",
+        ),
+        (
+            json!({"sent": "history", "restarts": [{"after_turns": 2, "observation": 5}]}),
+            "turn 2 has 3 observations",
+        ),
+        (
+            json!({"sent": "history", "restarts": [
+                {"after_turns": 2, "observation": 1}, {"after_turns": 2, "observation": 2}]}),
+            "restarts[1]: after_turns 2 does not follow",
+        ),
+    ];
+    for (record, expected) in cases {
+        let s = compacted(record.clone());
+        assert!(
+            Recorded.applies_to(&s),
+            "a malformed record is reported, not skipped"
+        );
+        let e = render(&s, 1).unwrap_err();
+        assert_eq!(e.kind, "bad_record");
+        assert!(e.message.contains(expected), "{record}: {}", e.message);
+    }
+}
+
+#[test]
+fn it_has_no_options() {
+    assert!(build(&StrategySpec::parse("recorded").unwrap()).is_ok());
+    assert!(build(&StrategySpec::parse("recorded:window=2").unwrap()).is_err());
+}
+
+proptest::proptest! {
+    /// With no restart the agent sent its whole history: `full-history`, call for call.
+    #[test]
+    fn a_record_without_restarts_is_full_history(mut s in recap_gen::arb_chat_session()) {
+        s.meta.insert(META_KEY.into(), json!({"sent": "history"}));
+        for k in 0..s.chat_turns.len() {
+            let full = recap_full_history::render(&RenderRequest::for_call(&s, k).unwrap());
+            proptest::prop_assert_eq!(render(&s, k).unwrap(), full);
+        }
+    }
+
+    /// A restart at any USER observation: calls before it are full-history's, calls
+    /// after it are the system prompt, the summary onwards and the later turns — a
+    /// suffix of full-history's prompt.
+    #[test]
+    fn a_restart_cuts_full_history_at_the_summary(mut s in recap_gen::arb_chat_session()) {
+        let at = s.chat_turns.iter().enumerate().find_map(|(t, turn)| {
+            turn.observations
+                .iter()
+                .position(|o| matches!(o, recap_core::Observation::User { .. }))
+                .map(|j| (t + 1, j))
+        });
+        let Some((after_turns, observation)) = at else { return Ok(()); };
+        s.meta.insert(
+            META_KEY.into(),
+            json!({"sent": "history", "restarts": [{"after_turns": after_turns, "observation": observation}]}),
+        );
+        for k in 0..s.chat_turns.len() {
+            let full = recap_full_history::render(&RenderRequest::for_call(&s, k).unwrap());
+            let got = render(&s, k).unwrap();
+            if k < after_turns {
+                proptest::prop_assert_eq!(got, full);
+            } else {
+                proptest::prop_assert_eq!(&got[0], &full[0]);
+                proptest::prop_assert!(got.len() < full.len());
+                proptest::prop_assert_eq!(&got[1..], &full[full.len() - (got.len() - 1)..]);
+                proptest::prop_assert_eq!(
+                    &got[1].content,
+                    &s.chat_turns[after_turns - 1].observations[observation].content().to_string()
+                );
+            }
+        }
+    }
+}
