@@ -86,6 +86,33 @@ impl StrategySpec {
         })
     }
 
+    /// A spec of `name` without options: where a strategy starts printing its
+    /// canonical spec string (`StrategySpec::named(NAME).non_default(…).to_string()`).
+    pub fn named(name: &str) -> Self {
+        Self {
+            name: name.to_string(),
+            options: BTreeMap::new(),
+        }
+    }
+
+    /// With `key=value`.
+    pub fn with(mut self, key: &str, value: impl fmt::Display) -> Self {
+        self.options.insert(key.to_string(), value.to_string());
+        self
+    }
+
+    /// With `key=value` unless `value` is the option's default: a canonical spec string
+    /// lists only the options that differ from their defaults (in key order, as
+    /// [`Display`](fmt::Display) prints them), so `name` and `name:window=3` with 3 the
+    /// default report under one name.
+    pub fn non_default<T: PartialEq + fmt::Display>(self, key: &str, value: T, default: T) -> Self {
+        if value == default {
+            self
+        } else {
+            self.with(key, value)
+        }
+    }
+
     /// Reads an integer option ≥ 1, or the default when absent.
     pub fn positive_int(&self, key: &str, default: u32) -> Result<u32, SpecError> {
         match self.options.get(key) {
@@ -338,6 +365,21 @@ mod tests {
         assert_eq!(s.name, "rolling-window");
         assert_eq!(s.options["window"], "2");
         assert_eq!(s.to_string(), "rolling-window:println_limit=4,window=2");
+    }
+
+    #[test]
+    fn canonical_specs_list_non_defaults_in_key_order() {
+        let at_defaults = StrategySpec::named("x")
+            .non_default("window", 3, 3)
+            .non_default("keep_mission", true, true);
+        assert_eq!(at_defaults.to_string(), "x");
+        let changed = StrategySpec::named("x")
+            .non_default("window", 5, 3)
+            .non_default("exclude_tools", "a|b".to_string(), String::new())
+            .with("budget", 8);
+        assert_eq!(changed.to_string(), "x:budget=8,exclude_tools=a|b,window=5");
+        // What it prints parses back to itself.
+        assert_eq!(StrategySpec::parse(&changed.to_string()).unwrap(), changed);
     }
 
     #[test]

@@ -17,7 +17,7 @@ use recap_core::{
     Form, Invariant, Message, OptionInfo, RenderError, RenderRequest, Session, SessionState,
     SpecError, Strategy, StrategyInfo, StrategySpec,
 };
-use recap_full_history::chat::History;
+use recap_full_history::chat::{self, History};
 use std::sync::Arc;
 
 pub const NAME: &str = "amortized-forgetting";
@@ -110,22 +110,14 @@ impl AmortizedForgetting {
 
 impl Strategy for AmortizedForgetting {
     fn spec(&self) -> String {
-        let mut options = Vec::new();
-        if self.keep_first != 0 {
-            options.push(format!("keep_first={}", self.keep_first));
-        }
-        if self.max_size != DEFAULT_MAX_SIZE {
-            options.push(format!("max_size={}", self.max_size));
-        }
-        if options.is_empty() {
-            NAME.to_string()
-        } else {
-            format!("{NAME}:{}", options.join(","))
-        }
+        StrategySpec::named(NAME)
+            .non_default("keep_first", self.keep_first, 0)
+            .non_default("max_size", self.max_size, DEFAULT_MAX_SIZE)
+            .to_string()
     }
 
     fn render(&self, request: &RenderRequest<'_>) -> Result<Vec<Message>, RenderError> {
-        Ok(self.render_history(request, &History::of_request(request)))
+        chat::render_fresh(request, |r, h| self.render_history(r, h))
     }
 
     fn render_session(
@@ -134,9 +126,7 @@ impl Strategy for AmortizedForgetting {
         k: usize,
         state: &mut SessionState,
     ) -> Result<Vec<Message>, RenderError> {
-        let request = RenderRequest::for_call(session, k)?;
-        let history = History::for_session(state, session, k);
-        Ok(self.render_history(&request, history))
+        chat::render_cached(session, k, state, |r, h| self.render_history(r, h))
     }
 
     fn invariants(&self) -> Vec<Invariant> {

@@ -4,8 +4,8 @@
 
 use recap_core::tokens::message_tokens;
 use recap_core::{
-    ChatTurn, Message, Observation, RenderRequest, Session, SessionIdentity, SessionState,
-    TokenCounter,
+    ChatTurn, Message, Observation, RenderError, RenderRequest, Session, SessionIdentity,
+    SessionState, TokenCounter,
 };
 
 /// The history messages of a session's first `k` chat turns, kept across its calls.
@@ -33,7 +33,33 @@ pub struct History {
     opening: Option<[u64; 2]>,
 }
 
+/// `render` of a chat strategy that renders from the history: the history built afresh
+/// from the request. With [`render_cached`] the one place where the two paths of the
+/// `Strategy` contract meet, so both hand `render_history` the same history.
+pub fn render_fresh(
+    request: &RenderRequest<'_>,
+    render_history: impl FnOnce(&RenderRequest<'_>, &mut History) -> Vec<Message>,
+) -> Result<Vec<Message>, RenderError> {
+    Ok(render_history(request, &mut History::of_request(request)))
+}
+
+/// `render_session` of the same strategy: the session's history cached in `state`,
+/// extended to call `k`.
+pub fn render_cached(
+    session: &Session,
+    k: usize,
+    state: &mut SessionState,
+    render_history: impl FnOnce(&RenderRequest<'_>, &mut History) -> Vec<Message>,
+) -> Result<Vec<Message>, RenderError> {
+    let request = RenderRequest::for_call(session, k)?;
+    Ok(render_history(
+        &request,
+        History::for_session(state, session, k),
+    ))
+}
+
 /// A message not counted yet (no message counts `u64::MAX` tokens).
+
 const UNCOUNTED: u64 = u64::MAX;
 
 impl History {

@@ -128,11 +128,9 @@ impl ObservationMasking {
 
 impl Strategy for ObservationMasking {
     fn spec(&self) -> String {
-        if self.window == DEFAULT_WINDOW {
-            NAME.to_string()
-        } else {
-            format!("{NAME}:window={}", self.window)
-        }
+        StrategySpec::named(NAME)
+            .non_default("window", self.window, DEFAULT_WINDOW)
+            .to_string()
     }
 
     fn render(&self, request: &RenderRequest<'_>) -> Result<Vec<Message>, RenderError> {

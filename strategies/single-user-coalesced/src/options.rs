@@ -78,14 +78,9 @@ pub fn reject_unknown(spec: &StrategySpec, known: &[&str]) -> Result<(), SpecErr
 /// The canonical spec string: the name, then the non-default options sorted by key
 /// (`rolling-window:window=2`). Defaults are left out so that `name` and
 /// `name:window=3` report under one name.
-pub fn canonical_spec(name: &str, mut options: Vec<(&'static str, u32)>) -> String {
-    options.sort_by_key(|(k, _)| *k);
-    let mut out = name.to_string();
-    for (i, (k, v)) in options.iter().enumerate() {
-        out.push(if i == 0 { ':' } else { ',' });
-        out.push_str(k);
-        out.push('=');
-        out.push_str(&v.to_string());
-    }
-    out
+pub fn canonical_spec(name: &str, options: Vec<(&'static str, u32)>) -> String {
+    options
+        .into_iter()
+        .fold(StrategySpec::named(name), |spec, (k, v)| spec.with(k, v))
+        .to_string()
 }

@@ -17,7 +17,7 @@ use recap_core::{
     BuildContext, Form, Invariant, Message, OptionInfo, RenderError, RenderRequest, Role, Session,
     SessionState, SpecError, Strategy, StrategyInfo, StrategySpec, TokenCounter,
 };
-use recap_full_history::chat::History;
+use recap_full_history::chat::{self, History};
 use std::sync::Arc;
 
 pub const NAME: &str = "token-budget-trim";
@@ -132,22 +132,14 @@ impl TokenBudgetTrim {
 
 impl Strategy for TokenBudgetTrim {
     fn spec(&self) -> String {
-        let mut options = Vec::new();
-        if !self.keep_mission {
-            options.push("keep_mission=false".to_string());
-        }
-        if self.max_tokens != DEFAULT_MAX_TOKENS {
-            options.push(format!("max_tokens={}", self.max_tokens));
-        }
-        if options.is_empty() {
-            NAME.to_string()
-        } else {
-            format!("{NAME}:{}", options.join(","))
-        }
+        StrategySpec::named(NAME)
+            .non_default("keep_mission", self.keep_mission, true)
+            .non_default("max_tokens", self.max_tokens, DEFAULT_MAX_TOKENS)
+            .to_string()
     }
 
     fn render(&self, request: &RenderRequest<'_>) -> Result<Vec<Message>, RenderError> {
-        Ok(self.render_history(request, &mut History::of_request(request)))
+        chat::render_fresh(request, |r, h| self.render_history(r, h))
     }
 
     fn render_session(
@@ -156,9 +148,7 @@ impl Strategy for TokenBudgetTrim {
         k: usize,
         state: &mut SessionState,
     ) -> Result<Vec<Message>, RenderError> {
-        let request = RenderRequest::for_call(session, k)?;
-        let history = History::for_session(state, session, k);
-        Ok(self.render_history(&request, history))
+        chat::render_cached(session, k, state, |r, h| self.render_history(r, h))
     }
 
     fn invariants(&self) -> Vec<Invariant> {

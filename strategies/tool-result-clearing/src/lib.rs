@@ -18,7 +18,7 @@ use recap_core::{
     BuildContext, Form, Invariant, Message, OptionInfo, RenderError, RenderRequest, Role, Session,
     SessionState, SpecError, Strategy, StrategyInfo, StrategySpec, TokenCounter,
 };
-use recap_full_history::chat::History;
+use recap_full_history::chat::{self, History};
 use std::sync::Arc;
 
 pub const NAME: &str = "tool-result-clearing";
@@ -171,31 +171,17 @@ impl ToolResultClearing {
 
 impl Strategy for ToolResultClearing {
     fn spec(&self) -> String {
-        let mut options = Vec::new();
-        if self.clear_at_least != 0 {
-            options.push(format!("clear_at_least={}", self.clear_at_least));
-        }
-        if self.clear_inputs {
-            options.push("clear_inputs=true".to_string());
-        }
-        if !self.exclude_tools.is_empty() {
-            options.push(format!("exclude_tools={}", self.exclude_tools.join("|")));
-        }
-        if self.keep != DEFAULT_KEEP {
-            options.push(format!("keep={}", self.keep));
-        }
-        if self.trigger != DEFAULT_TRIGGER {
-            options.push(format!("trigger={}", self.trigger));
-        }
-        if options.is_empty() {
-            NAME.to_string()
-        } else {
-            format!("{NAME}:{}", options.join(","))
-        }
+        StrategySpec::named(NAME)
+            .non_default("clear_at_least", self.clear_at_least, 0)
+            .non_default("clear_inputs", self.clear_inputs, false)
+            .non_default("exclude_tools", self.exclude_tools.join("|"), String::new())
+            .non_default("keep", self.keep, DEFAULT_KEEP)
+            .non_default("trigger", self.trigger, DEFAULT_TRIGGER)
+            .to_string()
     }
 
     fn render(&self, request: &RenderRequest<'_>) -> Result<Vec<Message>, RenderError> {
-        Ok(self.render_history(request, &mut History::of_request(request)))
+        chat::render_fresh(request, |r, h| self.render_history(r, h))
     }
 
     fn render_session(
@@ -204,9 +190,7 @@ impl Strategy for ToolResultClearing {
         k: usize,
         state: &mut SessionState,
     ) -> Result<Vec<Message>, RenderError> {
-        let request = RenderRequest::for_call(session, k)?;
-        let history = History::for_session(state, session, k);
-        Ok(self.render_history(&request, history))
+        chat::render_cached(session, k, state, |r, h| self.render_history(r, h))
     }
 
     fn invariants(&self) -> Vec<Invariant> {
