@@ -2,7 +2,7 @@
 //! not-applicable strategies), `render --format json` (the OpenAI shape), `inspect`,
 //! and `validate`'s field-level rejections.
 
-use recap_testkit::cli::{Run, run};
+use recap_testkit::cli::{Run, render_args, run};
 use recap_testkit::recap_command;
 use std::path::{Path, PathBuf};
 
@@ -125,18 +125,12 @@ fn strategies_of_another_form_are_not_applicable_never_zero() {
 #[test]
 fn render_json_is_the_openai_chat_completions_shape() {
     let chat = chat();
-    let out = recap(&[
-        "render",
+    let out = recap(&render_args(
         &chat,
-        "--session",
         "parallel-research",
-        "--strategy",
         "full-history",
-        "--turns",
-        "2",
-        "--format",
-        "json",
-    ]);
+        &["--turns", "2", "--format", "json"],
+    ));
     assert_eq!(out.code, 0, "{}", out.stderr);
     let messages: Vec<serde_json::Value> = serde_json::from_str(&out.stdout).expect("array");
     assert_eq!(messages[0]["role"], "system");
@@ -162,14 +156,12 @@ fn render_json_is_the_openai_chat_completions_shape() {
 #[test]
 fn render_refuses_a_strategy_of_another_form() {
     let chat = chat();
-    let out = recap(&[
-        "render",
+    let out = recap(&render_args(
         &chat,
-        "--session",
         "parallel-research",
-        "--strategy",
         "single-user-coalesced",
-    ]);
+        &[],
+    ));
     assert_eq!(out.code, 2);
     assert!(
         out.stderr.contains("renders ptc sessions only") && out.stderr.contains("in the chat form"),
@@ -262,18 +254,12 @@ fn malformed_arguments_are_kept_and_counted_not_rejected() {
         out.stdout
     );
     // Rendered exactly as written.
-    let out = recap(&[
-        "render",
+    let out = recap(&render_args(
         &file,
-        "--session",
         "a",
-        "--turns",
-        "1",
-        "--strategy",
         "full-history",
-        "--format",
-        "json",
-    ]);
+        &["--turns", "1", "--format", "json"],
+    ));
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert!(
         out.stdout.contains(r#""arguments":"{\"path\": \"a.py\"""#),

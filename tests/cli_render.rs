@@ -1,7 +1,7 @@
 //! `recap render` and `recap strategies`.
 
 use recap_core::{CorpusReader, Message, RenderRequest, Session};
-use recap_testkit::cli::Run;
+use recap_testkit::cli::{Run, render_args};
 use recap_testkit::recap;
 use std::path::{Path, PathBuf};
 
@@ -24,18 +24,12 @@ fn json_output_is_the_exact_render() {
         code,
         stdout,
         stderr,
-    } = recap!(&[
-        "render",
+    } = recap!(&render_args(
         corpus.to_str().unwrap(),
-        "--session",
         "error-recovery",
-        "--turns",
-        "4",
-        "--strategy",
         "rolling-window:window=1",
-        "--format",
-        "json",
-    ]);
+        &["--turns", "4", "--format", "json"]
+    ));
     assert_eq!(code, 0, "{stderr}");
     let got: Vec<Message> = serde_json::from_str(&stdout).expect("a JSON array of messages");
     let s = session("error-recovery");
@@ -55,16 +49,12 @@ fn text_output_has_role_headers() {
         code,
         stdout,
         stderr,
-    } = recap!(&[
-        "render",
+    } = recap!(&render_args(
         corpus.to_str().unwrap(),
-        "--session",
         "explore-products",
-        "--turns",
-        "1",
-        "--strategy",
         "full-history",
-    ]);
+        &["--turns", "1"]
+    ));
     assert_eq!(code, 0, "{stderr}");
     assert!(stdout.starts_with("# session explore-products · call after 1 of 4 turns (5 left) · full-history · 4 messages"), "{stdout}");
     for header in [
@@ -87,16 +77,12 @@ fn turns_default_to_all_and_clamp_with_a_note() {
         code,
         stdout,
         stderr,
-    } = recap!(&[
-        "render",
+    } = recap!(&render_args(
         c,
-        "--session",
         "explore-products",
-        "--strategy",
         "single-user-coalesced",
-        "--format",
-        "json",
-    ]);
+        &["--format", "json"]
+    ));
     assert_eq!(code, 0, "{stderr}");
     assert!(stderr.is_empty(), "{stderr}");
     assert!(stdout.contains("Turns left: 2"), "{stdout}");
@@ -105,16 +91,12 @@ fn turns_default_to_all_and_clamp_with_a_note() {
         code,
         stdout,
         stderr,
-    } = recap!(&[
-        "render",
+    } = recap!(&render_args(
         c,
-        "--session",
         "long-30-turns",
-        "--strategy",
         "single-user-coalesced",
-        "--format",
-        "json",
-    ]);
+        &["--format", "json"]
+    ));
     assert_eq!(code, 0, "{stderr}");
     assert!(
         stderr.contains("note:") && stderr.contains("--turns 29"),
@@ -126,31 +108,23 @@ fn turns_default_to_all_and_clamp_with_a_note() {
 #[test]
 fn bad_turns_is_a_clear_error() {
     let corpus = handwritten();
-    let Run { code, stderr, .. } = recap!(&[
-        "render",
+    let Run { code, stderr, .. } = recap!(&render_args(
         corpus.to_str().unwrap(),
-        "--session",
         "explore-products",
-        "--turns",
-        "5",
-        "--strategy",
         "full-history",
-    ]);
+        &["--turns", "5"]
+    ));
     assert_eq!(code, 2);
     assert!(
         stderr.contains("--turns 5") && stderr.contains("0..=4"),
         "{stderr}"
     );
-    let Run { code, stderr, .. } = recap!(&[
-        "render",
+    let Run { code, stderr, .. } = recap!(&render_args(
         corpus.to_str().unwrap(),
-        "--session",
         "single-shot",
-        "--turns",
-        "1",
-        "--strategy",
         "full-history",
-    ]);
+        &["--turns", "1"]
+    ));
     assert_eq!(code, 2);
     assert!(
         stderr.contains("max_turns 1") && stderr.contains("0..=0"),
@@ -161,14 +135,12 @@ fn bad_turns_is_a_clear_error() {
 #[test]
 fn unknown_session_lists_available_ids() {
     let corpus = handwritten();
-    let Run { code, stderr, .. } = recap!(&[
-        "render",
+    let Run { code, stderr, .. } = recap!(&render_args(
         corpus.to_str().unwrap(),
-        "--session",
         "nope",
-        "--strategy",
         "full-history",
-    ]);
+        &[]
+    ));
     assert_eq!(code, 2);
     assert!(stderr.contains("no session \"nope\""), "{stderr}");
     assert!(
@@ -192,14 +164,7 @@ fn invalid_session_and_bad_specs_and_missing_files_are_clear_errors() {
     )
     .unwrap();
     let p = path.to_str().unwrap();
-    let Run { code, stderr, .. } = recap!(&[
-        "render",
-        p,
-        "--session",
-        "bad",
-        "--strategy",
-        "full-history",
-    ]);
+    let Run { code, stderr, .. } = recap!(&render_args(p, "bad", "full-history", &[]));
     assert_eq!(code, 2);
     assert!(
         stderr.contains("session \"bad\" is in the corpus but invalid")
@@ -207,14 +172,7 @@ fn invalid_session_and_bad_specs_and_missing_files_are_clear_errors() {
         "{stderr}"
     );
 
-    let Run { code, stderr, .. } = recap!(&[
-        "render",
-        p,
-        "--session",
-        "ok",
-        "--strategy",
-        "rolling-window:window=0",
-    ]);
+    let Run { code, stderr, .. } = recap!(&render_args(p, "ok", "rolling-window:window=0", &[]));
     assert_eq!(code, 2);
     assert!(
         stderr.contains("window") && stderr.contains("integer ≥ 1"),
@@ -229,14 +187,12 @@ fn invalid_session_and_bad_specs_and_missing_files_are_clear_errors() {
     );
 
     let missing = dir.path().join("missing.jsonl");
-    let Run { code, stderr, .. } = recap!(&[
-        "render",
+    let Run { code, stderr, .. } = recap!(&render_args(
         missing.to_str().unwrap(),
-        "--session",
         "ok",
-        "--strategy",
         "full-history",
-    ]);
+        &[]
+    ));
     assert_eq!(code, 2);
     assert!(
         stderr.contains("missing.jsonl") && stderr.contains("cannot open"),
@@ -300,28 +256,24 @@ fn every_default_recap_strategies_shows_is_accepted_as_an_option() {
     assert!(checked.len() >= 15, "{checked:?}");
     // And through the command line.
     let corpus = handwritten();
-    let Run { code, stderr, .. } = recap!(&[
-        "render",
+    let Run { code, stderr, .. } = recap!(&render_args(
         corpus.to_str().unwrap(),
-        "--session",
         "long-30-turns",
-        "--strategy",
         "ptc-trim:trigger_tokens=none,trigger_turns=4",
-    ]);
+        &[]
+    ));
     assert_eq!(code, 0, "{stderr}");
 }
 
 #[test]
 fn turning_off_the_only_trim_trigger_is_refused() {
     let corpus = handwritten();
-    let Run { code, stderr, .. } = recap!(&[
-        "render",
+    let Run { code, stderr, .. } = recap!(&render_args(
         corpus.to_str().unwrap(),
-        "--session",
         "long-30-turns",
-        "--strategy",
         "ptc-trim:trigger_turns=none",
-    ]);
+        &[]
+    ));
     assert_eq!(code, 2, "{stderr}");
     assert!(
         stderr.contains("nothing would trigger the trim"),
@@ -332,16 +284,12 @@ fn turning_off_the_only_trim_trigger_is_refused() {
 #[test]
 fn a_negative_turns_value_is_explained_not_escaped() {
     let corpus = handwritten();
-    let Run { code, stderr, .. } = recap!(&[
-        "render",
+    let Run { code, stderr, .. } = recap!(&render_args(
         corpus.to_str().unwrap(),
-        "--session",
         "long-30-turns",
-        "--turns",
-        "-1",
-        "--strategy",
         "full-history",
-    ]);
+        &["--turns", "-1"]
+    ));
     assert_eq!(code, 2, "{stderr}");
     assert!(
         stderr.contains("-1 is negative; K counts the turns completed before the call"),

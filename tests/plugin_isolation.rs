@@ -9,6 +9,7 @@
 //! self-test and misbehave from 3 completed turns on.
 
 use recap_testkit::cli::{Run, run};
+use recap_testkit::faulty_runs::{TimedRun, assert_builtins_complete, corpus, run_of, run_timed};
 use recap_testkit::plugins::{reliability_fixture as fixture, sample};
 use recap_testkit::recap_command;
 
@@ -16,47 +17,9 @@ use serde_json::Value as Json;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-/// `sessions` sessions of 6 turns (turn 4 failed), `max_turns` 8.
-fn corpus(dir: &Path, sessions: usize) -> PathBuf {
-    let mut text = String::new();
-    for s in 0..sessions {
-        let turns: Vec<Json> = (1..=6)
-            .map(|n| {
-                let mut t = serde_json::json!({
-                    "number": n,
-                    "program": format!("(def x{n} {n})"),
-                    "success": n != 4,
-                    "prints": [format!("printed {n}")],
-                    "definitions": [{"name": format!("x{n}"), "kind": "def", "value": n}],
-                });
-                if n == 4 {
-                    t["error"] = serde_json::json!({"message": "boom"});
-                }
-                t
-            })
-            .collect();
-        let session = serde_json::json!({
-            "id": format!("s{s}"), "mission": "Find it", "system_prompt": "sys",
-            "max_turns": 8, "turns": turns,
-        });
-        text.push_str(&session.to_string());
-        text.push('\n');
-    }
-    let path = dir.join("c.jsonl");
-    std::fs::write(&path, text).expect("write corpus");
-    path
-}
-
-struct Isolated {
-    code: i32,
-    report: Json,
-    stderr: String,
-    elapsed: Duration,
-}
-
 /// `recap run` of `sessions` sessions with full-history, single-user-coalesced and
 /// `strategy` from `lib` in worker processes, as JSON, with `extra` flags.
-fn run_isolated(lib: &Path, strategy: &str, sessions: usize, extra: &[&str]) -> Isolated {
+fn run_isolated(lib: &Path, strategy: &str, sessions: usize, extra: &[&str]) -> TimedRun {
     let dir = tempfile::tempdir().expect("tempdir");
     let corpus = corpus(dir.path(), sessions);
     let mut cmd = recap_command!();
@@ -72,35 +35,7 @@ fn run_isolated(lib: &Path, strategy: &str, sessions: usize, extra: &[&str]) -> 
         .arg(lib)
         .args(["--plugin-isolation", "process", "--format", "json"])
         .args(extra);
-    let start = Instant::now();
-    let r = run(&mut cmd);
-    let elapsed = start.elapsed();
-    Isolated {
-        code: r.code,
-        report: r.json(),
-        stderr: r.stderr,
-        elapsed,
-    }
-}
-
-fn run_of<'a>(report: &'a Json, strategy: &str) -> &'a Json {
-    report["runs"]
-        .as_array()
-        .expect("runs")
-        .iter()
-        .find(|r| r["strategy"] == strategy)
-        .unwrap_or_else(|| panic!("no run of {strategy} in {report}"))
-}
-
-/// The built-ins ran completely next to the faulty plugin.
-fn assert_builtins_complete(report: &Json, sessions: u64) {
-    for name in ["full-history", "single-user-coalesced"] {
-        let run = run_of(report, name);
-        assert_eq!(run["sessions"], sessions, "{name}: {run}");
-        assert_eq!(run["calls"], sessions * 6, "{name}: {run}");
-        assert_eq!(run["render_errors"]["count"], 0, "{name}: {run}");
-        assert_eq!(run["invariant_violations"]["count"], 0, "{name}: {run}");
-    }
+    run_timed(&mut cmd)
 }
 
 /// A worker fault: exit 1, the built-ins complete, and in each of the 3 sessions one

@@ -9,57 +9,20 @@
 //! binary by a nested `cargo build` (`recap_testkit::plugins`).
 
 use recap_testkit::cli::{Run, run};
+use recap_testkit::faulty_runs::{TimedRun, assert_builtins_complete, corpus, run_of, run_timed};
 use recap_testkit::plugins::reliability_fixture as fixture;
 use recap_testkit::recap_command;
 
 use serde_json::Value as Json;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::{Duration, Instant};
 
-/// Three sessions of 6 turns (turn 4 failed), `max_turns` 8.
-fn corpus(dir: &Path) -> PathBuf {
-    let mut text = String::new();
-    for s in 0..3 {
-        let turns: Vec<Json> = (1..=6)
-            .map(|n| {
-                let mut t = serde_json::json!({
-                    "number": n,
-                    "program": format!("(def x{n} {n})"),
-                    "success": n != 4,
-                    "prints": [format!("printed {n}")],
-                    "definitions": [{"name": format!("x{n}"), "kind": "def", "value": n}],
-                });
-                if n == 4 {
-                    t["error"] = serde_json::json!({"message": "boom"});
-                }
-                t
-            })
-            .collect();
-        let session = serde_json::json!({
-            "id": format!("s{s}"), "mission": "Find it", "system_prompt": "sys",
-            "max_turns": 8, "turns": turns,
-        });
-        text.push_str(&session.to_string());
-        text.push('\n');
-    }
-    let path = dir.join("c.jsonl");
-    std::fs::write(&path, text).expect("write corpus");
-    path
-}
-
-struct RunResult {
-    code: i32,
-    report: Json,
-    stderr: String,
-    elapsed: Duration,
-}
-
-/// `recap run` of the corpus with full-history, single-user-coalesced and the plugin
+/// `recap run` of 3 sessions with full-history, single-user-coalesced and the plugin
 /// strategy `strategy` from `lib`, as JSON, two workers, a 1 s plugin time limit; with
 /// `out`, also `--out <tempdir>/report`.
-fn run_with_plugin(lib: &Path, strategy: &str, out: bool) -> (RunResult, tempfile::TempDir) {
+fn run_with_plugin(lib: &Path, strategy: &str, out: bool) -> (TimedRun, tempfile::TempDir) {
     let dir = tempfile::tempdir().expect("tempdir");
-    let corpus = corpus(dir.path());
+    let corpus = corpus(dir.path(), 3);
     let mut cmd = recap_command!();
     cmd.arg("run")
         .arg(&corpus)
@@ -75,43 +38,7 @@ fn run_with_plugin(lib: &Path, strategy: &str, out: bool) -> (RunResult, tempfil
     if out {
         cmd.arg("--out").arg(dir.path().join("report"));
     }
-    let start = Instant::now();
-    let run = run(&mut cmd);
-    let elapsed = start.elapsed();
-    let report = run.json();
-    (
-        RunResult {
-            code: run.code,
-            report,
-            stderr: run.stderr,
-            elapsed,
-        },
-        dir,
-    )
-}
-
-fn run_of<'a>(report: &'a Json, strategy: &str) -> &'a Json {
-    report["runs"]
-        .as_array()
-        .expect("runs")
-        .iter()
-        .find(|r| r["strategy"] == strategy)
-        .unwrap_or_else(|| panic!("no run of {strategy} in {report}"))
-}
-
-/// The built-ins ran completely next to the faulty plugin.
-fn assert_builtins_complete(report: &Json) {
-    for name in ["full-history", "single-user-coalesced"] {
-        let run = run_of(report, name);
-        assert_eq!(run["sessions"], 3, "{name}: {run}");
-        assert_eq!(run["calls"], 18, "{name}: {run}");
-        assert!(
-            run["prompt_tokens_total"].as_u64().unwrap_or(0) > 0,
-            "{name}: {run}"
-        );
-        assert_eq!(run["render_errors"]["count"], 0, "{name}: {run}");
-        assert_eq!(run["invariant_violations"]["count"], 0, "{name}: {run}");
-    }
+    (run_timed(&mut cmd), dir)
 }
 
 /// The plugin's run: every session reports render errors of `kind`, the first example
@@ -139,7 +66,7 @@ fn assert_render_errors(report: &Json, strategy: &str, kind: &str, expect: &str)
     );
 }
 
-fn check_fault(lib: &str, strategy: &str, kind: &str, expect: &str) -> RunResult {
+fn check_fault(lib: &str, strategy: &str, kind: &str, expect: &str) -> TimedRun {
     let (r, _dir) = run_with_plugin(&fixture(lib), strategy, false);
     assert_eq!(r.code, 1, "problems found → exit 1; stderr: {}", r.stderr);
     // The plugin's own panic hook may print its panic; recap's code must not panic.
@@ -150,7 +77,7 @@ fn check_fault(lib: &str, strategy: &str, kind: &str, expect: &str) -> RunResult
             r.stderr
         );
     }
-    assert_builtins_complete(&r.report);
+    assert_builtins_complete(&r.report, 3);
     assert_render_errors(&r.report, strategy, kind, expect);
     r
 }
@@ -257,7 +184,7 @@ fn plugin_breaking_invariants_has_them_counted() {
         false,
     );
     assert_eq!(r.code, 1, "stderr: {}", r.stderr);
-    assert_builtins_complete(&r.report);
+    assert_builtins_complete(&r.report, 3);
     let run = run_of(&r.report, "rt-breaks-invariants");
     assert_eq!(run["render_errors"]["count"], 0, "{run}");
     let by = &run["invariant_violations"]["by_invariant"];
@@ -287,7 +214,7 @@ fn faulty_plugin_run_still_writes_every_report_file() {
     let written: Json =
         serde_json::from_slice(&std::fs::read(out.join("report.json")).expect("read"))
             .expect("report.json is complete JSON");
-    assert_builtins_complete(&written);
+    assert_builtins_complete(&written, 3);
     assert_render_errors(
         &written,
         "rt-invalid-json",
@@ -303,7 +230,7 @@ fn faulty_plugin_run_still_writes_every_report_file() {
 #[test]
 fn a_session_goes_on_after_a_failed_call_and_each_panic_is_told_once() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let corpus = corpus(dir.path());
+    let corpus = corpus(dir.path(), 3);
     let out = dir.path().join("report");
     let r = run(recap_command!()
         .arg("run")

@@ -38,23 +38,34 @@ pub struct SessionBuilder {
     session: Session,
 }
 
+/// A session of `form` with id `s`, `mission`, an empty system prompt, no turns and
+/// nothing else: where both builders start.
+pub(crate) fn bare_session(
+    mission: &str,
+    form: recap_core::Form,
+    max_turns: u32,
+    budget_recorded: bool,
+) -> Session {
+    Session {
+        id: "s".to_string(),
+        mission: mission.to_string(),
+        system_prompt: String::new(),
+        max_turns,
+        budget_recorded,
+        form,
+        tools: BTreeMap::new(),
+        data: BTreeMap::new(),
+        meta: Map::new(),
+        turns: Vec::new(),
+        chat_turns: Vec::new(),
+    }
+}
+
 impl SessionBuilder {
     /// A session with id `s`, an empty system prompt and `max_turns` 5 (SS-002).
     pub fn new(mission: &str) -> Self {
         Self {
-            session: Session {
-                id: "s".to_string(),
-                mission: mission.to_string(),
-                system_prompt: String::new(),
-                max_turns: DEFAULT_MAX_TURNS,
-                budget_recorded: true,
-                form: recap_core::Form::Ptc,
-                tools: BTreeMap::new(),
-                data: BTreeMap::new(),
-                meta: Map::new(),
-                turns: Vec::new(),
-                chat_turns: Vec::new(),
-            },
+            session: bare_session(mission, recap_core::Form::Ptc, DEFAULT_MAX_TURNS, true),
         }
     }
 

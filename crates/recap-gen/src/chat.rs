@@ -8,7 +8,6 @@ use recap_core::{
     AssistantTurn, ChatToolCall, ChatTurn, FieldError, Form, Observation, Session, ToolSpec,
 };
 use serde_json::{Map, Value as Json};
-use std::collections::BTreeMap;
 
 /// Builds a chat-form session turn by turn; turn numbers follow the order of calls.
 #[derive(Debug, Clone)]
@@ -20,19 +19,8 @@ impl ChatSessionBuilder {
     /// A session with id `s`, an empty system prompt and no recorded budget.
     pub fn new(mission: &str) -> Self {
         ChatSessionBuilder {
-            session: Session {
-                id: "s".to_string(),
-                mission: mission.to_string(),
-                system_prompt: String::new(),
-                max_turns: u32::MAX,
-                budget_recorded: false,
-                form: Form::Chat,
-                tools: BTreeMap::new(),
-                data: BTreeMap::new(),
-                meta: Map::new(),
-                turns: Vec::new(),
-                chat_turns: Vec::new(),
-            },
+            // No budget: chat logs rarely record one (`max_turns: null`).
+            session: crate::builder::bare_session(mission, Form::Chat, u32::MAX, false),
         }
     }
 

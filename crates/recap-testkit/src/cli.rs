@@ -60,3 +60,22 @@ macro_rules! recap_command {
         ::std::process::Command::new(env!("CARGO_BIN_EXE_recap"))
     };
 }
+
+/// The arguments of `recap render CORPUS --session SESSION --strategy STRATEGY EXTRA…`.
+pub fn render_args<'a>(
+    corpus: &'a str,
+    session: &'a str,
+    strategy: &'a str,
+    extra: &[&'a str],
+) -> Vec<&'a str> {
+    let mut args = vec![
+        "render",
+        corpus,
+        "--session",
+        session,
+        "--strategy",
+        strategy,
+    ];
+    args.extend_from_slice(extra);
+    args
+}

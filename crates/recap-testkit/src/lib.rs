@@ -7,6 +7,7 @@
 
 pub mod checks;
 pub mod cli;
+pub mod faulty_runs;
 pub mod plugin_checks;
 pub mod plugins;
 #[cfg(feature = "replay-fidelity")]

@@ -59,7 +59,6 @@ pub fn render_cached(
 }
 
 /// A message not counted yet (no message counts `u64::MAX` tokens).
-
 const UNCOUNTED: u64 = u64::MAX;
 
 impl History {
