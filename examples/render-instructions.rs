@@ -27,8 +27,7 @@ use std::sync::Arc;
 #[inline(never)]
 fn measured_render(strategy: &dyn Strategy, sessions: &[Session]) -> Result<(u64, u64)> {
     let (mut n_calls, mut bytes) = (0u64, 0u64);
-    let forms = strategy.forms();
-    for session in sessions.iter().filter(|s| forms.contains(&s.form)) {
+    for session in sessions.iter().filter(|s| strategy.applies_to(s)) {
         let mut state = SessionState::new();
         for k in calls(session) {
             let messages = strategy
