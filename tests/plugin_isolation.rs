@@ -388,3 +388,59 @@ fn plugins_check_loads_in_a_worker_and_reports_load_errors_alike() {
         r.stderr
     );
 }
+
+/// An experiment file isolates one plugin: the third-party library that aborts runs in
+/// worker processes (its calls fail, recap lives), the trusted one beside it in-process.
+#[test]
+fn an_experiment_file_isolates_one_plugin_and_not_the_other() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let corpus = corpus(dir.path(), 2);
+    let file = dir.path().join("experiment.toml");
+    let toml = |s: &Path| s.display().to_string().replace('\\', "/");
+    std::fs::write(
+        &file,
+        format!(
+            "corpora = [\"{}\"]\nstrategies = [\"full-history\", \"single-user-coalesced\", \"rt-abort\", \"aggressive\"]\nformat = \"json\"\n\n[[plugins]]\npath = \"{}\"\nisolation = \"process\"\n\n[[plugins]]\npath = \"{}\"\n",
+            toml(&corpus),
+            toml(&fixture("rt_abort")),
+            toml(&sample("recap_aggressive")),
+        ),
+    )
+    .expect("write the experiment file");
+    let r = run_timed(recap_command!().arg("run").arg("--config").arg(&file));
+    assert_eq!(r.code, 1, "problems found → exit 1: {}", r.stderr);
+    assert_builtins_complete(&r.report, 2);
+    let aborted = run_of(&r.report, "rt-abort");
+    let first = &aborted["render_errors"]["examples"][0];
+    assert_eq!(first["kind"], "crash", "{first}");
+    assert!(
+        first["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("SIGABRT"),
+        "{first}"
+    );
+    let trusted = run_of(&r.report, "aggressive");
+    assert_eq!(trusted["sessions"], 2, "{trusted}");
+    assert_eq!(trusted["render_errors"]["count"], 0, "{trusted}");
+
+    // A value other than the two is refused with its line and key.
+    std::fs::write(
+        &file,
+        format!(
+            "[[plugins]]\npath = \"{}\"\nisolation = \"sandbox\"\n",
+            toml(&sample("recap_aggressive"))
+        ),
+    )
+    .expect("write the experiment file");
+    let r = run(recap_command!().arg("run").arg("--config").arg(&file));
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(
+        r.stderr.contains(":3:")
+            && r.stderr.contains("plugins[0].isolation")
+            && r.stderr
+                .contains("expected \"in-process\" or \"process\", got \"sandbox\""),
+        "{}",
+        r.stderr
+    );
+}

@@ -7,6 +7,8 @@
 //! same from anywhere. Every key and value is checked before anything runs, and a bad
 //! one is reported with the file, line and column, the key, and what was expected.
 
+use super::plugins::IsolationMode;
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
@@ -14,7 +16,7 @@ use toml::Spanned;
 use toml::de::{DeTable, DeValue};
 
 /// The keys of an experiment file, as `recap init` documents them.
-pub const KEYS: [&str; 16] = [
+pub const KEYS: [&str; 17] = [
     "corpora",
     "strategies",
     "sweeps",
@@ -22,6 +24,7 @@ pub const KEYS: [&str; 16] = [
     "plugins",
     "plugin_dirs",
     "plugin_timeout",
+    "plugin_isolation",
     "tokenizers",
     "tokenizer_backend",
     "cache_read_ratio",
@@ -32,7 +35,8 @@ pub const KEYS: [&str; 16] = [
     "format",
     "dump_prompts",
 ];
-const PLUGIN_KEYS: [&str; 2] = ["path", "options"];
+const PLUGIN_KEYS: [&str; 3] = ["path", "options", "isolation"];
+const ISOLATIONS: [&str; 2] = ["in-process", "process"];
 const COMPRESS_KEYS: [&str; 2] = ["println_limit", "tool_call_limit"];
 const TOKENIZERS: [&str; 3] = ["o200k_base", "cl100k_base", "deepseek_v3"];
 const BACKENDS: [&str; 2] = ["fast", "reference"];
@@ -103,6 +107,10 @@ pub struct Experiment {
     pub plugin_runs: Vec<PluginRun>,
     pub plugin_dirs: Vec<PathBuf>,
     pub plugin_timeout: Option<String>,
+    /// `plugin_isolation`: where the file's plugins run unless one says otherwise.
+    pub plugin_isolation: Option<IsolationMode>,
+    /// `[[plugins]] isolation`, per library.
+    pub isolation_of: BTreeMap<PathBuf, IsolationMode>,
     pub tokenizers: Vec<String>,
     pub tokenizer_backend: Option<String>,
     pub cache_read_ratio: Option<f64>,
@@ -194,8 +202,11 @@ pub fn parse(file: &Path, content: &str) -> Result<Experiment, ConfigError> {
             }
             "compress_history" => compress = v.compress_history()?,
             "plugins" => {
-                for (path, options) in v.plugins()? {
+                for (path, options, isolation) in v.plugins()? {
                     exp.plugins.push(path.clone());
+                    if let Some(mode) = isolation {
+                        exp.isolation_of.insert(path.clone(), mode);
+                    }
                     if let Some((options, origin)) = options {
                         exp.plugin_runs.push(PluginRun {
                             path,
@@ -219,6 +230,9 @@ pub fn parse(file: &Path, content: &str) -> Result<Experiment, ConfigError> {
                 }
             }
             "plugin_timeout" => exp.plugin_timeout = Some(v.time_limit()?),
+            "plugin_isolation" => {
+                exp.plugin_isolation = Some(isolation_mode(&v.one_of(&ISOLATIONS)?))
+            }
             "tokenizers" => {
                 for (t, span) in v.strings_or_one()? {
                     if !TOKENIZERS.contains(&t.as_str()) {
@@ -576,11 +590,18 @@ impl<'i> Field<'_, '_, 'i> {
     }
 
     /// `[[plugins]]` tables: each library's path (which must exist) and, when given,
-    /// the options to run its strategy with.
+    /// the options to run its strategy with and where it runs.
     #[allow(clippy::type_complexity)]
     fn plugins(
         &self,
-    ) -> Result<Vec<(PathBuf, Option<(Vec<(String, String)>, String)>)>, ConfigError> {
+    ) -> Result<
+        Vec<(
+            PathBuf,
+            Option<(Vec<(String, String)>, String)>,
+            Option<IsolationMode>,
+        )>,
+        ConfigError,
+    > {
         let DeValue::Array(items) = self.value() else {
             return Err(self.wrong(self.value.span(), "[[plugins]] tables", self.value()));
         };
@@ -590,7 +611,7 @@ impl<'i> Field<'_, '_, 'i> {
             let DeValue::Table(t) = item.get_ref() else {
                 return Err(self.wrong(item.span(), "a table with `path`", item.get_ref()));
             };
-            let (mut path, mut options) = (None, None);
+            let (mut path, mut options, mut isolation) = (None, None, None);
             for (k, v) in in_source_order(t) {
                 let name = k.get_ref().as_ref();
                 let key = format!("{here}.{name}");
@@ -617,6 +638,29 @@ impl<'i> Field<'_, '_, 'i> {
                         options =
                             Some((self.plugin_options(v, &key)?, self.ctx.at(v.span(), &key)));
                     }
+                    "isolation" => {
+                        let mode = match v.get_ref() {
+                            DeValue::String(m) if ISOLATIONS.contains(&m.as_ref()) => m,
+                            DeValue::String(m) => {
+                                return Err(self.ctx.error(
+                                    v.span(),
+                                    Some(&key),
+                                    format!("expected \"in-process\" or \"process\", got {m:?}"),
+                                ));
+                            }
+                            other => {
+                                return Err(self.ctx.error(
+                                    v.span(),
+                                    Some(&key),
+                                    format!(
+                                        "expected \"in-process\" or \"process\", got {}",
+                                        type_name(other)
+                                    ),
+                                ));
+                            }
+                        };
+                        isolation = Some(isolation_mode(mode));
+                    }
                     _ => {
                         return Err(unknown_key(
                             self.ctx,
@@ -635,7 +679,7 @@ impl<'i> Field<'_, '_, 'i> {
                     "missing `path` (the plugin library)".to_string(),
                 ));
             };
-            out.push((path, options));
+            out.push((path, options, isolation));
         }
         Ok(out)
     }
@@ -695,6 +739,15 @@ impl<'i> Field<'_, '_, 'i> {
             out.push((name.to_string(), text));
         }
         Ok(out)
+    }
+}
+
+/// One of [`ISOLATIONS`], already checked.
+fn isolation_mode(name: &str) -> IsolationMode {
+    if name == "process" {
+        IsolationMode::Process
+    } else {
+        IsolationMode::InProcess
     }
 }
 
@@ -844,6 +897,34 @@ plugin_timeout = "none"
         }
         let e = parse_in(tmp.path(), "compress_history = { window = 2 }").unwrap_err();
         assert!(e.to_string().contains("unknown key `compress_history.window`; valid keys of `compress_history`: println_limit, tool_call_limit"), "{e}");
+    }
+
+    #[test]
+    fn isolation_is_read_per_plugin_and_for_the_file() {
+        let tmp = corpus_dir();
+        let e = parse_in(
+            tmp.path(),
+            "plugin_isolation = \"process\"\n[[plugins]]\npath = \"data/a.jsonl\"\nisolation = \"in-process\"\n[[plugins]]\npath = \"data/b.jsonl\"\n",
+        )
+        .unwrap();
+        assert_eq!(e.plugin_isolation, Some(IsolationMode::Process));
+        assert_eq!(
+            e.isolation_of.values().collect::<Vec<_>>(),
+            [&IsolationMode::InProcess],
+            "only the plugin that says so"
+        );
+        let e = parse_in(tmp.path(), "plugin_isolation = \"thread\"").unwrap_err();
+        assert_eq!((e.line, e.key.as_deref()), (1, Some("plugin_isolation")));
+        let e = parse_in(
+            tmp.path(),
+            "[[plugins]]\npath = \"data/a.jsonl\"\nisolation = true\n",
+        )
+        .unwrap_err();
+        assert_eq!(
+            (e.line, e.key.as_deref()),
+            (3, Some("plugins[0].isolation"))
+        );
+        assert!(e.message.contains("got a boolean"), "{e}");
     }
 
     #[test]

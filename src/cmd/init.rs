@@ -61,9 +61,11 @@ out = "results/experiment"
 # `strategies` or `sweeps`.
 # plugin_dirs = ["plugins"]
 # plugin_timeout = 30               # seconds per plugin call, or "none"
+# plugin_isolation = "in-process"   # or "process": each plugin in worker processes
 # [[plugins]]
 # path = "plugins/libmy_strategy.so"
 # options = { keep = 3 }
+# isolation = "process"             # this plugin only (a third-party library, say)
 "#;
 
 pub fn run(args: Args) -> Result<ExitCode> {

@@ -6,8 +6,9 @@ use recap_core::Registry;
 use recap_plugin_host::{
     Isolation, IsolationConfig, LoadError, Plugin, load_all_with, plugin_files_in, register,
 };
+use std::collections::{BTreeMap, BTreeSet};
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 
@@ -33,13 +34,17 @@ pub struct PluginArgs {
     /// `recap plugin-worker` child processes; a crash, abort, exit, running out of
     /// memory or a hang is an error of the call it happened in (naming the plugin,
     /// session and call), the next session gets a new worker, other strategies go on.
-    #[arg(
-        long = "plugin-isolation",
-        value_name = "MODE",
-        value_enum,
-        default_value_t
-    )]
-    pub plugin_isolation: IsolationMode,
+    /// Given here it applies to every plugin; an experiment file may set it per plugin.
+    /// [default: in-process]
+    #[arg(long = "plugin-isolation", value_name = "MODE", value_enum)]
+    pub plugin_isolation: Option<IsolationMode>,
+    /// Per plugin library, from an experiment file (`[[plugins]] isolation`): where it
+    /// runs when `--plugin-isolation` is not given.
+    #[arg(skip)]
+    pub isolation_of: BTreeMap<PathBuf, IsolationMode>,
+    /// The experiment file's `plugin_isolation`: for its other plugins.
+    #[arg(skip)]
+    pub file_isolation: Option<IsolationMode>,
     /// With `--plugin-isolation process`: the most address space each worker may use
     /// (bytes, or with a K, M or G suffix: `512M`). An allocation past it fails inside
     /// the plugin, which ends the call with an error.
@@ -142,20 +147,20 @@ impl PluginArgs {
         Ok(files)
     }
 
-    /// How the flags say to run plugins.
-    pub fn isolation(&self) -> Result<Isolation> {
-        match self.plugin_isolation {
-            IsolationMode::InProcess => {
-                for (given, flag) in [
-                    (self.plugin_memory_limit.is_some(), "--plugin-memory-limit"),
-                    (self.plugin_restarts.is_some(), "--plugin-restarts"),
-                ] {
-                    if given {
-                        bail!("{flag} needs --plugin-isolation process");
-                    }
-                }
-                Ok(Isolation::InProcess)
-            }
+    /// Where the plugin library `file` runs: `--plugin-isolation` when given, else
+    /// what the experiment file says for it, else the file's `plugin_isolation`, else
+    /// in-process.
+    pub fn mode_of(&self, file: &Path) -> IsolationMode {
+        self.plugin_isolation
+            .or_else(|| self.isolation_of.get(file).copied())
+            .or(self.file_isolation)
+            .unwrap_or_default()
+    }
+
+    /// How to run plugins in `mode`, with the flags' worker settings.
+    pub fn isolation(&self, mode: IsolationMode) -> Result<Isolation> {
+        match mode {
+            IsolationMode::InProcess => Ok(Isolation::InProcess),
             IsolationMode::Process => {
                 // The worker is this very recap.
                 let worker = std::env::current_exe()
@@ -181,13 +186,38 @@ impl PluginArgs {
     /// `--keep-going` the libraries that failed, for callers that report them.
     pub fn load(&self) -> Result<(Registry, Vec<Arc<Plugin>>, Vec<LoadFailure>)> {
         self.apply_time_limit();
-        let isolation = self.isolation()?;
         let mut registry = recap_builtins::registry();
         let files = self.files()?;
+        let modes: Vec<IsolationMode> = files.iter().map(|f| self.mode_of(f)).collect();
+        if !modes.contains(&IsolationMode::Process) {
+            for (given, flag) in [
+                (self.plugin_memory_limit.is_some(), "--plugin-memory-limit"),
+                (self.plugin_restarts.is_some(), "--plugin-restarts"),
+            ] {
+                if given {
+                    bail!(
+                        "{flag} needs --plugin-isolation process (or a plugin isolated by the experiment file)"
+                    );
+                }
+            }
+        }
         if files.is_empty() {
             return Ok((registry, Vec::new(), Vec::new()));
         }
-        let (mut plugins, mut errors) = load_all_with(&files, &isolation);
+        let (mut plugins, mut errors) = (Vec::new(), Vec::new());
+        // One load per library, in file order, each where it is to run; a library named
+        // twice (by --plugin and by --plugin-dir, say) is loaded once.
+        let mut seen = BTreeSet::new();
+        for (file, mode) in files.iter().zip(&modes) {
+            if let Ok(canonical) = std::fs::canonicalize(file)
+                && !seen.insert(canonical)
+            {
+                continue;
+            }
+            let (mut p, mut e) = load_all_with(std::slice::from_ref(file), &self.isolation(*mode)?);
+            plugins.append(&mut p);
+            errors.append(&mut e);
+        }
         plugins.retain(|plugin| match register(&mut registry, plugin) {
             Ok(()) => true,
             Err(e) => {
@@ -291,13 +321,18 @@ fn check(args: CheckArgs) -> Result<ExitCode> {
         plugins: args.libs,
         plugin_dirs: args.plugin_dirs,
         plugin_timeout: args.plugin_timeout,
-        plugin_isolation: args.plugin_isolation,
+        plugin_isolation: Some(args.plugin_isolation),
+        isolation_of: BTreeMap::new(),
+        file_isolation: None,
         plugin_memory_limit: args.plugin_memory_limit,
         plugin_restarts: None,
         keep_going: false,
     };
     plugin_args.apply_time_limit();
-    let isolation = plugin_args.isolation()?;
+    if args.plugin_isolation == IsolationMode::InProcess && args.plugin_memory_limit.is_some() {
+        bail!("--plugin-memory-limit needs --plugin-isolation process");
+    }
+    let isolation = plugin_args.isolation(args.plugin_isolation)?;
     let files = plugin_args.files()?;
     if files.is_empty() {
         bail!("nothing to check: name plugin libraries, or a directory with --plugin-dir");

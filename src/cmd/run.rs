@@ -191,6 +191,8 @@ impl Args {
         let mut dirs = exp.plugin_dirs;
         dirs.append(&mut self.plugins.plugin_dirs);
         self.plugins.plugin_dirs = dirs;
+        self.plugins.isolation_of = exp.isolation_of;
+        self.plugins.file_isolation = exp.plugin_isolation;
         if self.plugins.plugin_timeout.is_none()
             && let Some(limit) = exp.plugin_timeout.as_deref()
             && let Ok(limit) = recap_plugin_host::parse_limit(limit)
