@@ -655,6 +655,36 @@ fn sessions_and_calls_tables_add_up_to_the_report() {
     }
 }
 
+#[test]
+fn no_calls_csv_leaves_it_out_and_removes_an_earlier_one() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("r");
+    let corpus = bench("handwritten.jsonl");
+    run_out(&dir, &[&corpus], &["full-history"]);
+    assert!(dir.join("calls.csv").is_file());
+    let d = dir.display().to_string();
+    let out = recap(
+        &root(),
+        &[
+            "run",
+            &corpus,
+            "--strategy",
+            "full-history",
+            "--out",
+            &d,
+            "--force",
+            "--no-calls-csv",
+        ],
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(!out.stderr.contains("calls.csv"), "{}", out.stderr);
+    assert!(
+        !dir.join("calls.csv").exists(),
+        "the earlier report's calls.csv is not this report's"
+    );
+    assert!(dir.join("sessions.csv").is_file());
+}
+
 /// The HTML report of a run over both forms, for the tests below.
 fn html_report(tmp: &Path) -> (PathBuf, Value) {
     let dir = tmp.join("r");

@@ -99,6 +99,10 @@ pub struct Args {
     /// Leave the per-session records out of the JSON report (smaller, for huge corpora).
     #[arg(long)]
     no_session_details: bool,
+    /// Leave `calls.csv` out of `--out DIR` (a row per call × strategy × tokenizer: over
+    /// a huge corpus, the largest file of a report).
+    #[arg(long)]
+    no_calls_csv: bool,
     #[command(flatten)]
     plugins: super::plugins::PluginArgs,
 }
@@ -586,7 +590,7 @@ pub fn run(mut args: Args) -> Result<ExitCode> {
     cfg.dump_prompts = args.dump_prompts;
     cfg.session_details = !args.no_session_details;
     // Per-call rows go to DIR/calls.csv only.
-    cfg.call_records = args.out.is_some();
+    cfg.call_records = args.out.is_some() && !args.no_calls_csv;
     let provenance = super::provenance::collect(
         config_text.as_ref(),
         &plugins,
@@ -654,7 +658,7 @@ pub fn run(mut args: Args) -> Result<ExitCode> {
             b.set_message(format!("{done} sessions"));
         }
     };
-    let mut calls_csv = match &out_dir {
+    let mut calls_csv = match out_dir.as_ref().filter(|_| cfg.call_records) {
         Some(out) => Some(
             CallsCsv::new(
                 out.stream(CALLS_CSV)?,
@@ -718,7 +722,9 @@ pub fn run(mut args: Args) -> Result<ExitCode> {
             LOWEST_MAX_CHARS,
         );
         let mut files = recap_harness::write_report(&out, &report, &views)?;
-        files.push(CALLS_CSV.to_string());
+        if cfg.call_records {
+            files.push(CALLS_CSV.to_string());
+        }
         let dir = out.commit()?;
         crate::say!(
             "report written to {}: {}{}",

@@ -67,6 +67,14 @@ pub const MAX_NESTING: usize = 128;
 /// field `file`, which `recap validate` and `recap run` both report.
 /// A gzip file (`.gz`, recognised by its bytes) is decompressed as it is read.
 pub fn open_file(path: &Path) -> Result<CorpusFile, RejectedSession> {
+    open_file_counted(path, None)
+}
+
+/// [`open_file`], adding the bytes read from the file as stored to `read` (progress).
+pub fn open_file_counted(
+    path: &Path,
+    read: Option<std::sync::Arc<std::sync::atomic::AtomicU64>>,
+) -> Result<CorpusFile, RejectedSession> {
     let unreadable = |message: String| RejectedSession {
         file: path.to_path_buf(),
         line: 0,
@@ -81,7 +89,7 @@ pub fn open_file(path: &Path) -> Result<CorpusFile, RejectedSession> {
             "is a directory, expected a JSON Lines file".into(),
         ));
     }
-    CorpusFile::new(file).map_err(|e| unreadable(format!("cannot read: {e}")))
+    CorpusFile::counted(file, read).map_err(|e| unreadable(format!("cannot read: {e}")))
 }
 
 impl CorpusReader<BufReader<CorpusFile>> {

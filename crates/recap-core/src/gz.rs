@@ -5,17 +5,42 @@
 use flate2::read::MultiGzDecoder;
 use std::fs::File;
 use std::io::{self, BufReader, Read, Seek, SeekFrom};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// An opened corpus file: plain, or gzip (decompressed while read; a cut or corrupt
 /// archive is a read error where the damage starts).
 pub enum CorpusFile {
-    Plain(File),
-    Gzip(Box<MultiGzDecoder<BufReader<File>>>),
+    Plain(FileBytes),
+    Gzip(Box<MultiGzDecoder<BufReader<FileBytes>>>),
+}
+
+/// The file as stored, with the bytes read from it counted when asked: progress over a
+/// gzip corpus is then measured in the compressed bytes its size is given in.
+pub struct FileBytes {
+    file: File,
+    read: Option<Arc<AtomicU64>>,
+}
+
+impl Read for FileBytes {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.file.read(buf)?;
+        if let Some(read) = &self.read {
+            read.fetch_add(n as u64, Ordering::Relaxed);
+        }
+        Ok(n)
+    }
 }
 
 impl CorpusFile {
     /// Wraps an opened file, looking at its first two bytes.
-    pub fn new(mut file: File) -> io::Result<CorpusFile> {
+    pub fn new(file: File) -> io::Result<CorpusFile> {
+        Self::counted(file, None)
+    }
+
+    /// [`CorpusFile::new`], adding the bytes read from the file as stored (compressed,
+    /// for gzip) to `read` when given.
+    pub fn counted(mut file: File, read: Option<Arc<AtomicU64>>) -> io::Result<CorpusFile> {
         let mut magic = [0u8; 2];
         let mut got = 0;
         while got < magic.len() {
@@ -25,6 +50,7 @@ impl CorpusFile {
             }
         }
         file.seek(SeekFrom::Start(0))?;
+        let file = FileBytes { file, read };
         Ok(if got == 2 && magic == [0x1f, 0x8b] {
             CorpusFile::Gzip(Box::new(MultiGzDecoder::new(BufReader::new(file))))
         } else {
@@ -66,6 +92,31 @@ mod tests {
         let r = f.read_to_string(&mut text).map(|_| text);
         let _ = std::fs::remove_file(&dir);
         (f.is_gzip(), r)
+    }
+
+    #[test]
+    fn bytes_are_counted_as_stored() {
+        let text = "{\"id\": \"a\"}\n".repeat(1000);
+        let compressed = gzip(&text);
+        assert!(compressed.len() < text.len() / 10);
+        for bytes in [compressed.clone(), text.clone().into_bytes()] {
+            let path = std::env::temp_dir().join(format!(
+                "recap-gz-count-{}-{}",
+                std::process::id(),
+                bytes.len()
+            ));
+            std::fs::write(&path, &bytes).unwrap();
+            let read = Arc::new(AtomicU64::new(0));
+            let mut f =
+                CorpusFile::counted(File::open(&path).unwrap(), Some(Arc::clone(&read))).unwrap();
+            let mut out = String::new();
+            f.read_to_string(&mut out).unwrap();
+            let _ = std::fs::remove_file(&path);
+            assert_eq!(out, text);
+            // The two magic bytes are read twice (sniffed, then from the start again)
+            // but counted once: the sniff is not counted.
+            assert_eq!(read.load(Ordering::Relaxed), bytes.len() as u64);
+        }
     }
 
     #[test]

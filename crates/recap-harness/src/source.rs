@@ -2,10 +2,10 @@
 //! with the bytes read so far counted for progress.
 
 use recap_core::{CorpusReader, Entry, RejectedSession, Session};
-use std::io::{self, Read};
+use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::AtomicU64;
 
 /// A corpus name as reports show it: the path as given.
 pub fn corpus_name(path: &Path) -> String {
@@ -22,19 +22,17 @@ pub(crate) fn corpus_entries(
 ) -> impl Iterator<Item = (usize, Entry)> + Send + use<> {
     let mut sources = Vec::with_capacity(corpora.len());
     for path in corpora {
-        sources.push(match recap_core::corpus::open_file(path) {
-            Ok(file) => CorpusSource::Readable(CorpusReader::new(
-                path,
-                io::BufReader::with_capacity(
-                    1 << 16,
-                    Counted {
-                        inner: file,
-                        bytes: Arc::clone(bytes),
-                    },
-                ),
-            )),
-            Err(rejected) => CorpusSource::Unreadable(Some(rejected)),
-        });
+        // Counted as stored: a gzip corpus's progress is in the compressed bytes its
+        // size is given in.
+        sources.push(
+            match recap_core::corpus::open_file_counted(path, Some(Arc::clone(bytes))) {
+                Ok(file) => CorpusSource::Readable(CorpusReader::new(
+                    path,
+                    io::BufReader::with_capacity(1 << 16, file),
+                )),
+                Err(rejected) => CorpusSource::Unreadable(Some(rejected)),
+            },
+        );
     }
     sources
         .into_iter()
@@ -55,20 +53,6 @@ pub(crate) fn session_entries(
             },
         )
     })
-}
-
-/// Counts the bytes a reader hands out (progress over corpus files).
-struct Counted<R> {
-    inner: R,
-    bytes: Arc<AtomicU64>,
-}
-
-impl<R: Read> Read for Counted<R> {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        let n = self.inner.read(buf)?;
-        self.bytes.fetch_add(n as u64, Ordering::Relaxed);
-        Ok(n)
-    }
 }
 
 /// One corpus of a run: its sessions, or the single rejection saying why it could not
