@@ -324,14 +324,15 @@ fn answer(
     }
     let kind = model::kind(&json);
     let answer = model::respond(&json).to_string();
-
-    write_response(stream, "200 OK", &[], &answer);
+    // Counted before the client can see the answer: a test that reads the counts right
+    // after its last request returns must find that request in them.
     *s.kinds
         .lock()
         .unwrap_or_else(|p| p.into_inner())
         .entry(kind.to_string())
         .or_default() += 1;
     let answered = s.answered.fetch_add(1, Ordering::SeqCst) + 1;
+    write_response(stream, "200 OK", &[], &answer);
     if stop_after.is_some_and(|n| answered >= n) {
         stop(s, addr);
     }
