@@ -163,7 +163,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
         .context("registering llm-summary")?;
     let strategies = strategies(&args, &registry)?;
     let corpora = if args.corpora.is_empty() {
-        default_corpora()?
+        super::run::default_corpora()?
     } else {
         args.corpora.clone()
     };
@@ -253,29 +253,6 @@ fn strategies(args: &Args, registry: &Registry) -> Result<Vec<Arc<dyn Strategy>>
         }
     }
     Ok(out)
-}
-
-/// `./bench-data/*.jsonl`, sorted; a clear error when there is none.
-fn default_corpora() -> Result<Vec<PathBuf>> {
-    let dir = Path::new("bench-data");
-    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
-        .with_context(|| {
-            format!(
-                "no corpus given and {} is not readable here; run from the repository root or name corpus files",
-                dir.display()
-            )
-        })?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
-        .collect();
-    if files.is_empty() {
-        bail!(
-            "no corpus given and {} holds no *.jsonl files",
-            dir.display()
-        );
-    }
-    files.sort();
-    Ok(files)
 }
 
 /// Every accepted session of the corpora, in order, and how many were rejected.

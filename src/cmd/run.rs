@@ -115,7 +115,7 @@ fn parse_ratio(s: &str) -> Result<f64, String> {
 }
 
 /// `./bench-data/*.jsonl`, sorted; a clear error when there is none.
-fn default_corpora() -> Result<Vec<PathBuf>> {
+pub(crate) fn default_corpora() -> Result<Vec<PathBuf>> {
     let dir = Path::new("bench-data");
     let entries = std::fs::read_dir(dir).with_context(|| {
         format!(
