@@ -4,9 +4,10 @@
 use anyhow::{Context, Result, bail};
 use recap_core::Registry;
 use recap_plugin_host::{
-    Isolation, IsolationConfig, LoadError, Plugin, load_all_with, plugin_files_in, register,
+    Isolation, IsolationConfig, LoadError, Plugin, load_all_each, load_all_with, plugin_files_in,
+    register,
 };
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -188,8 +189,10 @@ impl PluginArgs {
         self.apply_time_limit();
         let mut registry = recap_builtins::registry();
         let files = self.files()?;
-        let modes: Vec<IsolationMode> = files.iter().map(|f| self.mode_of(f)).collect();
-        if !modes.contains(&IsolationMode::Process) {
+        let any_isolated = files
+            .iter()
+            .any(|f| self.mode_of(f) == IsolationMode::Process);
+        if !any_isolated {
             for (given, flag) in [
                 (self.plugin_memory_limit.is_some(), "--plugin-memory-limit"),
                 (self.plugin_restarts.is_some(), "--plugin-restarts"),
@@ -204,20 +207,17 @@ impl PluginArgs {
         if files.is_empty() {
             return Ok((registry, Vec::new(), Vec::new()));
         }
-        let (mut plugins, mut errors) = (Vec::new(), Vec::new());
-        // One load per library, in file order, each where it is to run; a library named
-        // twice (by --plugin and by --plugin-dir, say) is loaded once.
-        let mut seen = BTreeSet::new();
-        for (file, mode) in files.iter().zip(&modes) {
-            if let Ok(canonical) = std::fs::canonicalize(file)
-                && !seen.insert(canonical)
-            {
-                continue;
-            }
-            let (mut p, mut e) = load_all_with(std::slice::from_ref(file), &self.isolation(*mode)?);
-            plugins.append(&mut p);
-            errors.append(&mut e);
-        }
+        let in_process = Isolation::InProcess;
+        // Worker settings are worked out once, and only when some plugin needs them.
+        let process = if any_isolated {
+            self.isolation(IsolationMode::Process)?
+        } else {
+            Isolation::InProcess
+        };
+        let (mut plugins, mut errors) = load_all_each(&files, |file| match self.mode_of(file) {
+            IsolationMode::InProcess => &in_process,
+            IsolationMode::Process => &process,
+        });
         plugins.retain(|plugin| match register(&mut registry, plugin) {
             Ok(()) => true,
             Err(e) => {

@@ -34,7 +34,9 @@ pub use call::{CallError, MAX_RESPONSE_BYTES, Then, WorkerEvent, WorkerFailure, 
 pub use error::{LoadError, Problem};
 pub use isolated::{DEFAULT_RESTART_LIMIT, IsolationConfig};
 pub use load::{Isolation, Plugin, load, load_with};
-pub use registry::{is_plugin_file_name, load_all, load_all_with, plugin_files_in, register};
+pub use registry::{
+    is_plugin_file_name, load_all, load_all_each, load_all_with, plugin_files_in, register,
+};
 pub use selftest::SelfTestReport;
 pub use strategy::PluginStrategy;
 pub use time_limit::{

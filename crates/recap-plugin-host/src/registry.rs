@@ -47,6 +47,15 @@ pub fn load_all_with(
     files: &[PathBuf],
     isolation: &Isolation,
 ) -> (Vec<Arc<Plugin>>, Vec<LoadError>) {
+    load_all_each(files, |_| isolation)
+}
+
+/// [`load_all`], each plugin run as `isolation_of` says for its file (an experiment
+/// file may isolate one library and not another).
+pub fn load_all_each<'i>(
+    files: &[PathBuf],
+    isolation_of: impl Fn(&Path) -> &'i Isolation,
+) -> (Vec<Arc<Plugin>>, Vec<LoadError>) {
     let mut seen = BTreeSet::new();
     let mut plugins = Vec::new();
     let mut errors = Vec::new();
@@ -56,7 +65,7 @@ pub fn load_all_with(
         {
             continue;
         }
-        match load_with(file, isolation) {
+        match load_with(file, isolation_of(file)) {
             Ok(p) => plugins.push(p),
             Err(e) => errors.push(e),
         }
