@@ -560,15 +560,9 @@ mod tests {
 
     /// A small deterministic generator of JSON text: values of every shape, strings
     /// with escapes and non-ASCII, numbers of every form, tags, whitespace.
-    struct Gen(u64);
+    use crate::mutation::{Xorshift as Gen, mutate};
 
     impl Gen {
-        fn next(&mut self) -> u64 {
-            self.0 ^= self.0 << 13;
-            self.0 ^= self.0 >> 7;
-            self.0 ^= self.0 << 17;
-            self.0
-        }
         fn pick<'a>(&mut self, items: &[&'a str]) -> &'a str {
             items[(self.next() % items.len() as u64) as usize]
         }
@@ -765,18 +759,7 @@ mod tests {
                     if m.is_empty() {
                         break;
                     }
-                    let i = (g.next() as usize) % m.len();
-                    match g.next() % 4 {
-                        0 => {
-                            m.remove(i);
-                        }
-                        1 => {
-                            let t = tokens[(g.next() % 14) as usize];
-                            m.splice(i..i, t.iter().copied());
-                        }
-                        2 => m[i] = (g.next() % 128) as u8,
-                        _ => m.truncate(i),
-                    }
+                    mutate(&mut g, &mut m, &tokens, true);
                 }
                 let want = reference(&m);
                 assert_eq!(

@@ -28,6 +28,8 @@ mod encode;
 pub mod ffi;
 pub mod json;
 mod lenient;
+#[cfg(test)]
+mod mutation;
 pub mod sdk;
 pub mod tokens;
 pub mod wire;

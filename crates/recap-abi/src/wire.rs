@@ -219,6 +219,16 @@ pub fn put_chat_turn(out: &mut Vec<u8>, turn: &ChatTurn) {
     crate::encode::put_chat_turn(out, turn);
 }
 
+/// Appends `items` separated by commas (no brackets), each written by `put`.
+fn put_comma_separated<T>(out: &mut Vec<u8>, items: &[T], put: fn(&mut Vec<u8>, &T)) {
+    for (i, item) in items.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        put(out, item);
+    }
+}
+
 /// A complete render request of a PTC-Lisp session.
 pub fn render_request(
     options: &BTreeMap<String, String>,
@@ -227,12 +237,7 @@ pub fn render_request(
 ) -> Vec<u8> {
     let mut out = Vec::with_capacity(1024);
     put_render_request_head(&mut out, options, header);
-    for (i, turn) in turns.iter().enumerate() {
-        if i > 0 {
-            out.push(b',');
-        }
-        put_turn(&mut out, turn);
-    }
+    put_comma_separated(&mut out, turns, put_turn);
     out.extend_from_slice(REQUEST_END);
     out
 }
@@ -248,12 +253,7 @@ pub fn chat_render_request(
 ) -> Vec<u8> {
     let mut out = Vec::with_capacity(1024);
     put_render_request_head(&mut out, options, header);
-    for (i, turn) in turns.iter().enumerate() {
-        if i > 0 {
-            out.push(b',');
-        }
-        put_chat_turn(&mut out, turn);
-    }
+    put_comma_separated(&mut out, turns, put_chat_turn);
     let counted = counts.map(|c| (c, &c.turns[..turns.len().min(c.turns.len())]));
     put_request_end(&mut out, counted);
     out
@@ -291,12 +291,7 @@ pub fn put_session_render_request(out: &mut Vec<u8>, turns_offset: usize, turns:
     out.extend_from_slice(b"{\"turns_offset\":");
     json::put_u64(out, turns_offset as u64);
     out.extend_from_slice(b",\"turns\":[");
-    for (i, turn) in turns.iter().enumerate() {
-        if i > 0 {
-            out.push(b',');
-        }
-        put_turn(out, turn);
-    }
+    put_comma_separated(out, turns, put_turn);
     out.extend_from_slice(REQUEST_END);
 }
 
@@ -312,12 +307,7 @@ pub fn put_chat_session_render_request(
     out.extend_from_slice(b"{\"turns_offset\":");
     json::put_u64(out, turns_offset as u64);
     out.extend_from_slice(b",\"turns\":[");
-    for (i, turn) in turns.iter().enumerate() {
-        if i > 0 {
-            out.push(b',');
-        }
-        put_chat_turn(out, turn);
-    }
+    put_comma_separated(out, turns, put_chat_turn);
     out.push(b']');
     if let Some(counts) = counts {
         out.extend_from_slice(b",\"token_counts\":{\"turns\":");
@@ -813,29 +803,13 @@ mod tests {
             &s.chat_turns[1..],
             Some(&counts.turns[1..]),
         );
-        let mut seed = 0x9E37_79B9_7F4A_7C15_u64;
-        let mut next = move || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed
-        };
+        let mut g = crate::mutation::Xorshift(0x9E37_79B9_7F4A_7C15);
         let tokens: [&[u8]; 8] = [b"\"", b"null", b"{", b"}", b",", b"[1]", b"\"chat\"", b"-1"];
         let mut decoded = 0;
         for base in [&full, &delta] {
             for _ in 0..1500 {
                 let mut m = base.clone();
-                let i = (next() as usize) % m.len();
-                match next() % 3 {
-                    0 => {
-                        m.remove(i);
-                    }
-                    1 => {
-                        let t = tokens[(next() % 8) as usize];
-                        m.splice(i..i, t.iter().copied());
-                    }
-                    _ => m[i] = (next() % 128) as u8,
-                }
+                crate::mutation::mutate(&mut g, &mut m, &tokens, false);
                 if let Ok(r) = decode_request(&m) {
                     // What is accepted is consistent: counts match the turns.
                     if let Some(c) = &r.token_counts {

@@ -332,29 +332,13 @@ mod tests {
     #[test]
     fn mutated_chat_responses_read_as_serde_reads_them() {
         let base = messages_response(&tool_exchange(), Some(2));
-        let mut seed = 0x2545_F491_4F6C_DD1D_u64;
-        let mut next = move || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed
-        };
+        let mut g = crate::mutation::Xorshift(0x2545_F491_4F6C_DD1D);
         let tokens: [&[u8]; 8] = [b"\"", b"null", b"{", b"}", b",", b"[]", b"\"tool\"", b"1"];
         let (mut same_ok, mut both_err) = (0, 0);
         for _ in 0..3000 {
             let mut m = base.clone();
-            for _ in 0..1 + next() % 2 {
-                let i = (next() as usize) % m.len();
-                match next() % 3 {
-                    0 => {
-                        m.remove(i);
-                    }
-                    1 => {
-                        let t = tokens[(next() % 8) as usize];
-                        m.splice(i..i, t.iter().copied());
-                    }
-                    _ => m[i] = (next() % 128) as u8,
-                }
+            for _ in 0..1 + g.next() % 2 {
+                crate::mutation::mutate(&mut g, &mut m, &tokens, false);
             }
             let serde = serde_json::from_slice::<Response>(&m);
             let ours = Response::from_slice(&m);
