@@ -189,15 +189,7 @@ fn import_conversation(
 /// One message: a user message (text and tool results), an assistant message (its
 /// blocks), or a `system` message some logs put in the list.
 fn message(conv: &mut Conversation, keys: &mut Unmapped, place: Place, m: &J) {
-    if m.as_object().is_none() {
-        conv.lossy(
-            place.at,
-            "bad-message",
-            format!(
-                "expected a message object, got {}; not imported",
-                m.type_name()
-            ),
-        );
+    if !crate::messages::is_message_object(conv, place, m) {
         return;
     }
     keys.unknown(place.name, m, &MESSAGE_KEYS, place.at);

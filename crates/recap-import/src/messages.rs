@@ -144,6 +144,23 @@ const OPENAI_MESSAGE_KEYS: [&str; 11] = [
     "is_error",
 ];
 
+/// Whether `m` is a message object; when it is not, a lossy problem says so and the
+/// caller leaves it out (both message formats).
+pub(crate) fn is_message_object(conv: &mut Conversation, place: Place, m: &J) -> bool {
+    if m.as_object().is_some() {
+        return true;
+    }
+    conv.lossy(
+        place.at,
+        "bad-message",
+        format!(
+            "expected a message object, got {}; not imported",
+            m.type_name()
+        ),
+    );
+    false
+}
+
 /// Feeds one OpenAI chat-completions message into the conversation. Keys outside
 /// [`OPENAI_MESSAGE_KEYS`] and `extra_known` are counted as unknown.
 pub(crate) fn openai_message(
@@ -153,15 +170,7 @@ pub(crate) fn openai_message(
     m: &J,
     extra_known: &[&str],
 ) {
-    if m.as_object().is_none() {
-        conv.lossy(
-            place.at,
-            "bad-message",
-            format!(
-                "expected a message object, got {}; not imported",
-                m.type_name()
-            ),
-        );
+    if !is_message_object(conv, place, m) {
         return;
     }
     let mut known: Vec<&str> = OPENAI_MESSAGE_KEYS.to_vec();

@@ -317,12 +317,7 @@ fn event(
         }
         return;
     }
-    let Some(obs) = ev.at("observation").as_str() else {
-        conv.lossy(
-            place.at,
-            "bad-event",
-            "an event with neither `action` nor `observation`; not imported",
-        );
+    let Some(obs) = observation_kind(conv, place, ev) else {
         return;
     };
     match obs {
@@ -456,6 +451,20 @@ fn agent_action(
 }
 
 /// An observation as OpenHands' conversation memory renders it for the model.
+/// The event's `observation` kind; an event that has no action (checked before) and no
+/// observation either is a lossy problem, and `None` (both event formats).
+fn observation_kind<'j>(conv: &mut Conversation, place: Place, ev: &'j J) -> Option<&'j str> {
+    let obs = ev.at("observation").as_str();
+    if obs.is_none() {
+        conv.lossy(
+            place.at,
+            "bad-event",
+            "an event with neither `action` nor `observation`; not imported",
+        );
+    }
+    obs
+}
+
 fn observation_text(obs: &str, ev: &J, by_user: bool) -> String {
     let content = ev.at("content").as_str().unwrap_or("");
     match obs {
@@ -581,12 +590,7 @@ fn old_event(conv: &mut Conversation, keys: &mut Unmapped, place: Place, ev: &J)
         }
         return;
     }
-    let Some(obs) = ev.at("observation").as_str() else {
-        conv.lossy(
-            place.at,
-            "bad-event",
-            "an event with neither `action` nor `observation`; not imported",
-        );
+    let Some(obs) = observation_kind(conv, place, ev) else {
         return;
     };
     let mut text = format!("OBSERVATION:\n{}", s("content"));
