@@ -9,7 +9,9 @@
 //! self-test and misbehave from 3 completed turns on.
 
 use recap_testkit::cli::{Run, run};
-use recap_testkit::faulty_runs::{TimedRun, assert_builtins_complete, corpus, run_of, run_timed};
+use recap_testkit::faulty_runs::{
+    TimedRun, assert_builtins_complete, beside_builtins, corpus, run_of, run_timed,
+};
 use recap_testkit::plugins::{reliability_fixture as fixture, sample};
 use recap_testkit::recap_command;
 
@@ -23,16 +25,7 @@ fn run_isolated(lib: &Path, strategy: &str, sessions: usize, extra: &[&str]) -> 
     let dir = tempfile::tempdir().expect("tempdir");
     let corpus = corpus(dir.path(), sessions);
     let mut cmd = recap_command!();
-    cmd.arg("run")
-        .arg(&corpus)
-        .args([
-            "--strategy",
-            "full-history",
-            "--strategy",
-            "single-user-coalesced",
-        ])
-        .args(["--strategy", strategy, "--plugin"])
-        .arg(lib)
+    beside_builtins(&mut cmd, &corpus, strategy, lib)
         .args(["--plugin-isolation", "process", "--format", "json"])
         .args(extra);
     run_timed(&mut cmd)

@@ -9,7 +9,9 @@
 //! binary by a nested `cargo build` (`recap_testkit::plugins`).
 
 use recap_testkit::cli::{Run, run};
-use recap_testkit::faulty_runs::{TimedRun, assert_builtins_complete, corpus, run_of, run_timed};
+use recap_testkit::faulty_runs::{
+    TimedRun, assert_builtins_complete, beside_builtins, corpus, run_of, run_timed,
+};
 use recap_testkit::plugins::reliability_fixture as fixture;
 use recap_testkit::recap_command;
 
@@ -24,17 +26,14 @@ fn run_with_plugin(lib: &Path, strategy: &str, out: bool) -> (TimedRun, tempfile
     let dir = tempfile::tempdir().expect("tempdir");
     let corpus = corpus(dir.path(), 3);
     let mut cmd = recap_command!();
-    cmd.arg("run")
-        .arg(&corpus)
-        .args([
-            "--strategy",
-            "full-history",
-            "--strategy",
-            "single-user-coalesced",
-        ])
-        .args(["--strategy", strategy, "--plugin"])
-        .arg(lib)
-        .args(["--format", "json", "--jobs", "2", "--plugin-timeout", "1"]);
+    beside_builtins(&mut cmd, &corpus, strategy, lib).args([
+        "--format",
+        "json",
+        "--jobs",
+        "2",
+        "--plugin-timeout",
+        "1",
+    ]);
     if out {
         cmd.arg("--out").arg(dir.path().join("report"));
     }

@@ -44,6 +44,27 @@ pub fn corpus(dir: &Path, sessions: usize) -> PathBuf {
     path
 }
 
+/// Makes `cmd` (a `recap` command) the run every faulty-plugin test starts from: `run
+/// CORPUS` with full-history, single-user-coalesced and `strategy` from the plugin
+/// `lib`; the test adds its own flags.
+pub fn beside_builtins<'c>(
+    cmd: &'c mut Command,
+    corpus: &Path,
+    strategy: &str,
+    lib: &Path,
+) -> &'c mut Command {
+    cmd.arg("run")
+        .arg(corpus)
+        .args([
+            "--strategy",
+            "full-history",
+            "--strategy",
+            "single-user-coalesced",
+        ])
+        .args(["--strategy", strategy, "--plugin"])
+        .arg(lib)
+}
+
 /// A `--format json` run of `recap`: its exit code, report, stderr and how long it took.
 pub struct TimedRun {
     pub code: i32,
