@@ -5,6 +5,7 @@
 #
 #   scripts/bench-instructions.sh [--save FILE] [--baseline FILE] [SPEC ...]
 #   scripts/bench-instructions.sh --engine [--save FILE] [--baseline FILE] [CORPUS ...]
+#   scripts/bench-instructions.sh --plugin-run [--save FILE] [--baseline FILE] [STRATEGY ...]
 #
 # Render mode (default): each strategy (default: every built-in) renders every call
 # `recap run` replays of every bench-data session of its forms once inside
@@ -19,20 +20,28 @@
 # the main thread) — not loading the tokenizer's vocabulary, not writing the report.
 # Prints corpus, corpus bytes, Ir and Ir per corpus byte (the per-MB cost of a form).
 #
+# Plugin-run mode (--plugin-run): `recap run`'s engine over bench-data (one job, every
+# check, no time limit so that every call runs on the counted thread) asked for each
+# strategy (default: the eight built-ins with a wrapped twin) as the built-in and as its
+# twin loaded in-process (examples/plugin-run-instructions.rs); each run counted whole
+# minus a run that only loads and configures. Prints strategy, both counts and the
+# twin's ratio: the plugin-run target of docs/performance.md, free of machine load.
+#
 #   --save FILE       also write the table to FILE (a baseline)
 #   --baseline FILE   compare with a saved table; exit 3 if any row's Ir grew by more
 #                     than THRESHOLD percent (default 1)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-save="" baseline="" engine=false
+save="" baseline="" engine=false plugin_run=false
 specs=()
 while [[ $# -gt 0 ]]; do
     case "$1" in
         --save) save="${2:?--save needs a file}"; shift 2 ;;
         --baseline) baseline="${2:?--baseline needs a file}"; shift 2 ;;
         --engine) engine=true; shift ;;
-        -h|--help) sed -n '2,25p' "$0"; exit 0 ;;
+        --plugin-run) plugin_run=true; shift ;;
+        -h|--help) sed -n '2,33p' "$0"; exit 0 ;;
         *) specs+=("$1"); shift ;;
     esac
 done
@@ -48,7 +57,35 @@ tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 table="$tmp/table.txt"
 
-if $engine; then
+if $plugin_run; then
+    cargo build --profile bench --quiet --example plugin-run-instructions
+    bin="$target/release/examples/plugin-run-instructions"
+    fixtures=crates/recap-plugin-host/tests/fixtures/Cargo.toml
+    cargo build --release --quiet --manifest-path "$fixtures" -p recap-plugin-wrapped-builtins --examples
+    libs="$(cargo metadata --manifest-path "$fixtures" --format-version 1 --no-deps | sed -n 's/.*"target_directory":"\([^"]*\)".*/\1/p')/release/examples"
+    if [[ ${#specs[@]} -eq 0 ]]; then
+        specs=(full-history single-user-coalesced per-turn-summary rolling-window ptc-runner
+            ptc-trim observation-masking amortized-forgetting)
+    fi
+    count() { # strategy, mode -> instructions of the whole process
+        PLUGIN_RUN_ONLY="$2" RECAP_PLUGIN_TIMEOUT=none valgrind --tool=callgrind \
+            --callgrind-out-file="$tmp/callgrind.out" "$bin" "$libs/libwrap_${1//-/_}.so" "$1" \
+            bench-data/*.jsonl > /dev/null 2> "$tmp/valgrind.txt" || {
+            echo "error: valgrind run for $1 ($2) failed:" >&2; cat "$tmp/valgrind.txt" >&2; exit 1
+        }
+        sed -n 's/^totals: *\([0-9]*\).*/\1/p' "$tmp/callgrind.out"
+    }
+    printf '%-28s %15s %15s %7s\n' strategy builtin_Ir plugin_Ir ratio > "$table"
+    for spec in "${specs[@]}"; do
+        # Separate assignments, so that a failed count stops the script (set -e).
+        setup=$(count "$spec" setup)
+        builtin=$(count "$spec" builtin)
+        plugin=$(count "$spec" plugin)
+        builtin=$((builtin - setup)) plugin=$((plugin - setup))
+        awk -v s="$spec" -v b="$builtin" -v p="$plugin" \
+            'BEGIN { printf "%-28s %15d %15d %7.3f\n", s, b, p, p / b }' >> "$table"
+    done
+elif $engine; then
     # The bench profile: optimised like `cargo bench`, with line tables for symbol names.
     cargo build --profile bench --quiet --bin recap
     bin="$target/release/recap"
@@ -103,7 +140,7 @@ cat "$table"
 if [[ -n "$baseline" ]]; then
     echo
     echo "change against $baseline (threshold ${threshold}%):"
-    # Ir is the next-to-last column in both modes.
+    # Ir is the next-to-last column in every mode (the twin's, in plugin-run mode).
     awk -v t="$threshold" '
         NR == FNR { if (FNR > 1) base[$1] = $(NF - 1); next }
         FNR > 1 {

@@ -28,21 +28,22 @@ fn check_reports_name_version_abi_and_self_test() {
     assert_eq!(code, 0, "{stdout}{stderr}");
     // Each library's line, then the forms it renders and its self-test.
     let lines: Vec<&str> = stdout.lines().collect();
+    let abi = format!("{}.{}", recap_abi::ABI_MAJOR, recap_abi::ABI_MINOR);
     for (head, forms, self_test) in [
         (
-            "ok    ptc-output-masking 0.1.0 (ABI 1.1)",
+            format!("ok    ptc-output-masking 0.1.0 (ABI {abi})"),
             "        forms: ptc",
             "        self-test: passed (10 renders of ptc sessions, incremental sessions included)",
         ),
         (
-            "ok    aggressive 0.1.0 (ABI 1.1)",
+            format!("ok    aggressive 0.1.0 (ABI {abi})"),
             "        forms: ptc, chat",
             "        self-test: passed (23 renders of ptc and chat sessions, incremental sessions included)",
         ),
     ] {
         let at = lines
             .iter()
-            .position(|l| l.starts_with(head))
+            .position(|l| l.starts_with(&head))
             .unwrap_or_else(|| panic!("{head:?} missing from:\n{stdout}"));
         assert_eq!(
             lines.get(at + 1..at + 3),

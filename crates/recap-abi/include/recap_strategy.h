@@ -68,7 +68,7 @@ extern "C" {
 #endif
 
 #define RECAP_ABI_MAJOR 1u
-#define RECAP_ABI_MINOR 1u
+#define RECAP_ABI_MINOR 2u
 
 /* The bytes "RECAPSTR" read as a big-endian 64-bit integer. */
 #define RECAP_PLUGIN_MAGIC 0x5245434150535452ull
@@ -122,7 +122,9 @@ typedef int32_t (*RecapDescribeFn)(const uint8_t *request, size_t request_len, R
  *   "token_counts": {"turns": [...]} for the turns appended); out: {"messages": [...],
  *   "messages_kept": n}, the first n messages of the previous response of this
  *   session followed by these. The first session_render of a handle answers
- *   "messages_kept": 0. m never exceeds the turns held; were it to, answer
+ *   "messages_kept": 0. Since 1.2, when the session_open request's "abi" says minor
+ *   2 or later, an item of "messages" may be {"previous": [from, to]}: the messages
+ *   from..to (half-open) of this session's previous response, in their place. m never exceeds the turns held; were it to, answer
  *   RECAP_STATUS_BAD_REQUEST with {"error": {"kind": "bad_request", ...}}.
  * session_close: releases the handle. */
 typedef int32_t (*RecapSessionOpenFn)(const uint8_t *request, size_t request_len,

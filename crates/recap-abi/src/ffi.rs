@@ -12,8 +12,10 @@ use std::ffi::{CStr, c_void};
 pub const ABI_MAJOR: u32 = 1;
 /// Additive revisions within the major; informational for the host. 1.1 added the
 /// chat form (`forms` in `describe`, chat requests, tool-carrying messages, token
-/// counts), all in the JSON: the C layout is 1.0's.
-pub const ABI_MINOR: u32 = 1;
+/// counts), all in the JSON: the C layout is 1.0's. 1.2 lets a session response refer
+/// to messages of the previous response (`{"previous": [from, to]}`), which a plugin
+/// uses only with a host whose `session_open` request says minor 2 or later.
+pub const ABI_MINOR: u32 = 2;
 
 /// First field of every descriptor: the bytes `RECAPSTR` read as a big-endian u64.
 /// Catches a library that happens to export a symbol of the same name.

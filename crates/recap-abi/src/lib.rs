@@ -24,6 +24,7 @@
 #![deny(improper_ctypes_definitions, improper_ctypes)]
 
 mod decode;
+mod decode_chat;
 mod encode;
 pub mod ffi;
 pub mod json;

@@ -463,8 +463,10 @@ struct SdkSession<T> {
     state: SessionState,
     /// The host's token counts of the turns held (chat sessions, when sent).
     tokens: Option<TokenCounts>,
-    /// The messages of the previous response, for `messages_kept`.
+    /// The messages of the previous response, for `messages_kept` and references.
     previous: Vec<Message>,
+    /// The host reads `{"previous": [from, to]}` items (ABI 1.2).
+    host_reads_references: bool,
     /// Set while a call is running; a call that did not finish (panic) leaves the
     /// session in an unknown state, and later calls refuse to use it.
     poisoned: bool,
@@ -505,6 +507,7 @@ pub unsafe extern "C" fn session_open<T: Plugin>(
                 state: SessionState::new(),
                 tokens: request.token_counts,
                 previous: Vec::new(),
+                host_reads_references: request.host_abi_minor >= 2,
                 poisoned: false,
             });
             handle = Box::into_raw(state).cast::<c_void>();
@@ -616,9 +619,63 @@ fn session_step<T: Plugin>(state: &mut SdkSession<T>, bytes: &[u8]) -> Result<Ve
         .zip(&state.previous)
         .take_while(|(a, b)| a == b)
         .count();
-    let response = wire::messages_response(&messages[kept..], Some(kept));
+    let response = if state.host_reads_references {
+        wire::items_response(
+            &reuse_previous(&messages[kept..], &state.previous),
+            Some(kept),
+        )
+    } else {
+        wire::messages_response(&messages[kept..], Some(kept))
+    };
     state.previous = messages;
     Ok(response)
+}
+
+/// `messages` as items of a response: runs of messages equal to consecutive messages of
+/// `previous` become references, the rest is sent. A strategy that drops or rewrites an
+/// early message (a sliding window, masked or cleared results) then sends only what is
+/// new instead of everything after the change. Runs are found by continuing the last one
+/// and otherwise by a search that compares lengths before contents; after
+/// `SEARCHES` searches that found nothing, only runs are continued, so a call stays
+/// linear in the prompt whatever the strategy does.
+fn reuse_previous<'a>(messages: &'a [Message], previous: &[Message]) -> Vec<wire::Item<'a>> {
+    const SEARCHES: usize = 32;
+    let mut items = Vec::with_capacity(messages.len());
+    // The run being extended: previous[from..to].
+    let mut run: Option<(usize, usize)> = None;
+    let mut misses = 0;
+    for m in messages {
+        let next = match run {
+            Some((_, to)) if previous.get(to) == Some(m) => Some(to),
+            _ if misses < SEARCHES => {
+                let found = previous
+                    .iter()
+                    .position(|p| p.content.len() == m.content.len() && p == m);
+                misses += usize::from(found.is_none());
+                found
+            }
+            _ => None,
+        };
+        match (next, &mut run) {
+            (Some(j), Some((_, to))) if j == *to => *to += 1,
+            (Some(j), _) => {
+                if let Some((from, to)) = run.take() {
+                    items.push(wire::Item::Previous { from, to });
+                }
+                run = Some((j, j + 1));
+            }
+            (None, _) => {
+                if let Some((from, to)) = run.take() {
+                    items.push(wire::Item::Previous { from, to });
+                }
+                items.push(wire::Item::New(m));
+            }
+        }
+    }
+    if let Some((from, to)) = run {
+        items.push(wire::Item::Previous { from, to });
+    }
+    items
 }
 
 /// `session_close` for `T`.
@@ -650,5 +707,68 @@ mod tests {
         for bad in ["", "-a", "A", "a:b", "a b", "é", long.as_str()] {
             assert!(!is_valid_name(bad), "{bad}");
         }
+    }
+
+    /// What `reuse_previous` writes, read back as the host reads it and resolved as
+    /// the host resolves it.
+    fn resolve(items: &[wire::Item<'_>], previous: &[Message]) -> Vec<Message> {
+        items
+            .iter()
+            .flat_map(|i| match *i {
+                wire::Item::New(m) => vec![m.clone()],
+                wire::Item::Previous { from, to } => previous[from..to].to_vec(),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_sliding_window_is_sent_as_references_and_what_is_new() {
+        let history: Vec<Message> = (0..12)
+            .map(|i| Message::user(format!("turn {i}")))
+            .collect();
+        let previous: Vec<Message> = history[..8].to_vec();
+        // The window moved by two, and two messages are new.
+        let now: Vec<Message> = history[2..10].to_vec();
+        let items = reuse_previous(&now, &previous);
+        assert_eq!(
+            items,
+            vec![
+                wire::Item::Previous { from: 2, to: 8 },
+                wire::Item::New(&now[6]),
+                wire::Item::New(&now[7]),
+            ]
+        );
+        assert_eq!(resolve(&items, &previous), now);
+        // A message changed in the middle (masked): the runs either side are reused.
+        let mut masked = previous.clone();
+        masked[3] = Message::user("[masked]");
+        let items = reuse_previous(&masked, &previous);
+        assert_eq!(items.len(), 3, "{items:?}");
+        assert_eq!(resolve(&items, &previous), masked);
+        // Repeats and reorderings resolve too; nothing in common sends everything.
+        let shuffled = vec![
+            previous[5].clone(),
+            previous[5].clone(),
+            previous[0].clone(),
+        ];
+        assert_eq!(
+            resolve(&reuse_previous(&shuffled, &previous), &previous),
+            shuffled
+        );
+        let fresh: Vec<Message> = (0..3).map(|i| Message::assistant(format!("{i}"))).collect();
+        let items = reuse_previous(&fresh, &previous);
+        assert!(items.iter().all(|i| matches!(i, wire::Item::New(_))));
+    }
+
+    #[test]
+    fn after_many_misses_only_runs_are_continued() {
+        let previous: Vec<Message> = (0..100).map(|i| Message::user(format!("{i:03}"))).collect();
+        // 40 new messages, then one the search would have found: past the limit of
+        // searches it is sent whole, and the response still resolves to the prompt.
+        let mut now: Vec<Message> = (0..40).map(|i| Message::user(format!("new {i}"))).collect();
+        now.push(previous[50].clone());
+        let items = reuse_previous(&now, &previous);
+        assert!(items.iter().all(|i| matches!(i, wire::Item::New(_))));
+        assert_eq!(resolve(&items, &previous), now);
     }
 }

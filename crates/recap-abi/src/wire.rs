@@ -15,7 +15,9 @@ mod describe;
 mod messages;
 
 pub use describe::{Description, InvariantWire, OptionWire, description_response, form_named};
-pub use messages::{ErrorBody, Response, error_response, messages_response};
+pub use messages::{
+    ErrorBody, Item, Response, Reuse, error_response, items_response, messages_response,
+};
 
 use crate::ffi::{ABI_MAJOR, ABI_MINOR};
 use crate::json;
@@ -451,6 +453,9 @@ pub struct Request {
     /// The host's token counts (chat requests from a host with a tokenizer), one list
     /// per turn of `session`.
     pub token_counts: Option<TokenCounts>,
+    /// The ABI minor the host speaks (`abi.minor`; 0 when absent): what the plugin's
+    /// responses may use.
+    pub host_abi_minor: u64,
 }
 
 /// Reads a render or `session_open` request: the options, the session (with the turns
@@ -458,6 +463,11 @@ pub struct Request {
 pub fn decode_request(bytes: &[u8]) -> Result<Request, RequestError> {
     let mut obj = parse_object(bytes)?;
     check_abi(&obj)?;
+    let host_abi_minor = obj
+        .get("abi")
+        .and_then(|a| a.get("minor"))
+        .and_then(Json::as_u64)
+        .unwrap_or(0);
     let options = options_of(&obj)?;
     let declared = form_of(&obj)?;
     let counts = counts_wire(&mut obj)?;
@@ -510,6 +520,7 @@ pub fn decode_request(bytes: &[u8]) -> Result<Request, RequestError> {
         options,
         session,
         token_counts,
+        host_abi_minor,
     })
 }
 
@@ -603,6 +614,20 @@ pub fn decode_delta(bytes: &[u8], form: Form) -> Result<Delta, RequestError> {
             token_counts: None,
         });
     }
+    match crate::decode_chat::chat_session_delta(bytes) {
+        Some((turns_offset, turns, token_counts)) => Ok(Delta {
+            turns_offset,
+            turns: DeltaTurns::Chat(turns),
+            token_counts,
+        }),
+        None => chat_delta_tree(bytes),
+    }
+}
+
+/// The reference decoder of a chat-form `session_render` request, through a
+/// `serde_json::Value` tree: slower than the fast path, but with recap-core's exact
+/// errors.
+pub(crate) fn chat_delta_tree(bytes: &[u8]) -> Result<Delta, RequestError> {
     let mut obj = parse_object(bytes)?;
     let counts = counts_wire(&mut obj)?;
     let (offset, turns) = delta_parts(&mut obj)?;
@@ -717,7 +742,7 @@ mod tests {
         ))
         .unwrap();
         assert!(
-            text.starts_with(r#"{"abi":{"major":1,"minor":1},"#),
+            text.starts_with(r#"{"abi":{"major":1,"minor":2},"#),
             "{text}"
         );
         assert!(

@@ -11,7 +11,7 @@ use crate::inprocess::{self, Fns, SessionFns, SessionPtr};
 use crate::isolated::{Isolated, Op, WorkerDown, plugin_answer};
 use crate::lanes::{Abandoned, Hung, Lane, Lanes, Slot};
 use crate::time_limit::{TimedOut, call_time_limit, limit_for_message};
-use recap_abi::wire::Description;
+use recap_abi::wire::{Description, Reuse};
 use recap_core::Message;
 use std::collections::VecDeque;
 use std::ptr::NonNull;
@@ -19,7 +19,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 /// A call's answer: `(messages_kept, new messages)`; a full request keeps none.
-pub(crate) type Reply = (usize, Vec<Message>);
+/// A session call's answer: how many messages of the previous response it keeps, its
+/// new messages, and where it reuses earlier ones.
+pub(crate) type Reply = (usize, Vec<Message>, Vec<Reuse>);
 /// A call's outcome and its request buffer, back for reuse.
 pub(crate) type Outcome = (Result<Reply, CallError>, Vec<u8>);
 
@@ -133,7 +135,7 @@ fn call_now(
         }
         None => {
             let (status, out) = inprocess::render(fns, request);
-            out.read(status, read_render).map(|m| (0, m))
+            out.read(status, read_render).map(|m| (0, m, Vec::new()))
         }
     }
 }
@@ -420,7 +422,7 @@ impl WorkerChannel {
         };
         let result = if self.handle == 0 {
             self.isolated.call(worker, Op::Render, 0, &request, |r| {
-                plugin_answer(r, read_render).map(|m| (0, m))
+                plugin_answer(r, read_render).map(|m| (0, m, Vec::new()))
             })
         } else {
             self.isolated

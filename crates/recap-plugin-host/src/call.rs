@@ -4,7 +4,7 @@
 
 use crate::time_limit::{self, TimedOut};
 use recap_abi::ffi::STATUS_OK;
-use recap_abi::wire::{self, Description, ErrorBody, Response};
+use recap_abi::wire::{self, Description, ErrorBody, Response, Reuse};
 use recap_core::{Message, RenderError, Role};
 use std::fmt;
 use std::time::Duration;
@@ -230,7 +230,11 @@ pub fn parse_response(status: i32, bytes: &[u8]) -> Result<Response, CallError> 
             error: Box::new(error.clone()),
         }),
         (Some(messages), None, STATUS_OK) => {
-            match messages.iter().enumerate().find_map(misshapen) {
+            match messages
+                .iter()
+                .enumerate()
+                .find_map(|(i, m)| misshapen(response.item_index(i), m))
+            {
                 Some(reason) => Err(CallError::invalid(status, reason)),
                 None => Ok(response),
             }
@@ -249,7 +253,7 @@ pub fn parse_response(status: i32, bytes: &[u8]) -> Result<Response, CallError> 
 /// What is wrong with message `i`, when it carries a field its role cannot have: tool
 /// calls belong to ASSISTANT messages, a call id (and a tool name) to TOOL messages,
 /// which need the id (provider APIs refuse a result that names no call).
-fn misshapen((i, m): (usize, &Message)) -> Option<String> {
+fn misshapen(i: usize, m: &Message) -> Option<String> {
     let role = m.role;
     let problem = if !m.tool_calls.is_empty() && role != Role::Assistant {
         "tool_calls on a message that is not an assistant message"
@@ -272,6 +276,12 @@ pub(crate) fn read_render(status: i32, bytes: &[u8]) -> Result<Vec<Message>, Cal
         return Err(CallError::invalid(
             status,
             "messages_kept in a response to a full request",
+        ));
+    }
+    if !response.reused.is_empty() {
+        return Err(CallError::invalid(
+            status,
+            "a {\"previous\": [from, to]} item in a response to a full request (there is no previous response)",
         ));
     }
     Ok(response.messages.unwrap_or_default())
@@ -320,11 +330,12 @@ pub(crate) fn no_handle() -> CallError {
 pub(crate) fn read_session_render(
     status: i32,
     bytes: &[u8],
-) -> Result<(usize, Vec<Message>), CallError> {
+) -> Result<(usize, Vec<Message>, Vec<Reuse>), CallError> {
     let response = parse_response(status, bytes)?;
     Ok((
         response.messages_kept.unwrap_or(0),
         response.messages.unwrap_or_default(),
+        response.reused,
     ))
 }
 

@@ -8,7 +8,7 @@ use crate::call::{CallError, Then, WorkerEvent, WorkerFailure};
 use crate::load::{Plugin, split_invariants};
 use recap_abi::TokenCounts;
 use recap_abi::tokens::count_turn;
-use recap_abi::wire::{self, SessionHeader};
+use recap_abi::wire::{self, Reuse, SessionHeader};
 use recap_core::{
     Form, Invariant, Message, RenderError, RenderRequest, Session, SessionState, SpecError,
     Strategy, StrategySpec, TokenCounter,
@@ -377,7 +377,7 @@ impl Open {
     }
 
     /// Takes in the reply to a call; its messages when `want`.
-    fn apply(&mut self, (kept, new): Reply, want: bool) -> Result<Vec<Message>, CallError> {
+    fn apply(&mut self, (kept, new, reused): Reply, want: bool) -> Result<Vec<Message>, CallError> {
         match &mut self.shape {
             Shape::Plugin { previous, .. } => {
                 if kept > previous.len() {
@@ -389,19 +389,70 @@ impl Open {
                         ),
                     });
                 }
-                let mut messages = Vec::new();
-                if want {
-                    messages.reserve(kept + new.len());
-                    messages.extend_from_slice(&previous[..kept]);
-                    messages.extend_from_slice(&new);
+                if reused.is_empty() {
+                    let mut messages = Vec::new();
+                    if want {
+                        messages.reserve(kept + new.len());
+                        messages.extend_from_slice(&previous[..kept]);
+                        messages.extend_from_slice(&new);
+                    }
+                    previous.truncate(kept);
+                    previous.extend(new);
+                    return Ok(messages);
                 }
-                previous.truncate(kept);
-                previous.extend(new);
-                Ok(messages)
+                *previous = with_reused(std::mem::take(previous), kept, new, &reused)?;
+                Ok(if want { previous.clone() } else { Vec::new() })
             }
             Shape::Bytes { .. } => Ok(new),
         }
     }
+}
+
+/// The next response's messages: `kept` messages of `previous`, then `new` with the
+/// `reused` ranges of `previous` in their places. Messages are moved out of `previous`
+/// where they are used once (a sliding window reuses each once) and copied otherwise.
+fn with_reused(
+    mut previous: Vec<Message>,
+    kept: usize,
+    new: Vec<Message>,
+    reused: &[Reuse],
+) -> Result<Vec<Message>, CallError> {
+    let held = previous.len();
+    if let Some(r) = reused.iter().find(|r| r.to > held) {
+        return Err(CallError::invalid(
+            0,
+            format!(
+                "{{\"previous\": [{}, {}]}} but the previous response had {held} messages",
+                r.from, r.to
+            ),
+        ));
+    }
+    // previous[kept..], each taken once; where a later reference finds it taken, it
+    // copies it from where it went.
+    let mut tail: Vec<Option<Message>> = previous.drain(kept..).map(Some).collect();
+    let mut moved_to = vec![usize::MAX; tail.len()];
+    let mut next = previous;
+    let mut new = new.into_iter();
+    let mut taken_new = 0;
+    for r in reused {
+        next.extend(new.by_ref().take(r.at.saturating_sub(taken_new)));
+        taken_new = r.at;
+        for i in r.from..r.to {
+            let message = match i.checked_sub(kept) {
+                None => next[i].clone(),
+                Some(t) => match tail[t].take() {
+                    Some(m) => {
+                        moved_to[t] = next.len();
+                        m
+                    }
+                    None => next[moved_to[t]].clone(),
+                },
+            };
+            next.push(message);
+        }
+    }
+    next.extend(new);
+    Ok(next)
 }
 
 impl HostSession {
@@ -553,5 +604,66 @@ impl HostSession {
             open.submit(self.counts.as_ref(), session, j);
             j += 1;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn user(i: usize) -> Message {
+        Message::user(format!("message {i}"))
+    }
+
+    #[test]
+    fn references_resolve_against_the_previous_response() {
+        let previous: Vec<Message> = (0..6).map(user).collect();
+        let new = vec![user(10), user(11)];
+        // Keep 1; then previous[3..6], a new one, previous[0..2] (one of them kept,
+        // one moved), previous[4..5] again (moved already: copied), the other new one.
+        let reused = [
+            Reuse {
+                at: 0,
+                from: 3,
+                to: 6,
+            },
+            Reuse {
+                at: 1,
+                from: 0,
+                to: 2,
+            },
+            Reuse {
+                at: 1,
+                from: 4,
+                to: 5,
+            },
+        ];
+        let got = with_reused(previous.clone(), 1, new, &reused).expect("valid references");
+        let want: Vec<Message> = [0, 3, 4, 5, 10, 0, 1, 4, 11]
+            .into_iter()
+            .map(user)
+            .collect();
+        assert_eq!(got, want);
+    }
+
+    #[test]
+    fn a_reference_past_the_previous_response_is_an_invalid_response() {
+        let previous: Vec<Message> = (0..3).map(user).collect();
+        let e = with_reused(
+            previous,
+            0,
+            Vec::new(),
+            &[Reuse {
+                at: 0,
+                from: 2,
+                to: 4,
+            }],
+        )
+        .expect_err("out of range");
+        assert!(
+            e.to_string()
+                .contains(r#"{"previous": [2, 4]} but the previous response had 3 messages"#),
+            "{e}"
+        );
     }
 }

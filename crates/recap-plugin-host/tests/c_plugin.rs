@@ -56,7 +56,8 @@ fn a_c_plugin_loads_and_renders() {
     let plugin = load(&lib).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(plugin.name(), "mission-only");
     assert_eq!(plugin.version(), "0.1.0");
-    assert_eq!(plugin.abi(), (1, 1));
+    // The header's RECAP_ABI_MAJOR and RECAP_ABI_MINOR, which are the SDK's.
+    assert_eq!(plugin.abi(), (recap_abi::ABI_MAJOR, recap_abi::ABI_MINOR));
     assert!(!plugin.has_describe() && !plugin.has_sessions());
     assert!(!plugin.self_test().sessions);
     assert_eq!(plugin.forms(), [Form::Ptc], "no describe: PTC-Lisp only");

@@ -31,7 +31,7 @@ fn sample_plugins_load_and_describe_themselves() {
     let masking = load(&sample("recap_ptc_output_masking")).unwrap();
     assert_eq!(masking.name(), "ptc-output-masking");
     assert_eq!(masking.version(), env!("CARGO_PKG_VERSION"));
-    assert_eq!(masking.abi(), (1, 1));
+    assert_eq!(masking.abi(), (recap_abi::ABI_MAJOR, recap_abi::ABI_MINOR));
     assert!(masking.has_describe() && masking.has_sessions());
     assert_eq!(masking.options().len(), 1);
     assert_eq!(masking.options()[0].key, "window");

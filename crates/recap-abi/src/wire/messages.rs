@@ -1,7 +1,12 @@
 //! Responses: `{"messages": [...]}` (with `messages_kept` in a session) or
 //! `{"error": {...}}`. Since ABI 1.1 a message may carry `tool_calls` (ASSISTANT),
 //! `tool_call_id` and `name` (TOOL), and `content` may be `null` (an ASSISTANT message
-//! that only calls tools, as provider APIs write it), read as empty text.
+//! that only calls tools, as provider APIs write it), read as empty text. Since ABI 1.2
+//! an item of a session response's `messages` may instead be `{"previous": [from, to]}`:
+//! the messages `from..to` of the session's previous response, unchanged (a strategy
+//! that drops or rewrites an early message, such as a sliding window, then sends only
+//! what is new; plugins may use it when the host's `session_open` request says minor
+//! 2 or later).
 
 use super::put_json;
 use crate::json;
@@ -44,14 +49,47 @@ pub fn error_response(error: &ErrorBody) -> Vec<u8> {
 
 /// `{"messages":[...]}`, or in a session `{"messages":[new...],"messages_kept":n}`.
 pub fn messages_response(messages: &[Message], messages_kept: Option<usize>) -> Vec<u8> {
-    let size: usize = messages.iter().map(|m| m.content.len() + 36).sum();
+    let items: Vec<Item<'_>> = messages.iter().map(Item::New).collect();
+    items_response(&items, messages_kept)
+}
+
+/// An item of a session response's `messages` (see the module's documentation).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Item<'a> {
+    New(&'a Message),
+    /// The messages `from..to` of the session's previous response (ABI 1.2).
+    Previous {
+        from: usize,
+        to: usize,
+    },
+}
+
+/// A session response whose `messages` mix new messages and references to the
+/// previous response's (ABI 1.2).
+pub fn items_response(items: &[Item<'_>], messages_kept: Option<usize>) -> Vec<u8> {
+    let size: usize = items
+        .iter()
+        .map(|i| match i {
+            Item::New(m) => m.content.len() + 36,
+            Item::Previous { .. } => 32,
+        })
+        .sum();
     let mut out = Vec::with_capacity(size + 48);
     out.extend_from_slice(b"{\"messages\":[");
-    for (i, m) in messages.iter().enumerate() {
+    for (i, item) in items.iter().enumerate() {
         if i > 0 {
             out.push(b',');
         }
-        put_message(&mut out, m);
+        match item {
+            Item::New(m) => put_message(&mut out, m),
+            Item::Previous { from, to } => {
+                out.extend_from_slice(b"{\"previous\":[");
+                json::put_u64(&mut out, *from as u64);
+                out.push(b',');
+                json::put_u64(&mut out, *to as u64);
+                out.extend_from_slice(b"]}");
+            }
+        }
     }
     out.push(b']');
     if let Some(n) = messages_kept {
@@ -97,47 +135,127 @@ fn put_message(out: &mut Vec<u8>, m: &Message) {
 }
 
 /// A response as the host reads it: exactly one of `messages` and `error`.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(try_from = "WireResponse")]
 pub struct Response {
-    #[serde(default, deserialize_with = "messages_or_null")]
+    /// The new messages (references to the previous response's are in `reused`).
     pub messages: Option<Vec<Message>>,
+    /// Where `messages` held references to the previous response's messages (ABI 1.2),
+    /// in order.
+    pub reused: Vec<Reuse>,
     /// Session responses: how many leading messages of the previous response of this
     /// session come before `messages`.
-    #[serde(default)]
     pub messages_kept: Option<usize>,
-    #[serde(default)]
     pub error: Option<ErrorBody>,
 }
 
-/// A message as a plugin may write it (lenient: `content` may be null, the list of tool
-/// calls null or absent).
+/// `{"previous": [from, to]}` in a response's `messages`, after `at` new messages.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Reuse {
+    /// How many new messages come before it in `messages`.
+    pub at: usize,
+    /// The previous response's messages `from..to`.
+    pub from: usize,
+    pub to: usize,
+}
+
+impl Response {
+    /// The index in the response's `messages` array of new message `i`.
+    pub fn item_index(&self, i: usize) -> usize {
+        i + self.reused.iter().take_while(|r| r.at <= i).count()
+    }
+}
+
 #[derive(Deserialize)]
-struct WireMessage {
-    role: Role,
-    content: Option<String>,
+struct WireResponse {
+    #[serde(default)]
+    messages: Option<Vec<WireItem>>,
+    #[serde(default)]
+    messages_kept: Option<usize>,
+    #[serde(default)]
+    error: Option<ErrorBody>,
+}
+
+/// A message as a plugin may write it (lenient: `content` may be null, the list of tool
+/// calls null or absent), or a reference to earlier messages.
+#[derive(Deserialize)]
+struct WireItem {
+    #[serde(default)]
+    role: Option<Role>,
+    /// `Some(None)` for `null`: present but empty.
+    #[serde(default, deserialize_with = "present")]
+    content: Option<Option<String>>,
     #[serde(default)]
     tool_calls: Option<Vec<MessageToolCall>>,
     #[serde(default)]
     tool_call_id: Option<String>,
     #[serde(default)]
     name: Option<String>,
+    #[serde(default)]
+    previous: Option<(usize, usize)>,
 }
 
-impl From<WireMessage> for Message {
-    fn from(w: WireMessage) -> Self {
-        Message {
-            role: w.role,
-            content: w.content.unwrap_or_default(),
-            tool_calls: w.tool_calls.unwrap_or_default(),
-            tool_call_id: w.tool_call_id,
-            name: w.name,
-        }
+fn present<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Option<String>>, D::Error> {
+    Option::<String>::deserialize(d).map(Some)
+}
+
+impl TryFrom<WireResponse> for Response {
+    type Error = String;
+
+    fn try_from(w: WireResponse) -> Result<Self, String> {
+        let mut reused = Vec::new();
+        let messages = match w.messages {
+            None => None,
+            Some(items) => {
+                let mut messages = Vec::with_capacity(items.len());
+                for (i, item) in items.into_iter().enumerate() {
+                    if let Some((from, to)) = item.previous {
+                        if item.role.is_some()
+                            || item.content.is_some()
+                            || item.tool_calls.is_some()
+                            || item.tool_call_id.is_some()
+                            || item.name.is_some()
+                        {
+                            return Err(format!(
+                                "messages[{i}]: `previous` stands alone, without the fields of a message"
+                            ));
+                        }
+                        if from > to {
+                            return Err(format!(
+                                "messages[{i}].previous: [{from}, {to}] is not a range (from > to)"
+                            ));
+                        }
+                        reused.push(Reuse {
+                            at: messages.len(),
+                            from,
+                            to,
+                        });
+                        continue;
+                    }
+                    let role = item
+                        .role
+                        .ok_or_else(|| format!("messages[{i}]: missing field `role`"))?;
+                    let content = item
+                        .content
+                        .ok_or_else(|| format!("messages[{i}]: missing field `content`"))?;
+                    messages.push(Message {
+                        role,
+                        content: content.unwrap_or_default(),
+                        tool_calls: item.tool_calls.unwrap_or_default(),
+                        tool_call_id: item.tool_call_id,
+                        name: item.name,
+                    });
+                }
+                Some(messages)
+            }
+        };
+        Ok(Response {
+            messages,
+            reused,
+            messages_kept: w.messages_kept,
+            error: w.error,
+        })
     }
-}
-
-fn messages_or_null<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Vec<Message>>, D::Error> {
-    let wire = Option::<Vec<WireMessage>>::deserialize(d)?;
-    Ok(wire.map(|list| list.into_iter().map(Message::from).collect()))
 }
 
 impl Response {
@@ -155,7 +273,7 @@ impl Response {
 pub(crate) fn fast_messages_response(bytes: &[u8]) -> json::Fast<Response> {
     use json::GiveUp;
     let mut r = json::Reader::new(bytes)?;
-    let (mut messages, mut kept) = (None, None);
+    let (mut messages, mut kept, mut reused) = (None, None, Vec::new());
     let mut seen_kept = false;
     let mut m = r.object()?;
     while let Some(key) = r.key(&mut m)? {
@@ -164,7 +282,14 @@ pub(crate) fn fast_messages_response(bytes: &[u8]) -> json::Fast<Response> {
                 let mut list = Vec::new();
                 let mut a = r.array()?;
                 while r.item(&mut a)? {
-                    list.push(fast_message(&mut r)?);
+                    match fast_item(&mut r)? {
+                        FastItem::New(message) => list.push(message),
+                        FastItem::Previous(from, to) => reused.push(Reuse {
+                            at: list.len(),
+                            from,
+                            to,
+                        }),
+                    }
                 }
                 messages = Some(list);
             }
@@ -182,18 +307,39 @@ pub(crate) fn fast_messages_response(bytes: &[u8]) -> json::Fast<Response> {
     r.end()?;
     Ok(Response {
         messages: Some(messages.ok_or(GiveUp)?),
+        reused,
         messages_kept: kept,
         error: None,
     })
 }
 
-fn fast_message(r: &mut json::Reader<'_>) -> json::Fast<Message> {
+enum FastItem {
+    New(Message),
+    Previous(usize, usize),
+}
+
+fn fast_item(r: &mut json::Reader<'_>) -> json::Fast<FastItem> {
     use json::GiveUp;
     let (mut role, mut content, mut tool_calls, mut tool_call_id, mut name) =
         (None, None, None, None, None);
+    let mut previous = None;
     let mut m = r.object()?;
     while let Some(key) = r.key(&mut m)? {
         match &*key {
+            "previous" if previous.is_none() => {
+                let mut a = r.array()?;
+                let mut range = [0usize; 2];
+                for end in &mut range {
+                    if !r.item(&mut a)? {
+                        return Err(GiveUp);
+                    }
+                    *end = usize::try_from(r.u64()?).map_err(|_| GiveUp)?;
+                }
+                if r.item(&mut a)? || range[0] > range[1] {
+                    return Err(GiveUp);
+                }
+                previous = Some((range[0], range[1]));
+            }
             "role" if role.is_none() => {
                 role = Some(match &*r.str()? {
                     "system" => Role::System,
@@ -216,17 +362,31 @@ fn fast_message(r: &mut json::Reader<'_>) -> json::Fast<Message> {
             }
             "tool_call_id" if tool_call_id.is_none() => tool_call_id = Some(r.opt_string()?),
             "name" if name.is_none() => name = Some(r.opt_string()?),
-            "role" | "content" | "tool_calls" | "tool_call_id" | "name" => return Err(GiveUp),
+            "role" | "content" | "tool_calls" | "tool_call_id" | "name" | "previous" => {
+                return Err(GiveUp);
+            }
             _ => r.skip()?,
         }
     }
-    Ok(Message {
+    if let Some((from, to)) = previous {
+        // A reference with message fields beside it: serde's error says why.
+        if role.is_some()
+            || content.is_some()
+            || tool_calls.is_some()
+            || tool_call_id.is_some()
+            || name.is_some()
+        {
+            return Err(GiveUp);
+        }
+        return Ok(FastItem::Previous(from, to));
+    }
+    Ok(FastItem::New(Message {
         role: role.ok_or(GiveUp)?,
         content: content.ok_or(GiveUp)?.unwrap_or_default(),
         tool_calls: tool_calls.unwrap_or_default(),
         tool_call_id: tool_call_id.flatten(),
         name: name.flatten(),
-    })
+    }))
 }
 
 fn fast_tool_call(r: &mut json::Reader<'_>) -> json::Fast<MessageToolCall> {
@@ -412,6 +572,75 @@ mod tests {
                 (Err(_), Err(_)) => {}
                 _ => panic!("{text}: serde {serde:?}, ours {ours:?}"),
             }
+        }
+    }
+
+    #[test]
+    fn references_to_previous_messages_read_the_same_both_ways() {
+        let messages = tool_exchange();
+        let items = [
+            Item::Previous { from: 0, to: 2 },
+            Item::New(&messages[2]),
+            Item::New(&messages[3]),
+            Item::Previous { from: 4, to: 4 },
+            Item::New(&messages[4]),
+            Item::Previous { from: 1, to: 3 },
+        ];
+        let bytes = items_response(&items, Some(1));
+        let fast = fast_messages_response(&bytes).expect("the SDK's responses are fast");
+        let serde: Response = serde_json::from_slice(&bytes).unwrap();
+        assert_eq!(fast, serde);
+        assert_eq!(fast.messages.as_deref(), Some(&messages[2..5]));
+        assert_eq!(
+            fast.reused,
+            vec![
+                Reuse {
+                    at: 0,
+                    from: 0,
+                    to: 2
+                },
+                Reuse {
+                    at: 2,
+                    from: 4,
+                    to: 4
+                },
+                Reuse {
+                    at: 3,
+                    from: 1,
+                    to: 3
+                },
+            ]
+        );
+        // New message i sits at item_index(i) of the array.
+        assert_eq!(
+            (0..3).map(|i| fast.item_index(i)).collect::<Vec<_>>(),
+            vec![1, 2, 4]
+        );
+        for (text, error) in [
+            (r#"{"messages":[{"previous":[2,1]}]}"#, "not a range"),
+            (
+                r#"{"messages":[{"previous":[0,1],"role":"user"}]}"#,
+                "stands alone",
+            ),
+            (r#"{"messages":[{"content":"c"}]}"#, "missing field `role`"),
+            (
+                r#"{"messages":[{"role":"user"}]}"#,
+                "missing field `content`",
+            ),
+        ] {
+            assert!(fast_messages_response(text.as_bytes()).is_err(), "{text}");
+            let e = Response::from_slice(text.as_bytes())
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains(error), "{text}: {e}");
+        }
+        for text in [
+            r#"{"messages":[{"previous":[0]}]}"#,
+            r#"{"messages":[{"previous":[0,1,2]}]}"#,
+            r#"{"messages":[{"previous":[-1,1]}]}"#,
+            r#"{"messages":[{"previous":null}]}"#,
+        ] {
+            assert!(Response::from_slice(text.as_bytes()).is_err(), "{text}");
         }
     }
 }
