@@ -560,7 +560,7 @@ mod tests {
 
     /// A small deterministic generator of JSON text: values of every shape, strings
     /// with escapes and non-ASCII, numbers of every form, tags, whitespace.
-    use crate::mutation::{Xorshift as Gen, mutate};
+    use crate::mutation::{Xorshift as Gen, mutant};
 
     impl Gen {
         fn pick<'a>(&mut self, items: &[&'a str]) -> &'a str {
@@ -754,13 +754,7 @@ mod tests {
         for session in recap_gen::generate_corpus(5, 40, 1..=4) {
             let base = crate::wire::session_render_request(0, &session.turns);
             for _ in 0..100 {
-                let mut m = base.clone();
-                for _ in 0..1 + g.next() % 3 {
-                    if m.is_empty() {
-                        break;
-                    }
-                    mutate(&mut g, &mut m, &tokens, true);
-                }
+                let m = mutant(&mut g, &base, &tokens, 3, true);
                 let want = reference(&m);
                 assert_eq!(
                     crate::wire::decode_session_turns(&m).ok(),

@@ -338,7 +338,7 @@ fn object_tree(r: &mut Reader<'_>) -> Fast<Option<Map<String, Json>>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::mutation::{Xorshift, mutate};
+    use crate::mutation::{Xorshift, mutant};
     use crate::tokens::count_turn;
     use crate::wire::{
         Delta, DeltaTurns, chat_delta_tree, decode_delta, put_chat_session_render_request,
@@ -471,13 +471,7 @@ mod tests {
         let (mut mutants, mut valid) = (0, 0);
         for base in host_requests(9, 12) {
             for _ in 0..60 {
-                let mut m = base.clone();
-                for _ in 0..1 + g.next() % 3 {
-                    if m.is_empty() {
-                        break;
-                    }
-                    mutate(&mut g, &mut m, &tokens, true);
-                }
+                let m = mutant(&mut g, &base, &tokens, 3, true);
                 let want = reference(&m);
                 if let Some(fast) = chat_session_delta(&m) {
                     assert_eq!(Some(fast), want, "{}", String::from_utf8_lossy(&m));

@@ -30,3 +30,21 @@ pub(crate) fn mutate(g: &mut Xorshift, m: &mut Vec<u8>, tokens: &[&[u8]], trunca
         _ => m.truncate(i),
     }
 }
+
+/// `base` after one to `max_edits` random edits ([`mutate`]; fewer if it empties).
+pub(crate) fn mutant(
+    g: &mut Xorshift,
+    base: &[u8],
+    tokens: &[&[u8]],
+    max_edits: u64,
+    truncate: bool,
+) -> Vec<u8> {
+    let mut m = base.to_vec();
+    for _ in 0..1 + g.next() % max_edits {
+        if m.is_empty() {
+            break;
+        }
+        mutate(g, &mut m, tokens, truncate);
+    }
+    m
+}

@@ -496,10 +496,7 @@ mod tests {
         let tokens: [&[u8]; 8] = [b"\"", b"null", b"{", b"}", b",", b"[]", b"\"tool\"", b"1"];
         let (mut same_ok, mut both_err) = (0, 0);
         for _ in 0..3000 {
-            let mut m = base.clone();
-            for _ in 0..1 + g.next() % 2 {
-                crate::mutation::mutate(&mut g, &mut m, &tokens, false);
-            }
+            let m = crate::mutation::mutant(&mut g, &base, &tokens, 2, false);
             let serde = serde_json::from_slice::<Response>(&m);
             let ours = Response::from_slice(&m);
             match (serde, ours) {
