@@ -2,7 +2,8 @@
 //! `recap run`'s engine (one job, o200k_base, every check), asked for one strategy, once
 //! as the built-in and once as its plugin twin (a wrapped built-in loaded in-process).
 //! Both runs also replay the implicit `full-history` baseline, as `recap run --strategy
-//! X` does, and must count the same tokens. `PLUGIN_RUN_ONLY=builtin|plugin|setup` runs
+//! X` does (full-history's twin has the baseline's spec, so it is the baseline), and
+//! must count the same tokens. `PLUGIN_RUN_ONLY=builtin|plugin|setup` runs
 //! one of them (or neither) for `valgrind --tool=callgrind`: a run's instructions are
 //! its count minus the `setup` count (loading, configuring), every thread included.
 //!
@@ -16,6 +17,10 @@
 //! The time limit follows `RECAP_PLUGIN_TIMEOUT` as in `recap run` (`none`: calls on the
 //! caller's thread; with a limit, on a lane thread). Prints the prompt tokens each run
 //! counted.
+//!
+//! A corpus argument `generated` stands for the plugin bench's generated corpus
+//! (`benches/plugin.rs`: recap-gen seed 7, 30 PTC-Lisp and 30 chat sessions of 8–40
+//! turns), written to a temporary file.
 
 use anyhow::{Context, Result, bail};
 use recap_core::{Registry, Strategy};
@@ -52,12 +57,33 @@ fn totals(report: &Report) -> Vec<(String, u64)> {
         .collect()
 }
 
+/// The plugin bench's generated corpus (see the module's documentation).
+fn write_generated(dir: &std::path::Path) -> Result<PathBuf> {
+    let mut sessions = recap_gen::generate_corpus(7, 30, 8..=40);
+    sessions.extend(recap_gen::generate_chat_corpus(7, 30, 8..=40));
+    let path = dir.join("generated.jsonl");
+    let file = std::fs::File::create(&path).with_context(|| format!("{}", path.display()))?;
+    let mut out = std::io::BufWriter::new(file);
+    recap_gen::write_jsonl(&mut out, &sessions)?;
+    std::io::Write::flush(&mut out)?;
+    Ok(path)
+}
+
 fn main() -> Result<()> {
     let mut args = std::env::args().skip(1);
-    let usage = "usage: plugin-run-instructions <wrapped-builtin-lib> <strategy> <corpus.jsonl>...";
+    let usage =
+        "usage: plugin-run-instructions <wrapped-builtin-lib> <strategy> <corpus.jsonl | generated>...";
     let lib = PathBuf::from(args.next().context(usage)?);
     let name = args.next().context(usage)?;
-    let corpora: Vec<PathBuf> = args.map(PathBuf::from).collect();
+    let tmp = tempfile::tempdir().context("a temporary directory")?;
+    let mut corpora: Vec<PathBuf> = Vec::new();
+    for arg in args {
+        if arg == "generated" {
+            corpora.push(write_generated(tmp.path())?);
+        } else {
+            corpora.push(PathBuf::from(arg));
+        }
+    }
     if corpora.is_empty() {
         bail!("{usage}");
     }

@@ -20,8 +20,9 @@
 # the main thread) — not loading the tokenizer's vocabulary, not writing the report.
 # Prints corpus, corpus bytes, Ir and Ir per corpus byte (the per-MB cost of a form).
 #
-# Plugin-run mode (--plugin-run): `recap run`'s engine over bench-data (one job, every
-# check, no time limit so that every call runs on the counted thread) asked for each
+# Plugin-run mode (--plugin-run): `recap run`'s engine over bench-data (CORPUS=generated:
+# the plugin bench's generated corpus instead) (one job, every check, no time limit so
+# that every call runs on the counted thread) asked for each
 # strategy (default: the eight built-ins with a wrapped twin) as the built-in and as its
 # twin loaded in-process (examples/plugin-run-instructions.rs); each run counted whole
 # minus a run that only loads and configures. Prints strategy, both counts and the
@@ -63,6 +64,7 @@ if $plugin_run; then
     fixtures=crates/recap-plugin-host/tests/fixtures/Cargo.toml
     cargo build --release --quiet --manifest-path "$fixtures" -p recap-plugin-wrapped-builtins --examples
     libs="$(cargo metadata --manifest-path "$fixtures" --format-version 1 --no-deps | sed -n 's/.*"target_directory":"\([^"]*\)".*/\1/p')/release/examples"
+    if [[ "${CORPUS:-}" == generated ]]; then corpus=(generated); else corpus=(bench-data/*.jsonl); fi
     if [[ ${#specs[@]} -eq 0 ]]; then
         specs=(full-history single-user-coalesced per-turn-summary rolling-window ptc-runner
             ptc-trim observation-masking amortized-forgetting)
@@ -70,7 +72,7 @@ if $plugin_run; then
     count() { # strategy, mode -> instructions of the whole process
         PLUGIN_RUN_ONLY="$2" RECAP_PLUGIN_TIMEOUT=none valgrind --tool=callgrind \
             --callgrind-out-file="$tmp/callgrind.out" "$bin" "$libs/libwrap_${1//-/_}.so" "$1" \
-            bench-data/*.jsonl > /dev/null 2> "$tmp/valgrind.txt" || {
+            "${corpus[@]}" > /dev/null 2> "$tmp/valgrind.txt" || {
             echo "error: valgrind run for $1 ($2) failed:" >&2; cat "$tmp/valgrind.txt" >&2; exit 1
         }
         sed -n 's/^totals: *\([0-9]*\).*/\1/p' "$tmp/callgrind.out"
