@@ -71,8 +71,7 @@ fn write_generated(dir: &std::path::Path) -> Result<PathBuf> {
 
 fn main() -> Result<()> {
     let mut args = std::env::args().skip(1);
-    let usage =
-        "usage: plugin-run-instructions <wrapped-builtin-lib> <strategy> <corpus.jsonl | generated>...";
+    let usage = "usage: plugin-run-instructions <wrapped-builtin-lib> <strategy> <corpus.jsonl | generated>...";
     let lib = PathBuf::from(args.next().context(usage)?);
     let name = args.next().context(usage)?;
     let tmp = tempfile::tempdir().context("a temporary directory")?;

@@ -138,6 +138,7 @@ macro_rules! export_strategy {
 }
 
 /// Why an entry point failed: its status and the error it reports.
+#[derive(Debug)]
 struct Failure {
     status: i32,
     error: ErrorBody,
@@ -472,6 +473,31 @@ struct SdkSession<T> {
     poisoned: bool,
 }
 
+/// The session a `session_open` request describes.
+fn open_session<T: Plugin>(bytes: &[u8]) -> Result<SdkSession<T>, Failure> {
+    let request = wire::decode_request(bytes)?;
+    let strategy = build::<T>(request.options)?;
+    let mut parsed = request.session;
+    check_form(&strategy, parsed.form)?;
+    // Strategies may key their per-session caches on where the turns live (the
+    // built-ins do): room up front keeps the turns from moving as the session grows,
+    // within reason.
+    let room = (parsed.max_turns as usize).min(MAX_RESERVED_TURNS);
+    match parsed.form {
+        Form::Ptc => parsed.turns.reserve(room),
+        Form::Chat => parsed.chat_turns.reserve(room),
+    }
+    Ok(SdkSession {
+        strategy,
+        session: parsed,
+        state: SessionState::new(),
+        tokens: request.token_counts,
+        previous: Vec::new(),
+        host_reads_references: request.host_abi_minor >= 2,
+        poisoned: false,
+    })
+}
+
 /// `session_open` for `T`.
 ///
 /// # Safety
@@ -489,27 +515,7 @@ pub unsafe extern "C" fn session_open<T: Plugin>(
     // SAFETY: forwarded from the ABI contract of `session_open`.
     let status = unsafe {
         entry(request, request_len, out, |bytes| {
-            let request = wire::decode_request(bytes)?;
-            let strategy = build::<T>(request.options)?;
-            let mut parsed = request.session;
-            check_form(&strategy, parsed.form)?;
-            // Strategies may key their per-session caches on where the turns live
-            // (the built-ins do): room up front keeps the turns from moving as the
-            // session grows, within reason.
-            let room = (parsed.max_turns as usize).min(MAX_RESERVED_TURNS);
-            match parsed.form {
-                Form::Ptc => parsed.turns.reserve(room),
-                Form::Chat => parsed.chat_turns.reserve(room),
-            }
-            let state = Box::new(SdkSession {
-                strategy,
-                session: parsed,
-                state: SessionState::new(),
-                tokens: request.token_counts,
-                previous: Vec::new(),
-                host_reads_references: request.host_abi_minor >= 2,
-                poisoned: false,
-            });
+            let state = Box::new(open_session::<T>(bytes)?);
             handle = Box::into_raw(state).cast::<c_void>();
             Ok(Vec::new())
         })
@@ -770,5 +776,80 @@ mod tests {
         let items = reuse_previous(&now, &previous);
         assert!(items.iter().all(|i| matches!(i, wire::Item::New(_))));
         assert_eq!(resolve(&items, &previous), now);
+    }
+
+    /// The last two programs as assistant messages after the opening: a window that
+    /// slides at every call.
+    struct LastTwo;
+
+    impl Strategy for LastTwo {
+        fn spec(&self) -> String {
+            "last-two".into()
+        }
+        fn render(&self, r: &RenderRequest<'_>) -> Result<Vec<Message>, RenderError> {
+            let mut messages = vec![Message::system(r.system_prompt), Message::user(r.mission)];
+            let from = r.turns.len().saturating_sub(2);
+            messages.extend(
+                r.turns[from..]
+                    .iter()
+                    .map(|t| Message::assistant(&t.program)),
+            );
+            Ok(messages)
+        }
+    }
+
+    impl Plugin for LastTwo {
+        const NAME: &'static str = "last-two";
+        const VERSION: &'static str = "0.1.0";
+        fn from_spec(_: &StrategySpec) -> Result<Self, SpecError> {
+            Ok(LastTwo)
+        }
+    }
+
+    /// Every call of a session through the SDK's session path, opened with `open`:
+    /// whether any response referred to earlier messages, and that each resolves to
+    /// what `render` gives.
+    fn replay(open: &[u8], session: &Session) -> bool {
+        let mut state = open_session::<LastTwo>(open).expect("the session opens");
+        let (mut previous, mut referred) = (Vec::<Message>::new(), false);
+        for k in 1..=session.turns.len() {
+            let mut request = Vec::new();
+            wire::put_session_render_request(&mut request, k - 1, &session.turns[k - 1..k]);
+            let bytes = session_step(&mut state, &request).expect("the call renders");
+            let response = wire::Response::from_slice(&bytes).expect("a valid response");
+            referred |= !response.reused.is_empty();
+            let kept = response.messages_kept.unwrap_or(0);
+            let mut new = response.messages.unwrap_or_default().into_iter();
+            let mut prompt = previous[..kept].to_vec();
+            let mut taken = 0;
+            for r in &response.reused {
+                prompt.extend(new.by_ref().take(r.at - taken));
+                taken = r.at;
+                prompt.extend_from_slice(&previous[r.from..r.to]);
+            }
+            prompt.extend(new);
+            let want = LastTwo
+                .render(&RenderRequest::for_call(session, k).expect("a call"))
+                .expect("renders");
+            assert_eq!(prompt, want, "call {k}");
+            previous = prompt;
+        }
+        referred
+    }
+
+    #[test]
+    fn references_go_only_to_a_host_that_reads_them() {
+        let session = recap_gen::generate_corpus(3, 1, 6..=6).remove(0);
+        let header = wire::SessionHeader::of_session(&session);
+        let open = wire::session_open_request(&BTreeMap::new(), &header, None);
+        assert!(replay(&open, &session), "a 1.2 host is sent references");
+        let text = String::from_utf8(open).expect("UTF-8");
+        let minor = format!("\"minor\":{ABI_MINOR}");
+        assert!(text.contains(&minor), "{text}");
+        let older = text.replace(&minor, "\"minor\":1");
+        assert!(
+            !replay(older.as_bytes(), &session),
+            "a 1.1 host is sent messages only"
+        );
     }
 }
