@@ -351,6 +351,38 @@ mod tests {
     }
 
     #[test]
+    fn references_to_earlier_messages_belong_to_sessions_only() {
+        let text = br#"{"messages":[{"role":"system","content":"s"},{"previous":[0,1]}]}"#;
+        match read_render(STATUS_OK, text) {
+            Err(CallError::InvalidResponse { reason, .. }) => {
+                assert!(
+                    reason.contains("in a response to a full request"),
+                    "{reason}"
+                );
+            }
+            other => panic!("{other:?}"),
+        }
+        let (kept, new, reused) = read_session_render(STATUS_OK, text).expect("a session answer");
+        assert_eq!((kept, new.len()), (0, 1));
+        assert_eq!(
+            reused,
+            vec![Reuse {
+                at: 1,
+                from: 0,
+                to: 1
+            }]
+        );
+        // A misshapen message is named by its place in the array, references counted.
+        let text =
+            r#"{"messages":[{"previous":[0,2]},{"role":"user","content":"u","tool_call_id":"c"}]}"#;
+        assert!(
+            reason(text).starts_with("messages[1] (user)"),
+            "{}",
+            reason(text)
+        );
+    }
+
+    #[test]
     fn tool_fields_only_on_the_roles_that_have_them() {
         let ok = r#"{"messages":[{"role":"assistant","content":null,"tool_calls":[{"id":"c","name":"f","arguments":"{}"}]},
             {"role":"tool","tool_call_id":"c","name":"f","content":"r"}]}"#;

@@ -4,7 +4,7 @@
 //! while the caller uses this one.
 
 use crate::backend::{Backend, Channel, Reply};
-use crate::call::{CallError, Then, WorkerEvent, WorkerFailure};
+use crate::call::{CallError, MAX_RESPONSE_BYTES, Then, WorkerEvent, WorkerFailure};
 use crate::load::{Plugin, split_invariants};
 use recap_abi::TokenCounts;
 use recap_abi::tokens::count_turn;
@@ -427,6 +427,27 @@ fn with_reused(
             ),
         ));
     }
+    // A few bytes of references could stand for any number of copies of the previous
+    // prompt: what they stand for is held to the limit a response's own bytes have,
+    // counted in O(1) per reference from running sums.
+    let mut sums = Vec::with_capacity(held + 1);
+    sums.push(0usize);
+    for m in &previous {
+        let last = sums.last().copied().unwrap_or(0);
+        sums.push(last.saturating_add(message_bytes(m)));
+    }
+    let referenced = reused.iter().fold(0usize, |total, r| {
+        total.saturating_add(sums[r.to] - sums[r.from])
+    });
+    if referenced > MAX_RESPONSE_BYTES {
+        return Err(CallError::invalid(
+            0,
+            format!(
+                "the previous messages it refers to come to {referenced} bytes, more than the \
+                 {MAX_RESPONSE_BYTES}-byte limit of a response (256 MiB)"
+            ),
+        ));
+    }
     // previous[kept..], each taken once; where a later reference finds it taken, it
     // copies it from where it went.
     let mut tail: Vec<Option<Message>> = previous.drain(kept..).map(Some).collect();
@@ -453,6 +474,19 @@ fn with_reused(
     }
     next.extend(new);
     Ok(next)
+}
+
+/// What a message weighs against [`MAX_RESPONSE_BYTES`] when a response refers to it:
+/// its texts and a little for its structure, so that empty messages count too.
+fn message_bytes(m: &Message) -> usize {
+    let calls: usize = m
+        .tool_calls
+        .iter()
+        .map(|c| c.id.len() + c.name.len() + c.arguments.len() + 16)
+        .sum();
+    let rest =
+        m.tool_call_id.as_ref().map_or(0, String::len) + m.name.as_ref().map_or(0, String::len);
+    m.content.len() + calls + rest + 16
 }
 
 impl HostSession {
@@ -644,6 +678,27 @@ mod tests {
             .map(user)
             .collect();
         assert_eq!(got, want);
+    }
+
+    #[test]
+    fn references_may_not_stand_for_more_than_a_response_may_hold() {
+        // 64 KiB of text, referred to 5,000 times by a few kilobytes of references.
+        let previous = vec![Message::user("x".repeat(64 << 10))];
+        let reused: Vec<Reuse> = (0..5000)
+            .map(|_| Reuse {
+                at: 0,
+                from: 0,
+                to: 1,
+            })
+            .collect();
+        let e = with_reused(previous.clone(), 0, Vec::new(), &reused).expect_err("too much");
+        assert!(
+            e.to_string().contains("more than the 268435456-byte limit"),
+            "{e}"
+        );
+        // Within the limit they resolve.
+        let got = with_reused(previous, 0, Vec::new(), &reused[..3]).expect("within");
+        assert_eq!(got.len(), 3);
     }
 
     #[test]
