@@ -44,7 +44,7 @@ struct Decoder<'a> {
 
 /// Marks a known key as seen; a repeated key means "last wins" in the tree decoder,
 /// which is not worth mirroring here. (Repeated unknown keys are ignored either way.)
-fn first_time(seen: &mut u32, bit: u32) -> Fast<()> {
+pub(crate) fn first_time(seen: &mut u32, bit: u32) -> Fast<()> {
     if *seen & bit != 0 {
         return Err(GiveUp);
     }

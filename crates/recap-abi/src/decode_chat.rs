@@ -11,6 +11,7 @@
 //! the caller decodes through the tree, which gives the reference result or the
 //! reference error. Tests hold the two to the same answers.
 
+use crate::decode::first_time;
 use crate::json::{Fast, GiveUp, Reader};
 use recap_core::chat::{CHAT_TURN_FIELDS, PTC_TURN_FIELDS};
 use recap_core::{AssistantTurn, ChatToolCall, ChatTurn, Observation};
@@ -27,30 +28,26 @@ pub(crate) fn chat_session_delta(bytes: &[u8]) -> Option<ChatDelta> {
     Some(delta)
 }
 
-/// Marks `key` as seen; a repeated key means "last wins" in the tree, which is not
-/// worth mirroring here.
-fn once(seen: &mut Vec<&'static str>, key: &'static str) -> Fast<()> {
-    if seen.contains(&key) {
-        return Err(GiveUp);
-    }
-    seen.push(key);
-    Ok(())
+/// Marks the object's `i`-th known key as seen (bit `i` of `seen`): a repeated key
+/// means "last wins" in the tree, which is not worth mirroring here.
+fn once(seen: &mut u32, i: u32) -> Fast<()> {
+    first_time(seen, 1 << i)
 }
 
 fn delta(r: &mut Reader<'_>) -> Fast<ChatDelta> {
     let (mut offset, mut turns, mut counts) = (0u64, Vec::new(), None);
-    let mut seen = Vec::new();
+    let mut seen = 0;
     let mut m = r.object()?;
     while let Some(key) = r.key(&mut m)? {
         match &*key {
             "turns_offset" => {
-                once(&mut seen, "turns_offset")?;
+                once(&mut seen, 0)?;
                 if !r.null()? {
                     offset = r.u64()?;
                 }
             }
             "turns" => {
-                once(&mut seen, "turns")?;
+                once(&mut seen, 1)?;
                 if !r.null()? {
                     let mut a = r.array()?;
                     while r.item(&mut a)? {
@@ -59,7 +56,7 @@ fn delta(r: &mut Reader<'_>) -> Fast<ChatDelta> {
                 }
             }
             "token_counts" => {
-                once(&mut seen, "token_counts")?;
+                once(&mut seen, 2)?;
                 counts = token_counts(r)?;
             }
             _ => r.skip()?,
@@ -86,24 +83,24 @@ fn token_counts(r: &mut Reader<'_>) -> Fast<Option<Vec<Vec<u64>>>> {
         return Ok(None);
     }
     let mut turns = None;
-    let mut seen = Vec::new();
+    let mut seen = 0;
     let mut m = r.object()?;
     while let Some(key) = r.key(&mut m)? {
         match &*key {
             "tokenizer" => {
-                once(&mut seen, "tokenizer")?;
+                once(&mut seen, 0)?;
                 r.opt_string()?;
             }
             "system" => {
-                once(&mut seen, "system")?;
+                once(&mut seen, 1)?;
                 opt_u64(r)?;
             }
             "mission" => {
-                once(&mut seen, "mission")?;
+                once(&mut seen, 2)?;
                 opt_u64(r)?;
             }
             "turns" => {
-                once(&mut seen, "turns")?;
+                once(&mut seen, 3)?;
                 if !r.null()? {
                     let mut list = Vec::new();
                     let mut a = r.array()?;
@@ -127,20 +124,20 @@ fn token_counts(r: &mut Reader<'_>) -> Fast<Option<Vec<Vec<u64>>>> {
 fn turn(r: &mut Reader<'_>) -> Fast<ChatTurn> {
     let (mut number, mut assistant, mut observations) = (None, None, Vec::new());
     let (mut success, mut usage) = (true, None);
-    let mut seen = Vec::new();
+    let mut seen = 0;
     let mut m = r.object()?;
     while let Some(key) = r.key(&mut m)? {
         match &*key {
             "number" => {
-                once(&mut seen, "number")?;
+                once(&mut seen, 0)?;
                 number = Some(u32::try_from(r.u64()?).map_err(|_| GiveUp)?);
             }
             "assistant" => {
-                once(&mut seen, "assistant")?;
+                once(&mut seen, 1)?;
                 assistant = Some(assistant_turn(r)?);
             }
             "observations" => {
-                once(&mut seen, "observations")?;
+                once(&mut seen, 2)?;
                 if !r.null()? {
                     let mut a = r.array()?;
                     while r.item(&mut a)? {
@@ -149,13 +146,13 @@ fn turn(r: &mut Reader<'_>) -> Fast<ChatTurn> {
                 }
             }
             "success" => {
-                once(&mut seen, "success")?;
+                once(&mut seen, 3)?;
                 if !r.null()? {
                     success = r.bool()?;
                 }
             }
             "usage" => {
-                once(&mut seen, "usage")?;
+                once(&mut seen, 4)?;
                 usage = object_tree(r)?;
             }
             // A PTC-Lisp field in a chat turn: the reference decoder says why.
@@ -188,16 +185,16 @@ fn turn(r: &mut Reader<'_>) -> Fast<ChatTurn> {
 
 fn assistant_turn(r: &mut Reader<'_>) -> Fast<AssistantTurn> {
     let (mut content, mut tool_calls, mut reasoning) = (None, Vec::new(), None);
-    let mut seen = Vec::new();
+    let mut seen = 0;
     let mut m = r.object()?;
     while let Some(key) = r.key(&mut m)? {
         match &*key {
             "content" => {
-                once(&mut seen, "content")?;
+                once(&mut seen, 0)?;
                 content = r.opt_string()?;
             }
             "tool_calls" => {
-                once(&mut seen, "tool_calls")?;
+                once(&mut seen, 1)?;
                 if !r.null()? {
                     let mut a = r.array()?;
                     while r.item(&mut a)? {
@@ -210,7 +207,7 @@ fn assistant_turn(r: &mut Reader<'_>) -> Fast<AssistantTurn> {
                 }
             }
             "reasoning" => {
-                once(&mut seen, "reasoning")?;
+                once(&mut seen, 2)?;
                 reasoning = r.opt_string()?;
             }
             _ => r.skip()?,
@@ -225,20 +222,20 @@ fn assistant_turn(r: &mut Reader<'_>) -> Fast<AssistantTurn> {
 
 fn tool_call(r: &mut Reader<'_>) -> Fast<ChatToolCall> {
     let (mut id, mut name, mut arguments) = (None, None, None);
-    let mut seen = Vec::new();
+    let mut seen = 0;
     let mut m = r.object()?;
     while let Some(key) = r.key(&mut m)? {
         match &*key {
             "id" => {
-                once(&mut seen, "id")?;
+                once(&mut seen, 0)?;
                 id = Some(r.string()?);
             }
             "name" => {
-                once(&mut seen, "name")?;
+                once(&mut seen, 1)?;
                 name = Some(r.string()?);
             }
             "arguments" => {
-                once(&mut seen, "arguments")?;
+                once(&mut seen, 2)?;
                 arguments = Some(r.string()?);
             }
             _ => r.skip()?,
@@ -261,32 +258,32 @@ fn observation(r: &mut Reader<'_>) -> Fast<Observation> {
     let mut role = None;
     let (mut tool_call_id, mut name, mut content) = (None, None, None);
     let (mut is_error, mut environment) = (None, None);
-    let mut seen = Vec::new();
+    let mut seen = 0;
     let mut m = r.object()?;
     while let Some(key) = r.key(&mut m)? {
         match &*key {
             "role" => {
-                once(&mut seen, "role")?;
+                once(&mut seen, 0)?;
                 role = Some(r.str()?);
             }
             "tool_call_id" => {
-                once(&mut seen, "tool_call_id")?;
+                once(&mut seen, 1)?;
                 tool_call_id = Some(r.string()?);
             }
             "name" => {
-                once(&mut seen, "name")?;
+                once(&mut seen, 2)?;
                 name = r.opt_string()?;
             }
             "content" => {
-                once(&mut seen, "content")?;
+                once(&mut seen, 3)?;
                 content = Some(r.string()?);
             }
             "is_error" => {
-                once(&mut seen, "is_error")?;
+                once(&mut seen, 4)?;
                 is_error = opt_bool(r)?;
             }
             "environment" => {
-                once(&mut seen, "environment")?;
+                once(&mut seen, 5)?;
                 environment = opt_bool(r)?;
             }
             _ => r.skip()?,

@@ -49,8 +49,7 @@ pub fn error_response(error: &ErrorBody) -> Vec<u8> {
 
 /// `{"messages":[...]}`, or in a session `{"messages":[new...],"messages_kept":n}`.
 pub fn messages_response(messages: &[Message], messages_kept: Option<usize>) -> Vec<u8> {
-    let items: Vec<Item<'_>> = messages.iter().map(Item::New).collect();
-    items_response(&items, messages_kept)
+    response(messages.iter().map(Item::New), messages_kept)
 }
 
 /// An item of a session response's `messages` (see the module's documentation).
@@ -67,8 +66,16 @@ pub enum Item<'a> {
 /// A session response whose `messages` mix new messages and references to the
 /// previous response's (ABI 1.2).
 pub fn items_response(items: &[Item<'_>], messages_kept: Option<usize>) -> Vec<u8> {
+    response(items.iter().copied(), messages_kept)
+}
+
+/// Both responses, written from their items without collecting them first.
+fn response<'a>(
+    items: impl Iterator<Item = Item<'a>> + Clone,
+    messages_kept: Option<usize>,
+) -> Vec<u8> {
     let size: usize = items
-        .iter()
+        .clone()
         .map(|i| match i {
             Item::New(m) => m.content.len() + 36,
             Item::Previous { .. } => 32,
@@ -76,7 +83,7 @@ pub fn items_response(items: &[Item<'_>], messages_kept: Option<usize>) -> Vec<u
         .sum();
     let mut out = Vec::with_capacity(size + 48);
     out.extend_from_slice(b"{\"messages\":[");
-    for (i, item) in items.iter().enumerate() {
+    for (i, item) in items.enumerate() {
         if i > 0 {
             out.push(b',');
         }
@@ -84,9 +91,9 @@ pub fn items_response(items: &[Item<'_>], messages_kept: Option<usize>) -> Vec<u
             Item::New(m) => put_message(&mut out, m),
             Item::Previous { from, to } => {
                 out.extend_from_slice(b"{\"previous\":[");
-                json::put_u64(&mut out, *from as u64);
+                json::put_u64(&mut out, from as u64);
                 out.push(b',');
-                json::put_u64(&mut out, *to as u64);
+                json::put_u64(&mut out, to as u64);
                 out.extend_from_slice(b"]}");
             }
         }
