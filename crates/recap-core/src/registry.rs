@@ -113,6 +113,18 @@ impl StrategySpec {
         }
     }
 
+    /// For a strategy without options: any option is unknown.
+    pub fn no_options(&self) -> Result<(), SpecError> {
+        match self.options.keys().next() {
+            None => Ok(()),
+            Some(key) => Err(SpecError::UnknownOption {
+                strategy: self.name.clone(),
+                key: key.clone(),
+                known: "none".to_string(),
+            }),
+        }
+    }
+
     /// Reads an integer option ≥ 1, or the default when absent.
     pub fn positive_int(&self, key: &str, default: u32) -> Result<u32, SpecError> {
         match self.options.get(key) {

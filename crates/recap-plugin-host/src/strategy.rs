@@ -78,12 +78,9 @@ impl PluginStrategy {
                 Ok(None) => {}
                 Err(e) => return Err(spec_error(&plugin, &canonical, e)),
             }
-        } else if let Some(key) = spec.options.keys().next() {
-            return Err(SpecError::UnknownOption {
-                strategy: plugin.name().to_string(),
-                key: key.clone(),
-                known: "none".into(),
-            });
+        } else {
+            // `canonical` carries the plugin's name, which the error names.
+            canonical.no_options()?;
         }
         Ok(Self {
             plugin,
@@ -380,26 +377,6 @@ impl Open {
     fn apply(&mut self, (kept, new, reused): Reply, want: bool) -> Result<Vec<Message>, CallError> {
         match &mut self.shape {
             Shape::Plugin { previous, .. } => {
-                if kept > previous.len() {
-                    return Err(CallError::InvalidResponse {
-                        status: 0,
-                        reason: format!(
-                            "messages_kept {kept} but the previous response had {} messages",
-                            previous.len()
-                        ),
-                    });
-                }
-                if reused.is_empty() {
-                    let mut messages = Vec::new();
-                    if want {
-                        messages.reserve(kept + new.len());
-                        messages.extend_from_slice(&previous[..kept]);
-                        messages.extend_from_slice(&new);
-                    }
-                    previous.truncate(kept);
-                    previous.extend(new);
-                    return Ok(messages);
-                }
                 *previous = with_reused(std::mem::take(previous), kept, new, &reused)?;
                 Ok(if want { previous.clone() } else { Vec::new() })
             }
@@ -411,12 +388,28 @@ impl Open {
 /// The next response's messages: `kept` messages of `previous`, then `new` with the
 /// `reused` ranges of `previous` in their places. Messages are moved out of `previous`
 /// where they are used once (a sliding window reuses each once) and copied otherwise.
+/// A response that does not fit `previous` (keeps or refers past its end, or refers to
+/// more than a response may hold) is an invalid response.
 fn with_reused(
     mut previous: Vec<Message>,
     kept: usize,
     new: Vec<Message>,
     reused: &[Reuse],
 ) -> Result<Vec<Message>, CallError> {
+    if kept > previous.len() {
+        return Err(CallError::invalid(
+            0,
+            format!(
+                "messages_kept {kept} but the previous response had {} messages",
+                previous.len()
+            ),
+        ));
+    }
+    if reused.is_empty() {
+        previous.truncate(kept);
+        previous.extend(new);
+        return Ok(previous);
+    }
     let held = previous.len();
     if let Some(r) = reused.iter().find(|r| r.to > held) {
         return Err(CallError::invalid(
@@ -699,6 +692,20 @@ mod tests {
         // Within the limit they resolve.
         let got = with_reused(previous, 0, Vec::new(), &reused[..3]).expect("within");
         assert_eq!(got.len(), 3);
+    }
+
+    #[test]
+    fn keeping_more_than_the_previous_response_is_an_invalid_response() {
+        let previous: Vec<Message> = (0..2).map(user).collect();
+        let e = with_reused(previous.clone(), 3, Vec::new(), &[]).expect_err("kept past the end");
+        assert!(
+            e.to_string()
+                .contains("messages_kept 3 but the previous response had 2 messages"),
+            "{e}"
+        );
+        // Without references: the kept prefix, then the new messages.
+        let got = with_reused(previous, 1, vec![user(7)], &[]).expect("fits");
+        assert_eq!(got, vec![user(0), user(7)]);
     }
 
     #[test]

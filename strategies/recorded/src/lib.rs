@@ -56,13 +56,7 @@ pub fn info() -> StrategyInfo {
 }
 
 pub fn build(spec: &StrategySpec) -> Result<Arc<dyn Strategy>, SpecError> {
-    if let Some(key) = spec.options.keys().next() {
-        return Err(SpecError::UnknownOption {
-            strategy: spec.name.clone(),
-            key: key.clone(),
-            known: "none".to_string(),
-        });
-    }
+    spec.no_options()?;
     Ok(Arc::new(Recorded))
 }
 
