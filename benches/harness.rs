@@ -37,13 +37,12 @@
 mod common;
 
 use common::{
-    applies, bench_data_files, engine, engine_config, measuring, read_corpus, run_strategies,
-    run_tokenizer, shared_corpus, write_corpus,
+    applies, bench_data_files, each_session_prompt, engine, engine_config, measuring, read_corpus,
+    run_strategies, run_tokenizer, shared_corpus, write_corpus,
 };
 use criterion::measurement::Measurement;
 use criterion::{Criterion, SamplingMode, Throughput};
-use recap_core::{CorpusReader, SessionState, Strategy};
-use recap_harness::calls::calls;
+use recap_core::{CorpusReader, Message, Session, Strategy};
 use recap_harness::counting::prompt_tokens;
 use recap_harness::segments::segments;
 use recap_harness::{Backend, Encoding, Report, Tokenizer};
@@ -59,20 +58,25 @@ fn naive(strategies: &[Arc<dyn Strategy>], tok: &Tokenizer, corpus: &Path) -> u6
     let reader = CorpusReader::open(corpus).expect("corpus opens");
     for entry in reader {
         let session = entry.session.expect("bench corpora are valid");
-        for strategy in strategies {
-            if !applies(strategy.as_ref(), &session) {
-                continue;
-            }
-            let mut state = SessionState::new();
-            for k in calls(&session) {
-                let messages = strategy
-                    .render_session(&session, k, &mut state)
-                    .expect("built-ins render");
-                total += prompt_tokens(tok, &messages);
-            }
-        }
+        each_replayed_prompt(strategies, &session, |messages| {
+            total += prompt_tokens(tok, messages);
+        });
     }
     total
+}
+
+/// Every prompt `recap run` replays from `session`, rendered once: each strategy that
+/// renders its form, each call, through one state per strategy.
+fn each_replayed_prompt(
+    strategies: &[Arc<dyn Strategy>],
+    session: &Session,
+    mut f: impl FnMut(&[Message]),
+) {
+    for strategy in strategies {
+        if applies(strategy.as_ref(), session) {
+            each_session_prompt(strategy.as_ref(), session, |messages| f(&messages));
+        }
+    }
 }
 
 /// The distinct lines of every prompt `recap run` renders from the corpus (what a
@@ -80,26 +84,17 @@ fn naive(strategies: &[Arc<dyn Strategy>], tok: &Tokenizer, corpus: &Path) -> u6
 fn distinct_prompt_lines(strategies: &[Arc<dyn Strategy>], corpus: &Path) -> Vec<String> {
     let mut lines = BTreeSet::new();
     for session in read_corpus(corpus) {
-        for strategy in strategies {
-            if !applies(strategy.as_ref(), &session) {
-                continue;
-            }
-            let mut state = SessionState::new();
-            for k in calls(&session) {
-                let messages = strategy
-                    .render_session(&session, k, &mut state)
-                    .expect("built-ins render");
-                for m in &messages {
-                    let texts = m
-                        .tool_calls
-                        .iter()
-                        .flat_map(|c| [c.name.as_str(), c.arguments.as_str()]);
-                    for text in std::iter::once(m.content.as_str()).chain(texts) {
-                        lines.extend(segments(text).map(str::to_string));
-                    }
+        each_replayed_prompt(strategies, &session, |messages| {
+            for m in messages {
+                let texts = m
+                    .tool_calls
+                    .iter()
+                    .flat_map(|c| [c.name.as_str(), c.arguments.as_str()]);
+                for text in std::iter::once(m.content.as_str()).chain(texts) {
+                    lines.extend(segments(text).map(str::to_string));
                 }
             }
-        }
+        });
     }
     lines.into_iter().collect()
 }

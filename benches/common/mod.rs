@@ -212,15 +212,27 @@ pub fn render_calls(strategy: &dyn Strategy, sessions: &[Session]) -> u64 {
 pub fn render_sessions(strategy: &dyn Strategy, sessions: &[Session]) -> u64 {
     let mut bytes = 0;
     for session in sessions {
-        let mut state = SessionState::new();
-        for k in calls(session) {
-            let messages = strategy
-                .render_session(session, k, &mut state)
-                .unwrap_or_else(|e| panic!("{} on {}: {e}", strategy.spec(), session.id));
-            bytes += prompt_bytes(&messages);
-        }
+        each_session_prompt(strategy, session, |messages| {
+            bytes += prompt_bytes(&messages)
+        });
     }
     bytes
+}
+
+/// Hands `f` each prompt of `session` as the harness renders it: every call it
+/// replays, in order, through one `SessionState`.
+pub fn each_session_prompt(
+    strategy: &dyn Strategy,
+    session: &Session,
+    mut f: impl FnMut(Vec<Message>),
+) {
+    let mut state = SessionState::new();
+    for k in calls(session) {
+        let messages = strategy
+            .render_session(session, k, &mut state)
+            .unwrap_or_else(|e| panic!("{} on {}: {e}", strategy.spec(), session.id));
+        f(messages);
+    }
 }
 
 /// The request for call `k`; benches only ask for calls in [`calls`].
@@ -233,13 +245,7 @@ pub fn request(session: &Session, k: usize) -> RenderRequest<'_> {
 pub fn every_prompt(strategy: &dyn Strategy, sessions: &[Session]) -> Vec<Vec<Message>> {
     let mut prompts = Vec::new();
     for session in sessions {
-        let mut state = SessionState::new();
-        for k in calls(session) {
-            let messages = strategy
-                .render_session(session, k, &mut state)
-                .unwrap_or_else(|e| panic!("{} on {}: {e}", strategy.spec(), session.id));
-            prompts.push(messages);
-        }
+        each_session_prompt(strategy, session, |messages| prompts.push(messages));
     }
     prompts
 }
