@@ -300,6 +300,19 @@ impl<'a> Reader<'a> {
         self.string().map(Some)
     }
 
+    /// A string as a message's shared [`recap_core::Text`]: copied once, from the input.
+    pub fn text(&mut self) -> Fast<recap_core::Text> {
+        self.str().map(recap_core::Text::from)
+    }
+
+    /// `null` or a string, as [`Self::text`].
+    pub fn opt_text(&mut self) -> Fast<Option<recap_core::Text>> {
+        if self.null()? {
+            return Ok(None);
+        }
+        self.text().map(Some)
+    }
+
     /// From an escape (`self.pos` at a `\`) to past the closing quote.
     fn rest_of_escaped(&mut self, s: &mut String) -> Fast<()> {
         loop {

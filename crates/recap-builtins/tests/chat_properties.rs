@@ -138,7 +138,8 @@ fn observation_masking(session: &Session, k: usize, window: usize) -> Vec<Messag
                 m.content = format!(
                     "Old environment output: ({} lines omitted)",
                     lines(o.content())
-                );
+                )
+                .into();
             }
             out.push(m);
         }
@@ -213,7 +214,7 @@ fn tool_result_clearing(
             if seen < clearable && !c.exclude.contains(&call.name.as_str()) {
                 cleared_ids.push(call.id.clone());
                 if c.clear_inputs {
-                    call.arguments = "{}".to_string();
+                    call.arguments = "{}".into();
                 }
             }
             seen += 1;
@@ -226,7 +227,7 @@ fn tool_result_clearing(
                     .iter()
                     .any(|id| Some(id) == m.tool_call_id.as_ref())
             {
-                m.content = "[cleared]".to_string();
+                m.content = "[cleared]".into();
             }
             out.push(m);
         }

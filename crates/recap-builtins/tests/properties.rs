@@ -218,24 +218,24 @@ fn the_checker_catches_strategies_that_break_their_promises() {
             Invariant::FailedTurnsVerbatim,
             |m| {
                 if let Some(i) = m[1].content.find("\n\n---\nYour previous attempt") {
-                    m[1].content.truncate(i);
+                    m[1].content = m[1].content[..i].into();
                 }
             },
         ),
         ("turns-line", Invariant::TurnsLine, |m| {
             if let Some(i) = m[1].content.rfind("\n\n") {
-                m[1].content.truncate(i);
+                m[1].content = m[1].content[..i].into();
             }
         }),
         (
             "mission-leads-first-user",
             Invariant::MissionLeadsFirstUser,
             |m| {
-                m[1].content.insert(0, ' ');
+                m[1].content = format!(" {}", m[1].content).into();
             },
         ),
         ("system-first", Invariant::SystemFirst, |m| {
-            m[0].content.push('.');
+            m[0].content = format!("{}.", m[0].content).into();
         }),
         ("role-alternation", Invariant::RoleAlternation, |m| {
             m.push(Message::assistant("x"));

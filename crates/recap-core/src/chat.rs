@@ -6,6 +6,7 @@ use crate::fields::{
 };
 use crate::message::{Message, MessageToolCall};
 use crate::session::FieldError;
+use crate::text::Text;
 use serde_json::{Map, Value as Json};
 
 /// One completed chat turn.
@@ -80,7 +81,11 @@ impl Observation {
                 name,
                 content,
                 ..
-            } => Message::tool(tool_call_id.as_str(), name.clone(), content.as_str()),
+            } => Message::tool(
+                tool_call_id.as_str(),
+                name.as_deref().map(Text::from),
+                content.as_str(),
+            ),
             Observation::User { content, .. } => Message::user(content.as_str()),
         }
     }
@@ -90,13 +95,13 @@ impl AssistantTurn {
     /// The ASSISTANT message of this response.
     pub fn to_message(&self) -> Message {
         Message::assistant_with_calls(
-            self.content.clone().unwrap_or_default(),
+            self.content.as_deref().unwrap_or_default(),
             self.tool_calls
                 .iter()
                 .map(|c| MessageToolCall {
-                    id: c.id.clone(),
-                    name: c.name.clone(),
-                    arguments: c.arguments.clone(),
+                    id: c.id.as_str().into(),
+                    name: c.name.as_str().into(),
+                    arguments: c.arguments.as_str().into(),
                 })
                 .collect(),
         )

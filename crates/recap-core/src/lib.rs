@@ -16,6 +16,7 @@ pub mod session;
 pub mod session_identity;
 pub mod strategy;
 pub mod strict_json;
+pub mod text;
 pub mod tokens;
 pub mod value;
 
@@ -31,5 +32,6 @@ pub use session_identity::SessionIdentity;
 pub use strategy::{
     Invariant, RenderError, RenderRequest, RequestError, SessionState, Strategy, turns_line,
 };
+pub use text::Text;
 pub use tokens::{TokenCounter, prompt_tokens};
 pub use value::{Closure, SpecialFloat, Value, ValueError};

@@ -5,6 +5,7 @@
 //! shape provider APIs expect, so a rendered prompt can be sent as it is
 //! ([`Message::to_openai_json`]).
 
+use crate::Text;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
@@ -41,29 +42,30 @@ impl fmt::Display for Role {
 /// wrote, kept as text (it may not even be valid JSON).
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct MessageToolCall {
-    pub id: String,
-    pub name: String,
-    pub arguments: String,
+    pub id: Text,
+    pub name: Text,
+    pub arguments: Text,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Message {
     pub role: Role,
-    pub content: String,
+    /// Shared, not owned ([`Text`]): a kept message is the same text at every call.
+    pub content: Text,
     /// ASSISTANT only: the calls this response made.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tool_calls: Vec<MessageToolCall>,
     /// TOOL only: the id of the call this message answers.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tool_call_id: Option<String>,
+    pub tool_call_id: Option<Text>,
     /// TOOL only: the tool's name, where the log recorded it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub name: Option<String>,
+    pub name: Option<Text>,
 }
 
 impl Message {
     /// A text message (no tool calls).
-    pub fn new(role: Role, content: impl Into<String>) -> Self {
+    pub fn new(role: Role, content: impl Into<Text>) -> Self {
         Self {
             role,
             content: content.into(),
@@ -72,18 +74,18 @@ impl Message {
             name: None,
         }
     }
-    pub fn system(content: impl Into<String>) -> Self {
+    pub fn system(content: impl Into<Text>) -> Self {
         Self::new(Role::System, content)
     }
-    pub fn user(content: impl Into<String>) -> Self {
+    pub fn user(content: impl Into<Text>) -> Self {
         Self::new(Role::User, content)
     }
-    pub fn assistant(content: impl Into<String>) -> Self {
+    pub fn assistant(content: impl Into<Text>) -> Self {
         Self::new(Role::Assistant, content)
     }
     /// An ASSISTANT message that makes tool calls.
     pub fn assistant_with_calls(
-        content: impl Into<String>,
+        content: impl Into<Text>,
         tool_calls: Vec<MessageToolCall>,
     ) -> Self {
         Self {
@@ -93,9 +95,9 @@ impl Message {
     }
     /// A TOOL message answering the call `tool_call_id`.
     pub fn tool(
-        tool_call_id: impl Into<String>,
-        name: Option<String>,
-        content: impl Into<String>,
+        tool_call_id: impl Into<Text>,
+        name: Option<Text>,
+        content: impl Into<Text>,
     ) -> Self {
         Self {
             tool_call_id: Some(tool_call_id.into()),

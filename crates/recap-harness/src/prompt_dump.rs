@@ -23,15 +23,15 @@ pub struct DumpedMessage {
     /// Body tokens per tokenizer: the content and, in the chat form, the tool calls
     /// (without the 3-token message overhead and the role).
     pub content_tokens: BTreeMap<String, u32>,
-    pub content: String,
+    pub content: recap_core::Text,
     /// Chat form: the calls an ASSISTANT message makes.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub tool_calls: Vec<recap_core::MessageToolCall>,
     /// Chat form: the call a TOOL message answers, and the tool's name where recorded.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub tool_call_id: Option<String>,
+    pub tool_call_id: Option<recap_core::Text>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub name: Option<String>,
+    pub name: Option<recap_core::Text>,
 }
 
 /// Which call of which run a dump line is.

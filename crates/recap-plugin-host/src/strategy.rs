@@ -478,7 +478,7 @@ fn message_bytes(m: &Message) -> usize {
         .map(|c| c.id.len() + c.name.len() + c.arguments.len() + 16)
         .sum();
     let rest =
-        m.tool_call_id.as_ref().map_or(0, String::len) + m.name.as_ref().map_or(0, String::len);
+        m.tool_call_id.as_ref().map_or(0, |s| s.len()) + m.name.as_ref().map_or(0, |s| s.len());
     m.content.len() + calls + rest + 16
 }
 

@@ -8,11 +8,12 @@
 //! turns exactly as this strategy renders them.
 
 pub mod chat;
+pub mod transcript;
 
 use recap_core::strategy::FINAL_TURN_LINE;
 use recap_core::{
-    ChatTurn, Form, Invariant, Message, RenderError, RenderRequest, SpecError, Strategy,
-    StrategyInfo, StrategySpec, Turn,
+    ChatTurn, Form, Invariant, Message, RenderError, RenderRequest, Session, SessionState,
+    SpecError, Strategy, StrategyInfo, StrategySpec, Turn,
 };
 use std::borrow::Cow;
 use std::sync::Arc;
@@ -46,6 +47,16 @@ impl Strategy for FullHistory {
 
     fn render(&self, request: &RenderRequest<'_>) -> Result<Vec<Message>, RenderError> {
         Ok(render(request))
+    }
+
+    /// As `render`, each turn rendered once per session ([`transcript::Transcript`]).
+    fn render_session(
+        &self,
+        session: &Session,
+        k: usize,
+        state: &mut SessionState,
+    ) -> Result<Vec<Message>, RenderError> {
+        transcript::render_session(session, k, state)
     }
 
     fn invariants(&self) -> Vec<Invariant> {

@@ -72,7 +72,7 @@ pub fn events(messages: &[Message], max_chars: usize) -> String {
             out.push_str(name);
         }
         out.push_str(">\n");
-        let mut body = m.content.clone();
+        let mut body = m.content.to_string();
         for c in &m.tool_calls {
             if !body.is_empty() {
                 body.push('\n');

@@ -13,7 +13,7 @@
 
 use recap_core::{
     Form, Invariant, Message, OptionInfo, RenderError, RenderRequest, Session, SessionState,
-    SpecError, Strategy, StrategyInfo, StrategySpec,
+    SpecError, Strategy, StrategyInfo, StrategySpec, Text,
 };
 use recap_full_history::chat::History;
 use std::sync::Arc;
@@ -88,7 +88,7 @@ pub fn placeholder(content: &str) -> String {
 /// masked message stays masked at every later call).
 struct Masking {
     history: History,
-    placeholders: Vec<Option<String>>,
+    placeholders: Vec<Option<Text>>,
 }
 
 impl ObservationMasking {
@@ -96,7 +96,7 @@ impl ObservationMasking {
         &self,
         request: &RenderRequest<'_>,
         history: &History,
-        placeholders: &mut Vec<Option<String>>,
+        placeholders: &mut Vec<Option<Text>>,
     ) -> Vec<Message> {
         let turns = history.turns();
         let masked_turns = turns.saturating_sub(self.window as usize);
@@ -109,7 +109,7 @@ impl ObservationMasking {
         messages.extend(recap_full_history::opening(request));
         for (i, m) in msgs.iter().enumerate() {
             messages.push(if i < masked_end && history.is_environment(i) {
-                let content = placeholders[i].get_or_insert_with(|| placeholder(&m.content));
+                let content = placeholders[i].get_or_insert_with(|| placeholder(&m.content).into());
                 // Everything but the content, which is replaced (not copied first).
                 Message {
                     role: m.role,

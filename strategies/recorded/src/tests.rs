@@ -32,7 +32,7 @@ fn compacted(record: Json) -> Session {
 fn contents(messages: &[Message]) -> Vec<(Role, String)> {
     messages
         .iter()
-        .map(|m| (m.role, m.content.clone()))
+        .map(|m| (m.role, m.content.to_string()))
         .collect()
 }
 

@@ -34,7 +34,7 @@ fn user_content(s: &Session) -> String {
     let req = RenderRequest::for_call(s, s.turns.len()).unwrap();
     let msgs = render(&req);
     assert_eq!(msgs.len(), 2);
-    msgs[1].content.clone()
+    msgs[1].content.to_string()
 }
 
 fn opts(println_limit: u32, tool_call_limit: u32) -> SummaryOptions {

@@ -16,16 +16,19 @@
 
 use recap_core::{
     BuildContext, Form, Invariant, Message, OptionInfo, RenderError, RenderRequest, Role, Session,
-    SessionState, SpecError, Strategy, StrategyInfo, StrategySpec, TokenCounter,
+    SessionState, SpecError, Strategy, StrategyInfo, StrategySpec, Text, TokenCounter,
 };
 use recap_full_history::chat::{self, History};
-use std::sync::Arc;
+use std::sync::{Arc, LazyLock};
 
 pub const NAME: &str = "tool-result-clearing";
 pub const DEFAULT_TRIGGER: u64 = 100_000;
 pub const DEFAULT_KEEP: u64 = 3;
 pub const CLEARED: &str = "[cleared]";
 pub const CLEARED_INPUT: &str = "{}";
+// One shared copy of each placeholder: clearing a result is then a reference, not a copy.
+static CLEARED_TEXT: LazyLock<Text> = LazyLock::new(|| CLEARED.into());
+static CLEARED_INPUT_TEXT: LazyLock<Text> = LazyLock::new(|| CLEARED_INPUT.into());
 
 #[derive(Clone)]
 pub struct ToolResultClearing {
@@ -134,7 +137,7 @@ impl ToolResultClearing {
         let mut edits: Vec<(usize, Option<usize>)> = Vec::new(); // (message, call for inputs)
         for u in &uses[..clearable] {
             let call = &msgs[u.message].tool_calls[u.call];
-            if self.exclude_tools.contains(&call.name) {
+            if self.exclude_tools.iter().any(|t| *t == call.name) {
                 continue;
             }
             // The call's result(s): TOOL messages after it, before the next ASSISTANT.
@@ -161,8 +164,8 @@ impl ToolResultClearing {
         }
         for (message, call) in edits {
             match call {
-                None => msgs[message].content = CLEARED.to_string(),
-                Some(c) => msgs[message].tool_calls[c].arguments = CLEARED_INPUT.to_string(),
+                None => msgs[message].content = CLEARED_TEXT.clone(),
+                Some(c) => msgs[message].tool_calls[c].arguments = CLEARED_INPUT_TEXT.clone(),
             }
         }
         out

@@ -10,7 +10,7 @@
 
 use super::put_json;
 use crate::json;
-use recap_core::{Message, MessageToolCall, Role};
+use recap_core::{Message, MessageToolCall, Role, Text};
 use serde::{Deserialize, Deserializer, Serialize};
 
 /// `{"error": {...}}`: what a failed call returns.
@@ -191,19 +191,19 @@ struct WireItem {
     role: Option<Role>,
     /// `Some(None)` for `null`: present but empty.
     #[serde(default, deserialize_with = "present")]
-    content: Option<Option<String>>,
+    content: Option<Option<Text>>,
     #[serde(default)]
     tool_calls: Option<Vec<MessageToolCall>>,
     #[serde(default)]
-    tool_call_id: Option<String>,
+    tool_call_id: Option<Text>,
     #[serde(default)]
-    name: Option<String>,
+    name: Option<Text>,
     #[serde(default)]
     previous: Option<(usize, usize)>,
 }
 
-fn present<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Option<String>>, D::Error> {
-    Option::<String>::deserialize(d).map(Some)
+fn present<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Option<Text>>, D::Error> {
+    Option::<Text>::deserialize(d).map(Some)
 }
 
 impl TryFrom<WireResponse> for Response {
@@ -356,7 +356,7 @@ fn fast_item(r: &mut json::Reader<'_>) -> json::Fast<FastItem> {
                     _ => return Err(GiveUp),
                 });
             }
-            "content" if content.is_none() => content = Some(r.opt_string()?),
+            "content" if content.is_none() => content = Some(r.opt_text()?),
             "tool_calls" if tool_calls.is_none() => {
                 let mut calls = Vec::new();
                 if !r.null()? {
@@ -367,8 +367,8 @@ fn fast_item(r: &mut json::Reader<'_>) -> json::Fast<FastItem> {
                 }
                 tool_calls = Some(calls);
             }
-            "tool_call_id" if tool_call_id.is_none() => tool_call_id = Some(r.opt_string()?),
-            "name" if name.is_none() => name = Some(r.opt_string()?),
+            "tool_call_id" if tool_call_id.is_none() => tool_call_id = Some(r.opt_text()?),
+            "name" if name.is_none() => name = Some(r.opt_text()?),
             "role" | "content" | "tool_calls" | "tool_call_id" | "name" | "previous" => {
                 return Err(GiveUp);
             }
@@ -402,9 +402,9 @@ fn fast_tool_call(r: &mut json::Reader<'_>) -> json::Fast<MessageToolCall> {
     let mut m = r.object()?;
     while let Some(key) = r.key(&mut m)? {
         match &*key {
-            "id" if id.is_none() => id = Some(r.string()?),
-            "name" if name.is_none() => name = Some(r.string()?),
-            "arguments" if arguments.is_none() => arguments = Some(r.string()?),
+            "id" if id.is_none() => id = Some(r.text()?),
+            "name" if name.is_none() => name = Some(r.text()?),
+            "arguments" if arguments.is_none() => arguments = Some(r.text()?),
             "id" | "name" | "arguments" => return Err(GiveUp),
             _ => r.skip()?,
         }
