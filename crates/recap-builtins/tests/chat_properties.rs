@@ -372,6 +372,7 @@ fn check_strategy(built: &Built, session: &Session) -> Result<bool, String> {
             messages: &rendered,
             previous: None,
             second_render: None,
+            print_lines: None,
         };
         if let Some(v) = check(&[Invariant::ToolPairing, Invariant::SystemFirst], &ctx).first() {
             return Err(format!("{name}: call {k}: {}: {}", v.invariant, v.detail));

@@ -41,6 +41,44 @@ pub struct CheckContext<'a> {
     pub previous: Option<&'a [Message]>,
     /// A second render of the same call, for determinism.
     pub second_render: Option<&'a [Message]>,
+    /// The session's [`PrintLines`], when the caller keeps them across calls; without
+    /// them the limits rule counts the prints' lines again at every call.
+    pub print_lines: Option<&'a PrintLines>,
+}
+
+/// How many lines each print of a session has, in turn order: what the limits rule
+/// compares a summary's Output lines with, counted once per session rather than at
+/// every call (the prints are most of a PTC-Lisp session's text).
+#[derive(Debug, Clone, Default)]
+pub struct PrintLines {
+    lines: Vec<usize>,
+    /// `turn_ends[t]`: how many prints turns `..=t` have.
+    turn_ends: Vec<usize>,
+}
+
+impl PrintLines {
+    pub fn of(session: &Session) -> Self {
+        let mut lines = Vec::new();
+        let mut turn_ends = Vec::with_capacity(session.turns.len());
+        for turn in &session.turns {
+            lines.extend(turn.prints.iter().map(|p| print_lines(p)));
+            turn_ends.push(lines.len());
+        }
+        PrintLines { lines, turn_ends }
+    }
+
+    /// The line counts of the prints of the first `k` turns.
+    fn before(&self, k: usize) -> &[usize] {
+        match k.min(self.turn_ends.len()) {
+            0 => &[],
+            k => &self.lines[..self.turn_ends[k - 1]],
+        }
+    }
+}
+
+/// A print's lines: one more than its line breaks.
+fn print_lines(print: &str) -> usize {
+    memchr::memchr_iter(b'\n', print.as_bytes()).count() + 1
 }
 
 /// Returns the declared invariants this render breaks.
@@ -112,6 +150,7 @@ pub fn check_session(
     session: &Session,
 ) -> Result<Vec<Violation>, CallError> {
     let declared = strategy.invariants();
+    let print_lines = PrintLines::of(session);
     let mut violations = Vec::new();
     let mut previous: Option<Vec<Message>> = None;
     for k in calls(session) {
@@ -135,6 +174,7 @@ pub fn check_session(
             messages: &first,
             previous: previous.as_deref(),
             second_render: Some(&second),
+            print_lines: Some(&print_lines),
         };
         violations.extend(check(&declared, &ctx));
         previous = Some(first);
@@ -429,13 +469,21 @@ fn ends_section(line: &str) -> bool {
 /// The most Output lines `limit` of the session's prints (each cut at 2000 characters)
 /// can produce.
 fn most_lines(ctx: &CheckContext<'_>, limit: usize) -> usize {
-    let mut counts: Vec<usize> = ctx.session.turns[..ctx.k.min(ctx.session.turns.len())]
-        .iter()
-        .flat_map(|t| t.prints.iter())
-        .map(|p| p.matches('\n').count() + 1)
-        .collect();
-    counts.sort_unstable_by(|a, b| b.cmp(a));
-    counts.iter().take(limit).sum()
+    let counted;
+    let lines = match ctx.print_lines {
+        Some(p) => p.before(ctx.k),
+        None => {
+            counted = PrintLines::of(ctx.session);
+            counted.before(ctx.k)
+        }
+    };
+    if limit >= lines.len() {
+        return lines.iter().sum();
+    }
+    let mut counts = lines.to_vec();
+    // The `limit` largest, in any order.
+    counts.select_nth_unstable_by(limit, |a, b| b.cmp(a));
+    counts[..limit].iter().sum()
 }
 
 #[cfg(test)]
@@ -456,6 +504,7 @@ mod tests {
             messages,
             previous: None,
             second_render: None,
+            print_lines: None,
         }
     }
 
@@ -529,6 +578,7 @@ mod tests {
             messages: &msgs,
             previous: Some(prev),
             second_render: Some(&msgs),
+            print_lines: None,
         };
         assert_eq!(check(&ALL, &ctx), vec![]);
     }
@@ -548,6 +598,7 @@ mod tests {
             messages: &msgs,
             previous: Some(&other),
             second_render: Some(&other),
+            print_lines: None,
         };
         let v = check(&ALL, &ctx);
         assert!(v.iter().all(|v| v.call == 2));
@@ -631,6 +682,43 @@ mod tests {
         }
         assert!(!ends_with_turns_line("Turns left: 12", 2));
         assert!(!ends_with_turns_line("Turns left: 3", 13));
+    }
+
+    /// The limits rule's "most lines `limit` prints can make" is the same whether the
+    /// caller keeps the session's print line counts or not, and is the sum of the
+    /// `limit` longest prints of the turns before the call.
+    #[test]
+    fn most_lines_is_the_longest_prints_sum_with_or_without_kept_counts() {
+        let prints: [&[&str]; 4] = [
+            &["a\nb\nc", "d"],
+            &[],
+            &["e\nf", "", "g\n"],
+            &["h\ni\nj\nk"],
+        ];
+        let turns = prints
+            .iter()
+            .enumerate()
+            .map(|(i, p)| Turn {
+                prints: p.iter().map(|s| s.to_string()).collect(),
+                ..turn(i as u32 + 1, true)
+            })
+            .collect();
+        let s = session(turns);
+        let kept = PrintLines::of(&s);
+        for k in 0..=4 {
+            let mut naive: Vec<usize> = prints[..k]
+                .iter()
+                .flat_map(|p| p.iter().map(|t| t.split('\n').count()))
+                .collect();
+            naive.sort_unstable_by(|a, b| b.cmp(a));
+            for limit in 0..8 {
+                let want: usize = naive.iter().take(limit).sum();
+                let mut ctx = single_render(&s, k, &[]);
+                assert_eq!(most_lines(&ctx, limit), want, "k {k}, limit {limit}");
+                ctx.print_lines = Some(&kept);
+                assert_eq!(most_lines(&ctx, limit), want, "kept, k {k}, limit {limit}");
+            }
+        }
     }
 
     /// `appears` answers as `str::contains` over each message would, at the edges where

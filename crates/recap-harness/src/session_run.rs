@@ -7,7 +7,7 @@ use crate::counting::{CallDiff, CallTokens, RoleTokens, SegmentCounts, TokenMemo
 use crate::outcome::{CallError, CallRecord, SessionOutcome, StratOutcome, TokOutcome};
 use crate::prompt_dump::{DumpedCall, dump_line};
 use crate::retention::{RetentionScans, SessionRetention};
-use recap_core::invariants::{CheckContext, Violation};
+use recap_core::invariants::{CheckContext, PrintLines, Violation};
 use recap_core::{Invariant, Message, RenderError, RenderRequest, Session, SessionState, Strategy};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::time::Instant;
@@ -186,6 +186,8 @@ struct StrategyPass<'r> {
     // independent state so a stateful shortcut cannot vouch for itself.
     state: SessionState,
     second_state: SessionState,
+    /// The session's print line counts, for a strategy whose summaries have limits.
+    print_lines: Option<PrintLines>,
 }
 
 impl<'r> StrategyPass<'r> {
@@ -207,6 +209,7 @@ impl<'r> StrategyPass<'r> {
             counts: vec![Vec::new(); ntok],
             state: SessionState::new(),
             second_state: SessionState::new(),
+            print_lines: None,
         }
     }
 
@@ -250,14 +253,22 @@ impl<'r> StrategyPass<'r> {
     /// The declared invariants, with a second render for determinism.
     fn check(&mut self, session: &Session, k: usize, messages: &[Message]) {
         let second = render_guarded(self.strategy(), session, k, &mut self.second_state);
+        let declared = &self.runner.declared[self.s];
+        if self.print_lines.is_none()
+            && declared
+                .iter()
+                .any(|d| matches!(d, Invariant::Limits { .. }))
+        {
+            self.print_lines = Some(PrintLines::of(session));
+        }
         let ctx = CheckContext {
             session,
             k,
             messages,
             previous: self.prev.as_deref(),
             second_render: second.as_ref().ok().map(Vec::as_slice),
+            print_lines: self.print_lines.as_ref(),
         };
-        let declared = &self.runner.declared[self.s];
         self.out
             .violations
             .extend((self.runner.cfg.checker)(declared, &ctx));

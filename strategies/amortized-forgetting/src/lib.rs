@@ -97,10 +97,10 @@ impl AmortizedForgetting {
         (head_end, f)
     }
 
-    fn render_history(&self, request: &RenderRequest<'_>, history: &History) -> Vec<Message> {
+    fn render_history(&self, request: &RenderRequest<'_>, history: &mut History) -> Vec<Message> {
         let (head_end, f) = self.cut(history);
+        let mut out = history.opening(request).to_vec();
         let msgs = history.messages();
-        let mut out = recap_full_history::opening(request);
         out.reserve(head_end + msgs.len() - f);
         out.extend_from_slice(&msgs[..head_end]);
         out.extend_from_slice(&msgs[f..]);

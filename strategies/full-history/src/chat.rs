@@ -31,6 +31,8 @@ pub struct History {
     /// Token counts of the opening SYSTEM and USER(mission) messages, once asked for:
     /// the same at every call of a session.
     opening: Option<[u64; 2]>,
+    /// The opening messages themselves, rendered once: every call shares their text.
+    opening_messages: Option<[Message; 2]>,
 }
 
 /// `render` of a chat strategy that renders from the history: the history built afresh
@@ -72,6 +74,7 @@ impl History {
             tokens: Vec::new(),
             counted: 0,
             opening: None,
+            opening_messages: None,
         }
     }
 
@@ -139,6 +142,12 @@ impl History {
 
     pub fn messages(&self) -> &[Message] {
         &self.messages
+    }
+
+    /// `[SYSTEM, USER(mission)]` ([`crate::opening`]), rendered once per session.
+    pub fn opening(&mut self, request: &RenderRequest<'_>) -> &[Message; 2] {
+        self.opening_messages
+            .get_or_insert_with(|| crate::opening_pair(request))
     }
 
     /// Whether history message `i` is environment output.

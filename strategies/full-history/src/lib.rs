@@ -98,7 +98,12 @@ pub fn render(request: &RenderRequest<'_>) -> Vec<Message> {
 /// `[SYSTEM(system_prompt), USER(mission)]`: how every strategy's prompt starts, and
 /// all of it at call 0.
 pub fn opening(request: &RenderRequest<'_>) -> Vec<Message> {
-    vec![
+    opening_pair(request).into()
+}
+
+/// [`opening`] as a pair.
+pub fn opening_pair(request: &RenderRequest<'_>) -> [Message; 2] {
+    [
         Message::system(request.system_prompt),
         Message::user(request.mission),
     ]

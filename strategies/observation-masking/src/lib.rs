@@ -95,18 +95,18 @@ impl ObservationMasking {
     fn render_history(
         &self,
         request: &RenderRequest<'_>,
-        history: &History,
+        history: &mut History,
         placeholders: &mut Vec<Option<Text>>,
     ) -> Vec<Message> {
         let turns = history.turns();
         let masked_turns = turns.saturating_sub(self.window as usize);
         let masked_end = history.turn_start(masked_turns);
+        let mut messages = Vec::with_capacity(2 + history.messages().len());
+        messages.extend_from_slice(history.opening(request));
         let msgs = history.messages();
         if placeholders.len() < masked_end {
             placeholders.resize(masked_end, None);
         }
-        let mut messages = Vec::with_capacity(2 + msgs.len());
-        messages.extend(recap_full_history::opening(request));
         for (i, m) in msgs.iter().enumerate() {
             messages.push(if i < masked_end && history.is_environment(i) {
                 let content = placeholders[i].get_or_insert_with(|| placeholder(&m.content).into());
@@ -134,8 +134,8 @@ impl Strategy for ObservationMasking {
     }
 
     fn render(&self, request: &RenderRequest<'_>) -> Result<Vec<Message>, RenderError> {
-        let history = History::of_request(request);
-        Ok(self.render_history(request, &history, &mut Vec::new()))
+        let mut history = History::of_request(request);
+        Ok(self.render_history(request, &mut history, &mut Vec::new()))
     }
 
     fn render_session(
@@ -153,7 +153,7 @@ impl Strategy for ObservationMasking {
             },
         );
         masking.history.advance(session, k);
-        Ok(self.render_history(&request, &masking.history, &mut masking.placeholders))
+        Ok(self.render_history(&request, &mut masking.history, &mut masking.placeholders))
     }
 
     fn invariants(&self) -> Vec<Invariant> {

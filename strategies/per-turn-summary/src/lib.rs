@@ -5,7 +5,8 @@
 //! therefore starts with the previous one: the prompt cache is reused in full.
 //!
 //! A turn's messages do not depend on the call, so [`Strategy::render_session`] keeps
-//! each successful turn's summary for the session and a call only copies them.
+//! each turn's messages for the session and a call only shares them (their text is
+//! reference-counted, [`recap_core::Text`]).
 
 use recap_core::{
     Invariant, Message, RenderError, RenderRequest, Session, SessionIdentity, SessionState,
@@ -61,15 +62,23 @@ impl Strategy for PerTurnSummary {
             return Ok(full_history);
         }
         let cache = SummaryCache::for_session(state, session, self.options);
-        for turn in &session.turns[cache.summaries.len().min(k)..k] {
-            cache
-                .summaries
-                .push(turn.success.then(|| successful_summary(turn, self.options)));
+        let done = cache.turn_messages.len() / 2;
+        for (i, turn) in request.turns.iter().enumerate().skip(done) {
+            cache.turn_messages.extend(turn_messages(
+                turn,
+                assistant_content(turn, self.options),
+                i + 1,
+                request.max_turns,
+            ));
         }
-        Ok(messages(&request, |i, turn| match &cache.summaries[i] {
-            Some(summary) => summary.clone(),
-            None => turn.raw_response.clone(),
-        }))
+        let opening = cache
+            .opening
+            .get_or_insert_with(|| recap_full_history::opening_pair(&request));
+        let turns = &cache.turn_messages[..2 * request.turns.len()];
+        let mut out = Vec::with_capacity(2 + turns.len());
+        out.extend_from_slice(opening);
+        out.extend_from_slice(turns);
+        Ok(out)
     }
 
     /// The summary's invariants and append-only: a turn's messages never change.
@@ -102,18 +111,31 @@ fn messages(
     messages.push(Message::system(request.system_prompt));
     messages.push(Message::user(request.mission));
     for (i, turn) in request.turns.iter().enumerate() {
-        messages.push(Message::assistant(assistant(i, turn)));
-        messages.push(Message::user(user_content(turn, i + 1, request.max_turns)));
+        messages.extend(turn_messages(
+            turn,
+            assistant(i, turn),
+            i + 1,
+            request.max_turns,
+        ));
     }
     messages
 }
 
-/// The session's successful-turn summaries so far, by turn index (`None` for a failed
-/// turn, whose message is its raw response).
+/// A turn's ASSISTANT message (`assistant`) and the USER message after it; `completed`
+/// is its 1-based position.
+fn turn_messages(turn: &Turn, assistant: String, completed: usize, max_turns: u32) -> [Message; 2] {
+    [
+        Message::assistant(assistant),
+        Message::user(user_content(turn, completed, max_turns)),
+    ]
+}
+
+/// The session's opening and turn messages so far (two per turn), each rendered once.
 struct SummaryCache {
     key: SessionIdentity,
     options: SummaryOptions,
-    summaries: Vec<Option<String>>,
+    opening: Option<[Message; 2]>,
+    turn_messages: Vec<Message>,
 }
 
 impl SummaryCache {
@@ -128,12 +150,13 @@ impl SummaryCache {
             |cache: &Self| {
                 cache.options == options
                     && cache.key.matches(session)
-                    && cache.summaries.len() <= session.turns.len()
+                    && cache.turn_messages.len() <= 2 * session.turns.len()
             },
             || Self {
                 key: SessionIdentity::of(session),
                 options,
-                summaries: Vec::new(),
+                opening: None,
+                turn_messages: Vec::new(),
             },
         )
     }

@@ -86,6 +86,7 @@ fn a_restart_starts_the_history_over_at_the_summary() {
             messages: &messages,
             previous: None,
             second_render: Some(&messages),
+            print_lines: None,
         };
         assert_eq!(
             recap_core::invariants::check(&Recorded.invariants(), &ctx),

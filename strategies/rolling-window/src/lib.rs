@@ -11,6 +11,7 @@ use recap_core::{
     Form, Invariant, Message, OptionInfo, RenderError, RenderRequest, Session, SessionState,
     SpecError, Strategy, StrategyInfo, StrategySpec,
 };
+use recap_full_history::transcript::Transcript;
 use recap_single_user_coalesced::{
     SummaryCache, SummaryOptions, canonical_spec, context_len_hint, reject_unknown, single_shot,
     summary_invariants, write_context,
@@ -82,11 +83,14 @@ impl Strategy for RollingWindow {
     ) -> Result<Vec<Message>, RenderError> {
         let request = RenderRequest::for_call(session, k)?;
         let window = self.window as usize;
-        if request.form == Form::Chat {
-            return Ok(self.render_chat(&request));
-        }
-        if k <= window {
-            return Ok(recap_full_history::render(&request));
+        // The chat form, and the PTC-Lisp calls before the window fills, keep turns as
+        // full-history renders them: from the session's transcript, rendered once.
+        if request.form == Form::Chat || k <= window {
+            let t = Transcript::for_session(state, &request, session);
+            let k = request.completed();
+            let mut messages = t.opening().to_vec();
+            messages.extend_from_slice(t.turns(k.saturating_sub(window), k));
+            return Ok(messages);
         }
         if let Some(full) = single_shot(&request) {
             return Ok(full);

@@ -81,8 +81,7 @@ impl TokenBudgetTrim {
 
     fn render_history(&self, request: &RenderRequest<'_>, history: &mut History) -> Vec<Message> {
         let counter = self.counter.as_ref();
-        let system = Message::system(request.system_prompt);
-        let mission = Message::user(request.mission);
+        let [system, mission] = history.opening(request).clone();
         let [system_tokens, mission_tokens] = history.opening_tokens(counter, request);
         let end = history.messages().len();
         // What the messages before the history cost: the 3 of the prompt, SYSTEM, and

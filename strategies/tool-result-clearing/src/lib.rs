@@ -117,7 +117,7 @@ impl ToolResultClearing {
         let opening: u64 = history.opening_tokens(counter, request).iter().sum();
         let full = 3 + opening + history.tokens(counter).iter().sum::<u64>();
         let mut out = Vec::with_capacity(2 + history.messages().len());
-        out.extend(recap_full_history::opening(request));
+        out.extend_from_slice(history.opening(request));
         out.extend_from_slice(history.messages());
         if full <= self.trigger {
             return out;
