@@ -191,7 +191,7 @@ fn assistant_turn(r: &mut Reader<'_>) -> Fast<AssistantTurn> {
         match &*key {
             "content" => {
                 once(&mut seen, 0)?;
-                content = r.opt_string()?;
+                content = r.opt_text()?;
             }
             "tool_calls" => {
                 once(&mut seen, 1)?;
@@ -228,15 +228,15 @@ fn tool_call(r: &mut Reader<'_>) -> Fast<ChatToolCall> {
         match &*key {
             "id" => {
                 once(&mut seen, 0)?;
-                id = Some(r.string()?);
+                id = Some(r.text()?);
             }
             "name" => {
                 once(&mut seen, 1)?;
-                name = Some(r.string()?);
+                name = Some(r.text()?);
             }
             "arguments" => {
                 once(&mut seen, 2)?;
-                arguments = Some(r.string()?);
+                arguments = Some(r.text()?);
             }
             _ => r.skip()?,
         }
@@ -268,15 +268,15 @@ fn observation(r: &mut Reader<'_>) -> Fast<Observation> {
             }
             "tool_call_id" => {
                 once(&mut seen, 1)?;
-                tool_call_id = Some(r.string()?);
+                tool_call_id = Some(r.text()?);
             }
             "name" => {
                 once(&mut seen, 2)?;
-                name = r.opt_string()?;
+                name = r.opt_text()?;
             }
             "content" => {
                 once(&mut seen, 3)?;
-                content = Some(r.string()?);
+                content = Some(r.text()?);
             }
             "is_error" => {
                 once(&mut seen, 4)?;

@@ -2,7 +2,7 @@
 //! response and every message the history gained after it.
 
 use crate::fields::{
-    as_object, as_string, join, only_known, opt_array, opt_bool, opt_string, req, wrong,
+    as_object, as_text, join, only_known, opt_array, opt_bool, opt_string, opt_text, req, wrong,
 };
 use crate::message::{Message, MessageToolCall};
 use crate::session::FieldError;
@@ -26,17 +26,17 @@ pub struct ChatTurn {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AssistantTurn {
     /// `None` when the log has `null` (a response that only calls tools).
-    pub content: Option<String>,
+    pub content: Option<Text>,
     pub tool_calls: Vec<ChatToolCall>,
     pub reasoning: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ChatToolCall {
-    pub id: String,
-    pub name: String,
+    pub id: Text,
+    pub name: Text,
     /// The JSON text of the arguments as the model wrote it (not necessarily valid).
-    pub arguments: String,
+    pub arguments: Text,
 }
 
 /// A message the history gained after a response.
@@ -44,14 +44,14 @@ pub struct ChatToolCall {
 pub enum Observation {
     /// A tool's result, answering one call of the same turn.
     Tool {
-        tool_call_id: String,
-        name: Option<String>,
-        content: String,
+        tool_call_id: Text,
+        name: Option<Text>,
+        content: Text,
         is_error: bool,
     },
     /// A user reply, or with `environment` the output of the agent's environment
     /// delivered as a user message (a fenced command's result).
-    User { content: String, environment: bool },
+    User { content: Text, environment: bool },
 }
 
 impl Observation {
@@ -81,12 +81,8 @@ impl Observation {
                 name,
                 content,
                 ..
-            } => Message::tool(
-                tool_call_id.as_str(),
-                name.as_deref().map(Text::from),
-                content.as_str(),
-            ),
-            Observation::User { content, .. } => Message::user(content.as_str()),
+            } => Message::tool(tool_call_id.clone(), name.clone(), content.clone()),
+            Observation::User { content, .. } => Message::user(content.clone()),
         }
     }
 }
@@ -95,13 +91,13 @@ impl AssistantTurn {
     /// The ASSISTANT message of this response.
     pub fn to_message(&self) -> Message {
         Message::assistant_with_calls(
-            self.content.as_deref().unwrap_or_default(),
+            self.content.clone().unwrap_or_default(),
             self.tool_calls
                 .iter()
                 .map(|c| MessageToolCall {
-                    id: c.id.as_str().into(),
-                    name: c.name.as_str().into(),
-                    arguments: c.arguments.as_str().into(),
+                    id: c.id.clone(),
+                    name: c.name.clone(),
+                    arguments: c.arguments.clone(),
                 })
                 .collect(),
         )
@@ -273,7 +269,7 @@ fn decode_assistant(j: &Json, at: &str) -> Result<AssistantTurn, FieldError> {
         at,
         "`assistant`",
     )?;
-    let content = opt_string(obj, "content", at)?;
+    let content = opt_text(obj, "content", at)?;
     let tool_calls = opt_array(obj, "tool_calls", at)?
         .iter()
         .enumerate()
@@ -298,9 +294,9 @@ fn decode_assistant(j: &Json, at: &str) -> Result<AssistantTurn, FieldError> {
 fn decode_call(j: &Json, at: &str) -> Result<ChatToolCall, FieldError> {
     let obj = as_object(j, at)?;
     only_known(obj, &["id", "name", "arguments"], at, "a tool call")?;
-    let id = as_string(req(obj, "id", at)?, &join(at, "id"))?;
-    let name = as_string(req(obj, "name", at)?, &join(at, "name"))?;
-    let arguments = as_string(req(obj, "arguments", at)?, &join(at, "arguments"))?;
+    let id = as_text(req(obj, "id", at)?, &join(at, "id"))?;
+    let name = as_text(req(obj, "name", at)?, &join(at, "name"))?;
+    let arguments = as_text(req(obj, "arguments", at)?, &join(at, "arguments"))?;
     Ok(ChatToolCall {
         id,
         name,
@@ -320,9 +316,9 @@ fn decode_observation(j: &Json, at: &str) -> Result<Observation, FieldError> {
                 "a tool observation",
             )?;
             Ok(Observation::Tool {
-                tool_call_id: as_string(req(obj, "tool_call_id", at)?, &join(at, "tool_call_id"))?,
-                name: opt_string(obj, "name", at)?,
-                content: as_string(req(obj, "content", at)?, &join(at, "content"))?,
+                tool_call_id: as_text(req(obj, "tool_call_id", at)?, &join(at, "tool_call_id"))?,
+                name: opt_text(obj, "name", at)?,
+                content: as_text(req(obj, "content", at)?, &join(at, "content"))?,
                 is_error: opt_bool(obj, "is_error", at)?.unwrap_or(false),
             })
         }
@@ -334,7 +330,7 @@ fn decode_observation(j: &Json, at: &str) -> Result<Observation, FieldError> {
                 "a user observation",
             )?;
             Ok(Observation::User {
-                content: as_string(req(obj, "content", at)?, &join(at, "content"))?,
+                content: as_text(req(obj, "content", at)?, &join(at, "content"))?,
                 environment: opt_bool(obj, "environment", at)?.unwrap_or(false),
             })
         }

@@ -35,6 +35,24 @@ pub(crate) fn as_string(j: &Json, field: &str) -> Result<String, FieldError> {
         .ok_or_else(|| wrong(field, "a string", j))
 }
 
+/// A string field as a message's shared text ([`crate::Text`]), copied once.
+pub(crate) fn as_text(j: &Json, field: &str) -> Result<crate::Text, FieldError> {
+    j.as_str()
+        .map(crate::Text::from)
+        .ok_or_else(|| wrong(field, "a string", j))
+}
+
+pub(crate) fn opt_text(
+    obj: &Map<String, Json>,
+    key: &str,
+    at: &str,
+) -> Result<Option<crate::Text>, FieldError> {
+    match obj.get(key) {
+        None | Some(Json::Null) => Ok(None),
+        Some(j) => as_text(j, &join(at, key)).map(Some),
+    }
+}
+
 pub(crate) fn opt_string(
     obj: &Map<String, Json>,
     key: &str,

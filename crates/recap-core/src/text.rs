@@ -35,7 +35,19 @@ impl Text {
 
     /// Whether both are the same allocation: equal without comparing bytes.
     pub fn ptr_eq(a: &Text, b: &Text) -> bool {
-        std::ptr::eq(a.as_str(), b.as_str())
+        Arc::ptr_eq(&a.0, &b.0)
+    }
+
+    /// Whether another `Text` holds the same allocation (a session's turn, a
+    /// strategy's cache): work keyed by [`Text::address`] can then be reused.
+    pub fn is_shared(&self) -> bool {
+        Arc::strong_count(&self.0) > 1
+    }
+
+    /// The allocation's address: a key for work on this text that stays valid while a
+    /// clone of it is held (an address is reused only once every clone is gone).
+    pub fn address(&self) -> usize {
+        self.0.as_ptr() as usize
     }
 }
 
@@ -223,6 +235,11 @@ mod tests {
         assert!(Text::ptr_eq(&a, &b));
         let c = Text::from("x");
         assert!(!Text::ptr_eq(&a, &c));
+        assert!(a.is_shared() && !c.is_shared());
+        assert_eq!(a.address(), b.address());
+        assert_ne!(a.address(), c.address());
+        drop(b);
+        assert!(!a.is_shared());
         assert_eq!(a, c);
         let (a, b) = (Text::from("a"), Text::from("b"));
         assert!(a < b);

@@ -33,7 +33,7 @@ impl Action {
                 turn.assistant
                     .tool_calls
                     .iter()
-                    .map(|c| (c.name.clone(), c.arguments.clone()))
+                    .map(|c| (c.name.to_string(), c.arguments.to_string()))
                     .collect(),
             )
         }
@@ -48,7 +48,7 @@ impl Action {
                 reply
                     .tool_calls
                     .iter()
-                    .map(|c| (c.name.clone(), c.arguments.clone()))
+                    .map(|c| (c.name.to_string(), c.arguments.to_string()))
                     .collect(),
             )
         }

@@ -117,7 +117,7 @@ fn chat_turn_facts(turn: &ChatTurn, out: &mut Vec<Fact>) {
             if literal.chars().count() >= MIN_LITERAL_CHARS {
                 out.push(at(
                     FactKind::Argument {
-                        tool: call.name.clone(),
+                        tool: call.name.to_string(),
                     },
                     cut(literal),
                 ));
@@ -131,7 +131,7 @@ fn chat_turn_facts(turn: &ChatTurn, out: &mut Vec<Fact>) {
                 .tool_calls
                 .iter()
                 .find(|c| &c.id == tool_call_id)
-                .map(|c| c.name.clone()),
+                .map(|c| c.name.to_string()),
             Observation::User { .. } => None,
         };
         let kind = match o {

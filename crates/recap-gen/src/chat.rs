@@ -74,9 +74,9 @@ impl ChatSessionBuilder {
             .iter()
             .zip(results)
             .map(|((id, name, _), r)| Observation::Tool {
-                tool_call_id: id.to_string(),
-                name: Some(name.to_string()),
-                content: r.to_string(),
+                tool_call_id: id.to_string().into(),
+                name: Some(name.to_string().into()),
+                content: r.to_string().into(),
                 is_error: false,
             })
             .collect();
@@ -88,7 +88,7 @@ impl ChatSessionBuilder {
         let observations = replies
             .iter()
             .map(|r| Observation::User {
-                content: r.to_string(),
+                content: r.to_string().into(),
                 environment: false,
             })
             .collect();
@@ -99,7 +99,7 @@ impl ChatSessionBuilder {
     /// comes back as a USER message marked `environment`.
     pub fn command_turn(self, content: &str, output: &str) -> Self {
         let observations = vec![Observation::User {
-            content: output.to_string(),
+            content: output.to_string().into(),
             environment: true,
         }];
         self.turn(content, &[], observations)
@@ -116,13 +116,13 @@ impl ChatSessionBuilder {
         self.session.chat_turns.push(ChatTurn {
             number,
             assistant: AssistantTurn {
-                content: (!content.is_empty()).then(|| content.to_string()),
+                content: (!content.is_empty()).then(|| content.into()),
                 tool_calls: calls
                     .iter()
                     .map(|(id, name, args)| ChatToolCall {
-                        id: id.to_string(),
-                        name: name.to_string(),
-                        arguments: args.to_string(),
+                        id: id.to_string().into(),
+                        name: name.to_string().into(),
+                        arguments: args.to_string().into(),
                     })
                     .collect(),
                 reasoning: None,
@@ -157,7 +157,7 @@ impl ChatTurnBuilder {
             turn: ChatTurn {
                 number: 0,
                 assistant: AssistantTurn {
-                    content,
+                    content: content.map(Into::into),
                     tool_calls: Vec::new(),
                     reasoning: None,
                 },
@@ -185,9 +185,9 @@ impl ChatTurnBuilder {
 
     pub fn call(mut self, id: &str, name: &str, arguments: &str) -> Self {
         self.turn.assistant.tool_calls.push(ChatToolCall {
-            id: id.to_string(),
-            name: name.to_string(),
-            arguments: arguments.to_string(),
+            id: id.to_string().into(),
+            name: name.to_string().into(),
+            arguments: arguments.to_string().into(),
         });
         self
     }
@@ -204,9 +204,9 @@ impl ChatTurnBuilder {
             })
             .flatten();
         self.turn.observations.push(Observation::Tool {
-            tool_call_id: id.to_string(),
+            tool_call_id: id.to_string().into(),
             name,
-            content: content.to_string(),
+            content: content.to_string().into(),
             is_error,
         });
         self
@@ -230,7 +230,7 @@ impl ChatTurnBuilder {
     /// A person's or a simulated user's reply.
     pub fn user(mut self, content: &str) -> Self {
         self.turn.observations.push(Observation::User {
-            content: content.to_string(),
+            content: content.to_string().into(),
             environment: false,
         });
         self
@@ -239,7 +239,7 @@ impl ChatTurnBuilder {
     /// Environment output delivered as a USER message (a fenced command's result).
     pub fn env(mut self, content: &str) -> Self {
         self.turn.observations.push(Observation::User {
-            content: content.to_string(),
+            content: content.to_string().into(),
             environment: true,
         });
         self

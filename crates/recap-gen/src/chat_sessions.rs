@@ -397,14 +397,14 @@ fn assemble(frame: Frame, mut bodies: Vec<TurnBody>, salt: u64) -> Session {
                             .or_insert_with(|| tool_spec(def, frame.tool_detail));
                     }
                     tool_calls.push(ChatToolCall {
-                        id: id.clone(),
-                        name: c.tool.to_string(),
-                        arguments: c.arguments.clone(),
+                        id: id.clone().into(),
+                        name: c.tool.to_string().into(),
+                        arguments: c.arguments.clone().into(),
                     });
                     results.push(Observation::Tool {
-                        tool_call_id: id,
-                        name: c.named.then(|| c.tool.to_string()),
-                        content: c.output.clone(),
+                        tool_call_id: id.into(),
+                        name: c.named.then(|| c.tool.into()),
+                        content: c.output.clone().into(),
                         is_error: c.is_error,
                     });
                 }
@@ -412,12 +412,12 @@ fn assemble(frame: Frame, mut bodies: Vec<TurnBody>, salt: u64) -> Session {
                     results.reverse();
                 }
                 results.extend(follow_up.map(|content| Observation::User {
-                    content,
+                    content: content.into(),
                     environment: false,
                 }));
                 let failed = failure_marked && calls.iter().all(|c| c.is_error);
                 let assistant = AssistantTurn {
-                    content,
+                    content: content.map(Into::into),
                     tool_calls,
                     reasoning: body.reasoning,
                 };
@@ -426,7 +426,7 @@ fn assemble(frame: Frame, mut bodies: Vec<TurnBody>, salt: u64) -> Session {
             Reply::User { content, reply } => (
                 text_response(content, body.reasoning),
                 vec![Observation::User {
-                    content: reply,
+                    content: reply.into(),
                     environment: false,
                 }],
                 true,
@@ -438,7 +438,7 @@ fn assemble(frame: Frame, mut bodies: Vec<TurnBody>, salt: u64) -> Session {
             } => (
                 text_response(content, body.reasoning),
                 vec![Observation::User {
-                    content: output,
+                    content: output.into(),
                     environment: true,
                 }],
                 !failed,
@@ -503,7 +503,7 @@ fn assemble(frame: Frame, mut bodies: Vec<TurnBody>, salt: u64) -> Session {
 
 fn text_response(content: String, reasoning: Option<String>) -> AssistantTurn {
     AssistantTurn {
-        content: Some(content),
+        content: Some(content.into()),
         tool_calls: Vec::new(),
         reasoning,
     }

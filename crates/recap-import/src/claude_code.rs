@@ -178,7 +178,7 @@ pub(crate) fn import_doc(file: &Path, doc: &Doc, opts: &Options, out: &mut Impor
                             && let Ok(args) = serde_json::from_str::<Json>(&c.arguments)
                             && let Some(prompt) = args.get("prompt").and_then(Json::as_str)
                         {
-                            task_calls.insert(prompt.to_string(), (s.id.clone(), c.id.clone()));
+                            task_calls.insert(prompt.to_string(), (s.id.clone(), c.id.to_string()));
                         }
                     }
                 }

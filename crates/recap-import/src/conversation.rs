@@ -117,7 +117,7 @@ impl<'f> Conversation<'f> {
                 "a system message after the first response is kept as a user observation (the chat form has system text only at the start)",
             );
             self.observe(Observation::User {
-                content: text,
+                content: text.into(),
                 environment: false,
             });
         }
@@ -130,7 +130,7 @@ impl<'f> Conversation<'f> {
             self.mission.push(text);
         } else {
             self.observe(Observation::User {
-                content: text,
+                content: text.into(),
                 environment,
             });
         }
@@ -180,7 +180,7 @@ impl<'f> Conversation<'f> {
             return;
         };
         let a = &mut turn.assistant;
-        append(&mut a.content, r.content);
+        append_text(&mut a.content, r.content);
         append(&mut a.reasoning, r.reasoning);
         a.tool_calls.extend(calls);
         if r.usage.is_some() {
@@ -221,9 +221,9 @@ impl<'f> Conversation<'f> {
             );
         }
         ChatToolCall {
-            id,
-            name: call.name,
-            arguments: call.arguments,
+            id: id.into(),
+            name: call.name.into(),
+            arguments: call.arguments.into(),
         }
     }
 
@@ -243,7 +243,7 @@ impl<'f> Conversation<'f> {
                 }
                 let new = format!("{}#{n}", calls[i].id);
                 renamed.push((calls[i].id.clone(), new.clone()));
-                calls[i].id = new;
+                calls[i].id = new.into();
             }
         }
         for (old, new) in renamed {
@@ -290,7 +290,7 @@ impl<'f> Conversation<'f> {
                 .assistant
                 .tool_calls
                 .iter()
-                .find(|c| Some(&c.name) == name.as_ref() && !answered(&c.id))
+                .find(|c| name.as_deref() == Some(c.name.as_str()) && !answered(&c.id))
                 .map(|c| c.id.clone()),
         };
         if let Some(id) = target.as_deref().filter(|id| answered(id)) {
@@ -303,7 +303,7 @@ impl<'f> Conversation<'f> {
                 ),
             );
             self.observe(Observation::User {
-                content,
+                content: content.into(),
                 environment: true,
             });
             return;
@@ -311,8 +311,8 @@ impl<'f> Conversation<'f> {
         match target {
             Some(tool_call_id) => self.observe(Observation::Tool {
                 tool_call_id,
-                name,
-                content,
+                name: name.map(Into::into),
+                content: content.into(),
                 is_error,
             }),
             None => {
@@ -343,7 +343,7 @@ impl<'f> Conversation<'f> {
                     format!("{what}; kept as environment output (a user observation)"),
                 );
                 self.observe(Observation::User {
-                    content,
+                    content: content.into(),
                     environment: true,
                 });
             }
@@ -475,6 +475,13 @@ impl<'f> Conversation<'f> {
 }
 
 /// Appends `more` to an optional text, a newline between.
+/// [`append`] for a response's shared text, which is rebuilt rather than grown.
+fn append_text(text: &mut Option<recap_core::Text>, more: Option<String>) {
+    let mut joined = text.take().map(String::from);
+    append(&mut joined, more);
+    *text = joined.map(Into::into);
+}
+
 fn append(text: &mut Option<String>, more: Option<String>) {
     match (text.as_mut(), more) {
         (_, None) => {}

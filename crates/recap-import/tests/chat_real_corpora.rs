@@ -80,7 +80,7 @@ fn claude_code_hook_dumps_import_with_sidechains_and_compactions() {
             t.assistant
                 .tool_calls
                 .iter()
-                .any(|c| c.name == "Task" && c.id == link["tool_call_id"])
+                .any(|c| c.name == "Task" && link["tool_call_id"] == c.id.as_str())
         }));
     }
     // The two compactions are kept as the user messages they are; the resumed session

@@ -17,7 +17,7 @@ fn file(name: &str) -> Import {
 fn tool(id: &str, name: Option<&str>, content: &str) -> Observation {
     Observation::Tool {
         tool_call_id: id.into(),
-        name: name.map(str::to_string),
+        name: name.map(Into::into),
         content: content.into(),
         is_error: false,
     }

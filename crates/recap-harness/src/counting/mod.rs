@@ -20,7 +20,7 @@ pub use diff::CallDiff;
 
 use crate::segments::segments;
 use crate::tokenizer::{MESSAGE_OVERHEAD, PROMPT_OVERHEAD, Tokenizer};
-use recap_core::{Message, Role};
+use recap_core::{Message, Role, Text};
 use rustc_hash::FxHashMap;
 
 /// Per-session, per-strategy, per-tokenizer memory of the previous call.
@@ -43,6 +43,13 @@ const CACHE_BYTES: usize = 64 << 20;
 pub struct SegmentCounts {
     counts: FxHashMap<Box<str>, u32>,
     bytes: usize,
+    /// Whole texts' counts by allocation ([`Text::address`]): the strategies of a
+    /// session share the turns' texts, so each is counted once, not once per strategy.
+    /// The `Text` is held so that its address cannot be reused by another text; with
+    /// the count, how many lines it has (a hit reuses them all, as `segments_reused`
+    /// reports).
+    texts: FxHashMap<usize, (Text, u32, u64)>,
+    text_bytes: usize,
     /// Split into lines (exact for this encoding) or count contents whole.
     split: bool,
     pub segments_tokenized: u64,
@@ -54,6 +61,8 @@ impl SegmentCounts {
         SegmentCounts {
             counts: FxHashMap::default(),
             bytes: 0,
+            texts: FxHashMap::default(),
+            text_bytes: 0,
             split: tok.encoding().line_additive(),
             segments_tokenized: 0,
             segments_reused: 0,
@@ -74,6 +83,28 @@ impl SegmentCounts {
         }
         self.bytes += seg.len();
         self.counts.insert(seg.into(), n);
+        n
+    }
+
+    /// [`SegmentCounts::count`] of a message's text, remembered by allocation when the
+    /// text is shared (a text made for one prompt only is not kept alive for nothing).
+    pub fn count_text(&mut self, tok: &Tokenizer, text: &Text) -> u32 {
+        if !text.is_shared() {
+            return self.count(tok, text);
+        }
+        if let Some(&(_, n, lines)) = self.texts.get(&text.address()) {
+            self.segments_reused += lines;
+            return n;
+        }
+        let before = self.segments_tokenized + self.segments_reused;
+        let n = self.count(tok, text);
+        let lines = self.segments_tokenized + self.segments_reused - before;
+        if self.text_bytes + text.len() > CACHE_BYTES {
+            self.texts.clear();
+            self.text_bytes = 0;
+        }
+        self.text_bytes += text.len();
+        self.texts.insert(text.address(), (text.clone(), n, lines));
         n
     }
 
@@ -174,7 +205,7 @@ pub const TOOL_CALL_OVERHEAD: u32 = 3;
 
 /// A message's body tokens: its content, and for each tool call `3 + tokens(name) +
 /// tokens(arguments)` (SPEC 11.2; ids are not counted). `count` counts one text.
-pub fn body_tokens(m: &Message, mut count: impl FnMut(&str) -> u32) -> u32 {
+pub fn body_tokens(m: &Message, mut count: impl FnMut(&Text) -> u32) -> u32 {
     let mut n = count(&m.content);
     for call in &m.tool_calls {
         n += TOOL_CALL_OVERHEAD + count(&call.name) + count(&call.arguments);
@@ -202,7 +233,7 @@ pub fn count_call(
             mem.counts[j]
         } else {
             mem.tokenized += 1;
-            body_tokens(m, |text| cache.count(tok, text))
+            body_tokens(m, |text| cache.count_text(tok, text))
         };
         counts_out.push(n);
     }

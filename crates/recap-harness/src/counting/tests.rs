@@ -38,6 +38,31 @@ fn line_cache_counts_and_prefixes_equal_whole_text_ones() {
     }
 }
 
+/// A shared text is counted once and then remembered by allocation, with the same
+/// count and the same line statistics as counting it again; a text no one else holds is
+/// not kept.
+#[test]
+fn shared_texts_are_counted_once_with_the_same_figures() {
+    let t = tok();
+    let text = Text::from("first line\nsecond line\n\nthird");
+    let held = text.clone();
+    let (mut memo, mut plain) = (SegmentCounts::new(&t), SegmentCounts::new(&t));
+    for _ in 0..3 {
+        assert_eq!(memo.count_text(&t, &text), plain.count(&t, &text));
+        assert_eq!(memo.segments_tokenized, plain.segments_tokenized);
+        assert_eq!(memo.segments_reused, plain.segments_reused);
+    }
+    assert_eq!(memo.texts.len(), 1);
+    let alone = Text::from("made for one prompt");
+    assert_eq!(memo.count_text(&t, &alone), plain.count(&t, &alone));
+    assert_eq!(memo.texts.len(), 1, "an unshared text is not kept");
+    drop(held);
+    assert!(
+        text.is_shared(),
+        "the memo holds the text, so its address stays its own"
+    );
+}
+
 #[test]
 fn diff_of_append_only_prompts() {
     let a = vec![Message::system("s"), Message::user("m")];

@@ -19,7 +19,8 @@ pub use facts::{Facts, PRINT_FACT_CHARS, print_fact};
 pub use matcher::{FactLines, FactMatcher};
 
 use crate::calls::calls;
-use recap_core::{Form, Message, Session};
+use recap_core::{Form, Message, Session, Text};
+use rustc_hash::FxHashMap;
 
 /// One session's facts and what finding them costs once: the matcher, and the facts
 /// found in each line seen so far (shared by every strategy of the session, since they
@@ -30,7 +31,16 @@ pub struct SessionRetention {
     before_call: Vec<usize>,
     matcher: FactMatcher,
     lines: FactLines,
+    /// The facts found in each shared text by allocation ([`Text::address`]): the
+    /// strategies of a session share the turns' texts, so each is scanned once. The
+    /// `Text` is held so that its address cannot be reused by another text.
+    texts: FxHashMap<usize, (Text, Vec<u32>)>,
+    text_bytes: usize,
 }
+
+/// Bytes of shared texts whose facts a [`SessionRetention`] remembers before it starts
+/// over (the texts are mostly the session's own, alive anyway).
+const TEXT_BYTES: usize = 64 << 20;
 
 impl SessionRetention {
     pub fn new(session: &Session) -> Self {
@@ -48,6 +58,8 @@ impl SessionRetention {
             facts,
             before_call,
             lines: FactLines::default(),
+            texts: FxHashMap::default(),
+            text_bytes: 0,
         }
     }
 
@@ -65,7 +77,25 @@ impl SessionRetention {
     }
 
     /// Indices of the session's facts (any call's) found in `content`.
-    fn scan(&mut self, content: &str) -> Vec<u32> {
+    fn scan(&mut self, content: &Text) -> Vec<u32> {
+        if !content.is_shared() {
+            return self.scan_unshared(content);
+        }
+        if let Some((_, found)) = self.texts.get(&content.address()) {
+            return found.clone();
+        }
+        let found = self.scan_unshared(content);
+        if self.text_bytes + content.len() > TEXT_BYTES {
+            self.texts.clear();
+            self.text_bytes = 0;
+        }
+        self.text_bytes += content.len();
+        self.texts
+            .insert(content.address(), (content.clone(), found.clone()));
+        found
+    }
+
+    fn scan_unshared(&mut self, content: &str) -> Vec<u32> {
         self.matcher
             .scan_lines(content, &self.facts, &mut self.lines)
     }
@@ -179,6 +209,28 @@ mod tests {
         assert_eq!(
             r.facts_before(2),
             ["total-a", "alpha", "beta", "boom: gamma"]
+        );
+    }
+
+    /// Texts shared between prompts (a session's turns, as every strategy renders them)
+    /// are scanned once and found to hold what an unshared copy holds.
+    #[test]
+    fn shared_texts_are_scanned_once_with_the_same_result() {
+        let mut r = SessionRetention::new(&session());
+        let shared = Text::from("alpha and boom: gamma, total-a");
+        let held = shared.clone();
+        let copy = Text::from(shared.as_str());
+        let fresh = r.scan(&copy);
+        assert_eq!(fresh, [0, 1, 3]);
+        assert!(r.texts.is_empty(), "an unshared text is not kept");
+        assert_eq!(r.scan(&shared), fresh);
+        assert_eq!(r.scan(&shared), fresh);
+        assert_eq!(r.texts.len(), 1);
+        drop(held);
+        let m = Message::user(shared);
+        assert_eq!(
+            r.marks(2, std::slice::from_ref(&m)),
+            [true, true, false, true]
         );
     }
 
