@@ -8,7 +8,7 @@
 
 use arbitrary::Arbitrary;
 use recap_core::session::{
-    DefKind, Definition, Session, ToolCall, ToolSpec, Turn, TurnError, fenced_program,
+    DefKind, Definition, Form, Session, ToolCall, ToolSpec, Turn, TurnError, fenced_program,
 };
 use recap_core::value::{Closure, SpecialFloat, Value};
 use std::collections::BTreeMap;
@@ -265,6 +265,9 @@ impl SessionPlan {
                 .collect(),
             meta: serde_json::Map::new(),
             turns,
+            budget_recorded: true,
+            form: Form::Ptc,
+            chat_turns: Vec::new(),
         }
     }
 }
