@@ -132,6 +132,12 @@ impl SegmentCounts {
         loop {
             match (sa.next(), sb.next()) {
                 (Some(x), Some(y)) if x == y => common += u64::from(self.segment(tok, x)),
+                // Lines that differ in their first byte differ in their first token
+                // (a token is a byte string, and distinct strings have distinct ids):
+                // nothing more is common, and nothing needs encoding.
+                (Some(x), Some(y)) if x.as_bytes().first() != y.as_bytes().first() => {
+                    return common;
+                }
                 // From the first differing line on, compare the id streams token by
                 // token (the ids of a text are the concatenation of its segments' ids).
                 (x, y) => {

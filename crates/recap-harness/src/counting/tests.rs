@@ -18,6 +18,10 @@ fn line_cache_counts_and_prefixes_equal_whole_text_ones() {
         "mission",
         "",
         "other\nmission",
+        // A common first line, then lines that differ in their first byte, or later.
+        "mission\nzeta line\nend",
+        "mission\nalpha line\nend",
+        "mission\nalphabet\nend",
     ];
     for e in [
         Encoding::O200kBase,
