@@ -210,7 +210,8 @@ fn tool_result_clearing(
     for turn in &session.chat_turns[..k] {
         let mut response = turn.assistant.to_message();
         let mut cleared_ids = Vec::new();
-        for call in &mut response.tool_calls {
+        let mut calls = response.tool_calls.to_vec();
+        for call in &mut calls {
             if seen < clearable && !c.exclude.contains(&call.name.as_str()) {
                 cleared_ids.push(call.id.clone());
                 if c.clear_inputs {
@@ -219,6 +220,7 @@ fn tool_result_clearing(
             }
             seen += 1;
         }
+        response.tool_calls = calls.into();
         out.push(response);
         for o in &turn.observations {
             let mut m = o.to_message();

@@ -4,7 +4,7 @@
 use crate::fields::{
     as_object, as_text, join, only_known, opt_array, opt_bool, opt_string, opt_text, req, wrong,
 };
-use crate::message::{Message, MessageToolCall};
+use crate::message::{Message, MessageToolCall, ToolCalls};
 use crate::session::FieldError;
 use crate::text::Text;
 use serde_json::{Map, Value as Json};
@@ -99,7 +99,7 @@ impl AssistantTurn {
                     name: c.name.clone(),
                     arguments: c.arguments.clone(),
                 })
-                .collect(),
+                .collect::<ToolCalls>(),
         )
     }
 }

@@ -22,7 +22,7 @@ pub mod value;
 
 pub use chat::{AssistantTurn, ChatToolCall, ChatTurn, Observation};
 pub use corpus::{CorpusReader, Entry, RejectedSession};
-pub use message::{Message, MessageToolCall, OpenAiMessage, Role};
+pub use message::{Message, MessageToolCall, OpenAiMessage, Role, ToolCalls};
 pub use printer::{PrintOptions, to_clojure, type_of, write_clojure, write_decimal, write_type_of};
 pub use registry::{BuildContext, OptionInfo, Registry, SpecError, StrategyInfo, StrategySpec};
 pub use session::{

@@ -8,6 +8,7 @@
 use crate::Text;
 use serde::{Deserialize, Serialize};
 use std::fmt;
+use std::sync::Arc;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -52,9 +53,10 @@ pub struct Message {
     pub role: Role,
     /// Shared, not owned ([`Text`]): a kept message is the same text at every call.
     pub content: Text,
-    /// ASSISTANT only: the calls this response made.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub tool_calls: Vec<MessageToolCall>,
+    /// ASSISTANT only: the calls this response made, shared like the texts (a kept
+    /// message's clone does not allocate its list).
+    #[serde(default, skip_serializing_if = "ToolCalls::is_empty")]
+    pub tool_calls: ToolCalls,
     /// TOOL only: the id of the call this message answers.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tool_call_id: Option<Text>,
@@ -63,13 +65,71 @@ pub struct Message {
     pub name: Option<Text>,
 }
 
+/// An ASSISTANT message's tool calls, shared like its texts: a kept message's clone
+/// does not allocate its list. Reads as a slice (`Deref`), iterates by reference, is
+/// built from a `Vec` with `.into()`; [`ToolCalls::edit`] changes a copy.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
+pub struct ToolCalls(Arc<[MessageToolCall]>);
+
+impl Serialize for ToolCalls {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.0.serialize(serializer)
+    }
+}
+
+impl<'de> Deserialize<'de> for ToolCalls {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        Vec::<MessageToolCall>::deserialize(deserializer).map(ToolCalls::from)
+    }
+}
+
+impl ToolCalls {
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// Applies `f` to this message's own copy of the calls (copied only if shared).
+    pub fn edit(&mut self, f: impl FnOnce(&mut [MessageToolCall])) {
+        let mut calls = self.0.to_vec();
+        f(&mut calls);
+        self.0 = calls.into();
+    }
+}
+
+impl std::ops::Deref for ToolCalls {
+    type Target = [MessageToolCall];
+    fn deref(&self) -> &[MessageToolCall] {
+        &self.0
+    }
+}
+
+impl From<Vec<MessageToolCall>> for ToolCalls {
+    fn from(calls: Vec<MessageToolCall>) -> Self {
+        ToolCalls(calls.into())
+    }
+}
+
+impl FromIterator<MessageToolCall> for ToolCalls {
+    fn from_iter<I: IntoIterator<Item = MessageToolCall>>(iter: I) -> Self {
+        ToolCalls(iter.into_iter().collect())
+    }
+}
+
+impl<'a> IntoIterator for &'a ToolCalls {
+    type Item = &'a MessageToolCall;
+    type IntoIter = std::slice::Iter<'a, MessageToolCall>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.0.iter()
+    }
+}
+
 impl Message {
     /// A text message (no tool calls).
     pub fn new(role: Role, content: impl Into<Text>) -> Self {
         Self {
             role,
             content: content.into(),
-            tool_calls: Vec::new(),
+            tool_calls: ToolCalls::default(),
             tool_call_id: None,
             name: None,
         }
@@ -86,10 +146,10 @@ impl Message {
     /// An ASSISTANT message that makes tool calls.
     pub fn assistant_with_calls(
         content: impl Into<Text>,
-        tool_calls: Vec<MessageToolCall>,
+        tool_calls: impl Into<ToolCalls>,
     ) -> Self {
         Self {
-            tool_calls,
+            tool_calls: tool_calls.into(),
             ..Self::new(Role::Assistant, content)
         }
     }
@@ -163,6 +223,39 @@ pub struct OpenAiFunction<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A clone shares the list; an edit changes this message's copy only; the JSON is a
+    /// plain array, and an empty list is left out of a message.
+    #[test]
+    fn tool_calls_are_shared_until_edited() {
+        let call = |id: &str| MessageToolCall {
+            id: id.into(),
+            name: "f".into(),
+            arguments: "{}".into(),
+        };
+        let m = Message::assistant_with_calls("", vec![call("a"), call("b")]);
+        let mut kept = m.clone();
+        assert!(std::ptr::eq(&m.tool_calls[0], &kept.tool_calls[0]));
+        kept.tool_calls
+            .edit(|c| c[1].arguments = "{\"x\":1}".into());
+        assert_eq!(m.tool_calls[1].arguments, "{}");
+        assert_eq!(kept.tool_calls[1].arguments, "{\"x\":1}");
+        let ids: Vec<&str> = (&kept.tool_calls)
+            .into_iter()
+            .map(|c| c.id.as_str())
+            .collect();
+        assert_eq!(ids, ["a", "b"]);
+        let json = serde_json::to_string(&m).unwrap();
+        assert_eq!(
+            json,
+            r#"{"role":"assistant","content":"","tool_calls":[{"id":"a","name":"f","arguments":"{}"},{"id":"b","name":"f","arguments":"{}"}]}"#
+        );
+        assert_eq!(serde_json::from_str::<Message>(&json).unwrap(), m);
+        assert_eq!(
+            serde_json::to_string(&Message::user("u")).unwrap(),
+            r#"{"role":"user","content":"u"}"#
+        );
+    }
 
     #[test]
     fn openai_shape_of_a_tool_calling_exchange() {

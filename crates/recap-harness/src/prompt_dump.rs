@@ -25,8 +25,8 @@ pub struct DumpedMessage {
     pub content_tokens: BTreeMap<String, u32>,
     pub content: recap_core::Text,
     /// Chat form: the calls an ASSISTANT message makes.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub tool_calls: Vec<recap_core::MessageToolCall>,
+    #[serde(skip_serializing_if = "recap_core::ToolCalls::is_empty")]
+    pub tool_calls: recap_core::ToolCalls,
     /// Chat form: the call a TOOL message answers, and the tool's name where recorded.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tool_call_id: Option<recap_core::Text>,

@@ -165,7 +165,9 @@ impl ToolResultClearing {
         for (message, call) in edits {
             match call {
                 None => msgs[message].content = CLEARED_TEXT.clone(),
-                Some(c) => msgs[message].tool_calls[c].arguments = CLEARED_INPUT_TEXT.clone(),
+                Some(c) => msgs[message]
+                    .tool_calls
+                    .edit(|calls| calls[c].arguments = CLEARED_INPUT_TEXT.clone()),
             }
         }
         out

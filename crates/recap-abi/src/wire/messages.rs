@@ -248,7 +248,7 @@ impl TryFrom<WireResponse> for Response {
                     messages.push(Message {
                         role,
                         content: content.unwrap_or_default(),
-                        tool_calls: item.tool_calls.unwrap_or_default(),
+                        tool_calls: item.tool_calls.unwrap_or_default().into(),
                         tool_call_id: item.tool_call_id,
                         name: item.name,
                     });
@@ -390,7 +390,7 @@ fn fast_item(r: &mut json::Reader<'_>) -> json::Fast<FastItem> {
     Ok(FastItem::New(Message {
         role: role.ok_or(GiveUp)?,
         content: content.ok_or(GiveUp)?.unwrap_or_default(),
-        tool_calls: tool_calls.unwrap_or_default(),
+        tool_calls: tool_calls.unwrap_or_default().into(),
         tool_call_id: tool_call_id.flatten(),
         name: name.flatten(),
     }))
