@@ -88,7 +88,8 @@ impl ToolCalls {
         self.0.is_empty()
     }
 
-    /// Applies `f` to this message's own copy of the calls (copied only if shared).
+    /// Applies `f` to a copy of the calls, which becomes this message's list (whoever
+    /// else held the list keeps it unchanged).
     pub fn edit(&mut self, f: impl FnOnce(&mut [MessageToolCall])) {
         let mut calls = self.0.to_vec();
         f(&mut calls);

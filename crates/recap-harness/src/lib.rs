@@ -25,6 +25,7 @@ mod session_run;
 mod source;
 pub mod stats;
 pub mod sweep;
+mod text_memo;
 mod token_memo;
 pub mod tokenizer;
 

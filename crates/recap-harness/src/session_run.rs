@@ -9,6 +9,7 @@ use crate::prompt_dump::{DumpedCall, dump_line};
 use crate::retention::{RetentionScans, SessionRetention};
 use recap_core::invariants::{CheckContext, PrintLines, Violation};
 use recap_core::{Invariant, Message, RenderError, RenderRequest, Session, SessionState, Strategy};
+use std::cell::OnceCell;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::time::Instant;
 
@@ -33,6 +34,9 @@ pub(crate) struct SessionRunner<'a> {
 struct Shared {
     retention: SessionRetention,
     counts: Vec<SegmentCounts>,
+    /// The session's print line counts, once a strategy whose summaries have limits
+    /// asks for them.
+    print_lines: OnceCell<PrintLines>,
 }
 
 impl<'a> SessionRunner<'a> {
@@ -57,6 +61,7 @@ impl<'a> SessionRunner<'a> {
         let mut shared = Shared {
             retention: SessionRetention::new(session),
             counts: self.cfg.tokenizers.iter().map(SegmentCounts::new).collect(),
+            print_lines: OnceCell::new(),
         };
         let strategies = (0..self.cfg.strategies.len())
             .map(|s| {
@@ -96,7 +101,7 @@ impl<'a> SessionRunner<'a> {
         let mut pass = StrategyPass::new(self, s, session);
         for k in calls(session) {
             let before = self.cfg.call_records.then(|| CallStart::of(&pass.out));
-            let Some(messages) = pass.render_checked(session, k) else {
+            let Some(messages) = pass.render_checked(session, k, &shared.print_lines) else {
                 if let Some(before) = before {
                     pass.out.calls.push(before.record(k, &pass.out, None));
                 }
@@ -186,8 +191,6 @@ struct StrategyPass<'r> {
     // independent state so a stateful shortcut cannot vouch for itself.
     state: SessionState,
     second_state: SessionState,
-    /// The session's print line counts, for a strategy whose summaries have limits.
-    print_lines: Option<PrintLines>,
 }
 
 impl<'r> StrategyPass<'r> {
@@ -209,7 +212,6 @@ impl<'r> StrategyPass<'r> {
             counts: vec![Vec::new(); ntok],
             state: SessionState::new(),
             second_state: SessionState::new(),
-            print_lines: None,
         }
     }
 
@@ -218,7 +220,12 @@ impl<'r> StrategyPass<'r> {
     }
 
     /// Renders call `k` (timed) and checks the render; `None` when it has no prompt.
-    fn render_checked(&mut self, session: &Session, k: usize) -> Option<Vec<Message>> {
+    fn render_checked(
+        &mut self,
+        session: &Session,
+        k: usize,
+        print_lines: &OnceCell<PrintLines>,
+    ) -> Option<Vec<Message>> {
         // A call past the session's budget has no prompt: report it, never render it.
         if let Err(e) = RenderRequest::for_call(session, k) {
             self.out.complete = false;
@@ -233,7 +240,7 @@ impl<'r> StrategyPass<'r> {
         self.out.render_ns.push(start.elapsed().as_nanos() as u64);
         match rendered {
             Ok(messages) => {
-                self.check(session, k, &messages);
+                self.check(session, k, &messages, print_lines);
                 Some(messages)
             }
             Err(error) => {
@@ -251,23 +258,26 @@ impl<'r> StrategyPass<'r> {
     }
 
     /// The declared invariants, with a second render for determinism.
-    fn check(&mut self, session: &Session, k: usize, messages: &[Message]) {
+    fn check(
+        &mut self,
+        session: &Session,
+        k: usize,
+        messages: &[Message],
+        print_lines: &OnceCell<PrintLines>,
+    ) {
         let second = render_guarded(self.strategy(), session, k, &mut self.second_state);
         let declared = &self.runner.declared[self.s];
-        if self.print_lines.is_none()
-            && declared
-                .iter()
-                .any(|d| matches!(d, Invariant::Limits { .. }))
-        {
-            self.print_lines = Some(PrintLines::of(session));
-        }
+        let print_lines = declared
+            .iter()
+            .any(|d| matches!(d, Invariant::Limits { .. }))
+            .then(|| print_lines.get_or_init(|| PrintLines::of(session)));
         let ctx = CheckContext {
             session,
             k,
             messages,
             previous: self.prev.as_deref(),
             second_render: second.as_ref().ok().map(Vec::as_slice),
-            print_lines: self.print_lines.as_ref(),
+            print_lines,
         };
         self.out
             .violations

@@ -7,7 +7,7 @@
 //! ([`recap_core::Text`]) instead of copying it; before, every call rendered every turn
 //! again, quadratic in the session's length.
 
-use crate::{feedback, opening};
+use crate::{opening, push_pairs};
 use recap_core::{
     Form, Message, RenderError, RenderRequest, Session, SessionIdentity, SessionState,
 };
@@ -48,11 +48,12 @@ impl Transcript {
         match request.form {
             Form::Ptc => {
                 for (i, turn) in request.turns.iter().enumerate().skip(done) {
-                    self.messages
-                        .push(Message::assistant(turn.raw_response.as_str()));
-                    self.messages.push(Message::user(
-                        feedback(turn, i + 1, request.max_turns).into_owned(),
-                    ));
+                    push_pairs(
+                        &mut self.messages,
+                        std::slice::from_ref(turn),
+                        i,
+                        request.max_turns,
+                    );
                     self.turn_ends.push(self.messages.len());
                 }
             }

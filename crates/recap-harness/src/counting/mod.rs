@@ -19,6 +19,7 @@ mod diff;
 pub use diff::CallDiff;
 
 use crate::segments::segments;
+use crate::text_memo::TextMemo;
 use crate::tokenizer::{MESSAGE_OVERHEAD, PROMPT_OVERHEAD, Tokenizer};
 use recap_core::{Message, Role, Text};
 use rustc_hash::FxHashMap;
@@ -43,13 +44,9 @@ const CACHE_BYTES: usize = 64 << 20;
 pub struct SegmentCounts {
     counts: FxHashMap<Box<str>, u32>,
     bytes: usize,
-    /// Whole texts' counts by allocation ([`Text::address`]): the strategies of a
-    /// session share the turns' texts, so each is counted once, not once per strategy.
-    /// The `Text` is held so that its address cannot be reused by another text; with
-    /// the count, how many lines it has (a hit reuses them all, as `segments_reused`
-    /// reports).
-    texts: FxHashMap<usize, (Text, u32, u64)>,
-    text_bytes: usize,
+    /// Whole shared texts' counts ([`TextMemo`]), each with how many lines it has (a
+    /// hit reuses them all, as `segments_reused` reports).
+    texts: TextMemo<(u32, u64)>,
     /// Split into lines (exact for this encoding) or count contents whole.
     split: bool,
     pub segments_tokenized: u64,
@@ -61,8 +58,7 @@ impl SegmentCounts {
         SegmentCounts {
             counts: FxHashMap::default(),
             bytes: 0,
-            texts: FxHashMap::default(),
-            text_bytes: 0,
+            texts: TextMemo::default(),
             split: tok.encoding().line_additive(),
             segments_tokenized: 0,
             segments_reused: 0,
@@ -86,25 +82,16 @@ impl SegmentCounts {
         n
     }
 
-    /// [`SegmentCounts::count`] of a message's text, remembered by allocation when the
-    /// text is shared (a text made for one prompt only is not kept alive for nothing).
+    /// [`SegmentCounts::count`] of a message's text, remembered for a shared text.
     pub fn count_text(&mut self, tok: &Tokenizer, text: &Text) -> u32 {
-        if !text.is_shared() {
-            return self.count(tok, text);
-        }
-        if let Some(&(_, n, lines)) = self.texts.get(&text.address()) {
+        if let Some(&(n, lines)) = self.texts.get(text) {
             self.segments_reused += lines;
             return n;
         }
         let before = self.segments_tokenized + self.segments_reused;
         let n = self.count(tok, text);
         let lines = self.segments_tokenized + self.segments_reused - before;
-        if self.text_bytes + text.len() > CACHE_BYTES {
-            self.texts.clear();
-            self.text_bytes = 0;
-        }
-        self.text_bytes += text.len();
-        self.texts.insert(text.address(), (text.clone(), n, lines));
+        self.texts.insert_with(text, || (n, lines));
         n
     }
 

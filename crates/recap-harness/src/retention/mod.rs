@@ -19,8 +19,8 @@ pub use facts::{Facts, PRINT_FACT_CHARS, print_fact};
 pub use matcher::{FactLines, FactMatcher};
 
 use crate::calls::calls;
+use crate::text_memo::TextMemo;
 use recap_core::{Form, Message, Session, Text};
-use rustc_hash::FxHashMap;
 
 /// One session's facts and what finding them costs once: the matcher, and the facts
 /// found in each line seen so far (shared by every strategy of the session, since they
@@ -31,16 +31,10 @@ pub struct SessionRetention {
     before_call: Vec<usize>,
     matcher: FactMatcher,
     lines: FactLines,
-    /// The facts found in each shared text by allocation ([`Text::address`]): the
-    /// strategies of a session share the turns' texts, so each is scanned once. The
-    /// `Text` is held so that its address cannot be reused by another text.
-    texts: FxHashMap<usize, (Text, Vec<u32>)>,
-    text_bytes: usize,
+    /// The facts found in each shared text ([`TextMemo`]): the strategies of a session
+    /// share the turns' texts, so each is scanned once.
+    texts: TextMemo<Vec<u32>>,
 }
-
-/// Bytes of shared texts whose facts a [`SessionRetention`] remembers before it starts
-/// over (the texts are mostly the session's own, alive anyway).
-const TEXT_BYTES: usize = 64 << 20;
 
 impl SessionRetention {
     pub fn new(session: &Session) -> Self {
@@ -58,8 +52,7 @@ impl SessionRetention {
             facts,
             before_call,
             lines: FactLines::default(),
-            texts: FxHashMap::default(),
-            text_bytes: 0,
+            texts: TextMemo::default(),
         }
     }
 
@@ -78,26 +71,14 @@ impl SessionRetention {
 
     /// Indices of the session's facts (any call's) found in `content`.
     fn scan(&mut self, content: &Text) -> Vec<u32> {
-        if !content.is_shared() {
-            return self.scan_unshared(content);
-        }
-        if let Some((_, found)) = self.texts.get(&content.address()) {
+        if let Some(found) = self.texts.get(content) {
             return found.clone();
         }
-        let found = self.scan_unshared(content);
-        if self.text_bytes + content.len() > TEXT_BYTES {
-            self.texts.clear();
-            self.text_bytes = 0;
-        }
-        self.text_bytes += content.len();
-        self.texts
-            .insert(content.address(), (content.clone(), found.clone()));
+        let found = self
+            .matcher
+            .scan_lines(content, &self.facts, &mut self.lines);
+        self.texts.insert_with(content, || found.clone());
         found
-    }
-
-    fn scan_unshared(&mut self, content: &str) -> Vec<u32> {
-        self.matcher
-            .scan_lines(content, &self.facts, &mut self.lines)
     }
 
     /// Indices of the facts found in a message: in its content or in one of its tool
