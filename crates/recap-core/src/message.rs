@@ -68,12 +68,36 @@ pub struct Message {
 /// An ASSISTANT message's tool calls, shared like its texts: a kept message's clone
 /// does not allocate its list. Reads as a slice (`Deref`), iterates by reference, is
 /// built from a `Vec` with `.into()`; [`ToolCalls::edit`] changes a copy.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
-pub struct ToolCalls(Arc<[MessageToolCall]>);
+///
+/// An empty list holds no `Arc` at all: std's empty `Arc<[T]>` is one static
+/// allocation shared by the whole process, so cloning and dropping the empty lists of
+/// every other message would move one reference count between all worker threads.
+#[derive(Clone, Default)]
+pub struct ToolCalls(Option<Arc<[MessageToolCall]>>);
+
+impl PartialEq for ToolCalls {
+    fn eq(&self, other: &Self) -> bool {
+        **self == **other
+    }
+}
+
+impl Eq for ToolCalls {}
+
+impl std::hash::Hash for ToolCalls {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        (**self).hash(state);
+    }
+}
+
+impl fmt::Debug for ToolCalls {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&**self, f)
+    }
+}
 
 impl Serialize for ToolCalls {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        self.0.serialize(serializer)
+        (**self).serialize(serializer)
     }
 }
 
@@ -85,34 +109,34 @@ impl<'de> Deserialize<'de> for ToolCalls {
 
 impl ToolCalls {
     pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
+        self.0.is_none()
     }
 
     /// Applies `f` to a copy of the calls, which becomes this message's list (whoever
     /// else held the list keeps it unchanged).
     pub fn edit(&mut self, f: impl FnOnce(&mut [MessageToolCall])) {
-        let mut calls = self.0.to_vec();
+        let mut calls = self.to_vec();
         f(&mut calls);
-        self.0 = calls.into();
+        *self = calls.into();
     }
 }
 
 impl std::ops::Deref for ToolCalls {
     type Target = [MessageToolCall];
     fn deref(&self) -> &[MessageToolCall] {
-        &self.0
+        self.0.as_deref().unwrap_or(&[])
     }
 }
 
 impl From<Vec<MessageToolCall>> for ToolCalls {
     fn from(calls: Vec<MessageToolCall>) -> Self {
-        ToolCalls(calls.into())
+        ToolCalls((!calls.is_empty()).then(|| calls.into()))
     }
 }
 
 impl FromIterator<MessageToolCall> for ToolCalls {
     fn from_iter<I: IntoIterator<Item = MessageToolCall>>(iter: I) -> Self {
-        ToolCalls(iter.into_iter().collect())
+        iter.into_iter().collect::<Vec<_>>().into()
     }
 }
 
@@ -120,7 +144,7 @@ impl<'a> IntoIterator for &'a ToolCalls {
     type Item = &'a MessageToolCall;
     type IntoIter = std::slice::Iter<'a, MessageToolCall>;
     fn into_iter(self) -> Self::IntoIter {
-        self.0.iter()
+        self.iter()
     }
 }
 
@@ -256,6 +280,43 @@ mod tests {
             serde_json::to_string(&Message::user("u")).unwrap(),
             r#"{"role":"user","content":"u"}"#
         );
+    }
+
+    /// However an empty list is made, it holds no `Arc` (std's empty `Arc<[T]>` is one
+    /// static allocation whose count every thread would share), equals every other
+    /// empty list, and an edit that empties a list leaves it empty in the same way.
+    #[test]
+    fn empty_tool_calls_hold_no_shared_allocation() {
+        let made = [
+            ToolCalls::default(),
+            Vec::new().into(),
+            std::iter::empty().collect(),
+            Message::user("u").tool_calls,
+            serde_json::from_str::<ToolCalls>("[]").unwrap(),
+        ];
+        for calls in &made {
+            assert!(calls.0.is_none() && calls.is_empty() && calls.len() == 0);
+            assert_eq!(calls, &ToolCalls::default());
+            assert_eq!(format!("{calls:?}"), "[]");
+        }
+        let call = MessageToolCall {
+            id: "a".into(),
+            name: "f".into(),
+            arguments: "{}".into(),
+        };
+        let one: ToolCalls = std::iter::once(call.clone()).collect();
+        assert_eq!(one.len(), 1);
+        assert_ne!(one, ToolCalls::default());
+        let mut emptied = one.clone();
+        emptied.edit(|_| {});
+        assert_eq!(emptied, one);
+        let mut cleared: ToolCalls = vec![call].into();
+        cleared = cleared
+            .iter()
+            .filter(|c| c.id.as_str() != "a")
+            .cloned()
+            .collect();
+        assert!(cleared.0.is_none());
     }
 
     #[test]
