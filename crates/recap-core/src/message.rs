@@ -295,7 +295,7 @@ mod tests {
             serde_json::from_str::<ToolCalls>("[]").unwrap(),
         ];
         for calls in &made {
-            assert!(calls.0.is_none() && calls.is_empty() && calls.len() == 0);
+            assert!(calls.0.is_none() && calls.is_empty() && calls.iter().next().is_none());
             assert_eq!(calls, &ToolCalls::default());
             assert_eq!(format!("{calls:?}"), "[]");
         }
