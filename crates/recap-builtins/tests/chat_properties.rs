@@ -375,6 +375,7 @@ fn check_strategy(built: &Built, session: &Session) -> Result<bool, String> {
             previous: None,
             second_render: None,
             print_lines: None,
+            sightings: None,
         };
         if let Some(v) = check(&[Invariant::ToolPairing, Invariant::SystemFirst], &ctx).first() {
             return Err(format!("{name}: call {k}: {}: {}", v.invariant, v.detail));

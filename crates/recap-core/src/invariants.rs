@@ -44,6 +44,90 @@ pub struct CheckContext<'a> {
     /// The session's [`PrintLines`], when the caller keeps them across calls; without
     /// them the limits rule counts the prints' lines again at every call.
     pub print_lines: Option<&'a PrintLines>,
+    /// Where the session's verbatim texts were found at the strategy's earlier calls,
+    /// when the caller keeps them across calls (one per strategy and session).
+    pub sightings: Option<&'a Sightings>,
+}
+
+/// Where each text a rule must find verbatim (the mission, a failed turn's program,
+/// response, error and feedback) was last found in one strategy's prompts of one
+/// session: (message index, byte offset), keyed by the text's address in the session.
+///
+/// A prompt rebuilt at every call mostly holds such a text where the previous call's
+/// did, so a look there — a compare of the text's length — settles most searches that
+/// would otherwise scan the whole prompt, once per failed turn per call (the failed-turns
+/// rule was 7 % of a PTC-Lisp run). A look that misses falls back to the search, so the
+/// answer is the search's whatever the sightings hold.
+///
+/// The searcher of each text is kept too: building one (two-way, with a prefilter) cost
+/// twice as much as the searches themselves.
+#[derive(Debug, Default)]
+pub struct Sightings {
+    at: std::cell::RefCell<std::collections::HashMap<(usize, usize), Sighting>>,
+}
+
+#[derive(Debug)]
+struct Sighting {
+    finder: memchr::memmem::Finder<'static>,
+    /// (message index, byte offset) where it was last found.
+    place: Option<(usize, usize)>,
+}
+
+impl Sightings {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Whether some of `needles` occurs in some message's content (as [`appears`]),
+    /// looking first where each was last seen: one of several alternatives that is
+    /// never shown (a program when the whole response is) is searched for only when
+    /// no other is where it was.
+    fn any_appears(&self, messages: &[Message], needles: &[&str]) -> bool {
+        needles.iter().any(|n| self.seen_again(messages, n))
+            || needles.iter().any(|n| self.search(messages, n))
+    }
+
+    fn key(needle: &str) -> (usize, usize) {
+        (needle.as_ptr() as usize, needle.len())
+    }
+
+    /// Whether `needle` is where it was last seen.
+    fn seen_again(&self, messages: &[Message], needle: &str) -> bool {
+        let last = self
+            .at
+            .borrow()
+            .get(&Self::key(needle))
+            .and_then(|s| s.place);
+        last.is_some_and(|(i, at)| {
+            messages
+                .get(i)
+                .and_then(|m| m.content.as_bytes().get(at..))
+                .is_some_and(|rest| rest.starts_with(needle.as_bytes()))
+        })
+    }
+
+    /// [`appears`], remembering where the needle was found.
+    fn search(&self, messages: &[Message], needle: &str) -> bool {
+        let mut at = self.at.borrow_mut();
+        let sighting = at.entry(Self::key(needle)).or_insert_with(|| Sighting {
+            finder: memchr::memmem::Finder::new(needle.as_bytes()).into_owned(),
+            place: None,
+        });
+        sighting.place = messages
+            .iter()
+            .enumerate()
+            .find_map(|(i, m)| sighting.finder.find(m.content.as_bytes()).map(|at| (i, at)));
+        sighting.place.is_some()
+    }
+}
+
+/// Whether some of `needles` appears ([`appears`]), through the context's sightings
+/// when it has them.
+fn any_appears(ctx: &CheckContext<'_>, needles: &[&str]) -> bool {
+    match ctx.sightings {
+        Some(s) => s.any_appears(ctx.messages, needles),
+        None => needles.iter().any(|n| appears(ctx.messages, n)),
+    }
 }
 
 /// How many lines each print of a session has, in turn order: what the limits rule
@@ -151,6 +235,7 @@ pub fn check_session(
 ) -> Result<Vec<Violation>, CallError> {
     let declared = strategy.invariants();
     let print_lines = PrintLines::of(session);
+    let sightings = Sightings::new();
     let mut violations = Vec::new();
     let mut previous: Option<Vec<Message>> = None;
     for k in calls(session) {
@@ -175,6 +260,7 @@ pub fn check_session(
             previous: previous.as_deref(),
             second_render: Some(&second),
             print_lines: Some(&print_lines),
+            sightings: Some(&sightings),
         };
         violations.extend(check(&declared, &ctx));
         previous = Some(first);
@@ -250,7 +336,7 @@ fn mission_verbatim(ctx: &CheckContext<'_>) -> Option<String> {
     // Built-ins start a message with the mission: a prefix test settles it without a
     // searcher.
     let leads = ctx.messages.iter().any(|m| m.content.starts_with(mission));
-    if leads || appears(ctx.messages, mission) {
+    if leads || any_appears(ctx, &[mission]) {
         None
     } else {
         Some("the mission does not appear verbatim in any message".to_string())
@@ -307,8 +393,7 @@ fn is_message(messages: &[Message], text: &str) -> bool {
 fn failed_turns_verbatim(ctx: &CheckContext<'_>) -> Option<String> {
     for turn in ctx.session.failed_turns(ctx.k) {
         let program_shown = is_message(ctx.messages, &turn.raw_response)
-            || appears(ctx.messages, &turn.program)
-            || appears(ctx.messages, &turn.raw_response);
+            || any_appears(ctx, &[&turn.program, &turn.raw_response]);
         if !program_shown {
             return Some(format!(
                 "failed turn {}: its program does not appear verbatim",
@@ -318,8 +403,10 @@ fn failed_turns_verbatim(ctx: &CheckContext<'_>) -> Option<String> {
         let message = turn.error_message().unwrap_or_default();
         let feedback = turn.feedback.as_deref();
         let shown = feedback.is_some_and(|f| is_message(ctx.messages, f))
-            || appears(ctx.messages, message)
-            || feedback.is_some_and(|f| appears(ctx.messages, f));
+            || match feedback {
+                Some(f) => any_appears(ctx, &[message, f]),
+                None => any_appears(ctx, &[message]),
+            };
         if !shown {
             return Some(format!(
                 "failed turn {}: its error message does not appear verbatim",
@@ -505,6 +592,7 @@ mod tests {
             previous: None,
             second_render: None,
             print_lines: None,
+            sightings: None,
         }
     }
 
@@ -579,6 +667,7 @@ mod tests {
             previous: Some(prev),
             second_render: Some(&msgs),
             print_lines: None,
+            sightings: None,
         };
         assert_eq!(check(&ALL, &ctx), vec![]);
     }
@@ -599,6 +688,7 @@ mod tests {
             previous: Some(&other),
             second_render: Some(&other),
             print_lines: None,
+            sightings: None,
         };
         let v = check(&ALL, &ctx);
         assert!(v.iter().all(|v| v.call == 2));
@@ -758,6 +848,42 @@ mod tests {
             &[Message::user("he"), Message::user("llo")],
             "hello"
         ));
+    }
+
+    /// Sightings answer as the search does while the texts move between messages and
+    /// offsets, vanish, come back, or sit where another text was; alternatives are
+    /// answered as a whole.
+    #[test]
+    fn sightings_answer_as_the_search_whatever_they_remember() {
+        let needles = ["mission text", "(def x 1)", "", "é⚠️", "x 1"];
+        let prompts: [&[&str]; 8] = [
+            &["mission text", "a (def x 1) b"],
+            &["mission text", "a (def x 1) b"],
+            &["", "mission text\n(def x 1)"],
+            &["(def x 1)mission text"],
+            &["nothing here"],
+            &[],
+            &["zz mission text é⚠️", "(def y 1)", "(def x 1"],
+            &["mission tex", "t (def x 1)", "é⚠"],
+        ];
+        let sightings = Sightings::new();
+        for prompt in prompts {
+            let messages: Vec<Message> = prompt.iter().map(|c| Message::user(*c)).collect();
+            for needle in needles {
+                assert_eq!(
+                    sightings.any_appears(&messages, &[needle]),
+                    appears(&messages, needle),
+                    "{needle:?} in {prompt:?}"
+                );
+            }
+            for pair in needles.windows(2) {
+                assert_eq!(
+                    sightings.any_appears(&messages, pair),
+                    pair.iter().any(|n| appears(&messages, n)),
+                    "{pair:?} in {prompt:?}"
+                );
+            }
+        }
     }
 
     /// Each way of showing a failed turn passes on its own: the reply as a whole message,

@@ -7,7 +7,7 @@ use crate::counting::{CallDiff, CallTokens, RoleTokens, SegmentCounts, TokenMemo
 use crate::outcome::{CallError, CallRecord, SessionOutcome, StratOutcome, TokOutcome};
 use crate::prompt_dump::{DumpedCall, dump_line};
 use crate::retention::{RetentionScans, SessionRetention};
-use recap_core::invariants::{CheckContext, PrintLines, Violation};
+use recap_core::invariants::{CheckContext, PrintLines, Sightings, Violation};
 use recap_core::{Invariant, Message, RenderError, RenderRequest, Session, SessionState, Strategy};
 use std::cell::OnceCell;
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -191,6 +191,9 @@ struct StrategyPass<'r> {
     // independent state so a stateful shortcut cannot vouch for itself.
     state: SessionState,
     second_state: SessionState,
+    /// Where the checks last found the session's verbatim texts in this strategy's
+    /// prompts.
+    sightings: Sightings,
 }
 
 impl<'r> StrategyPass<'r> {
@@ -212,6 +215,7 @@ impl<'r> StrategyPass<'r> {
             counts: vec![Vec::new(); ntok],
             state: SessionState::new(),
             second_state: SessionState::new(),
+            sightings: Sightings::new(),
         }
     }
 
@@ -278,6 +282,7 @@ impl<'r> StrategyPass<'r> {
             previous: self.prev.as_deref(),
             second_render: second.as_ref().ok().map(Vec::as_slice),
             print_lines,
+            sightings: Some(&self.sightings),
         };
         self.out
             .violations

@@ -87,6 +87,7 @@ fn a_restart_starts_the_history_over_at_the_summary() {
             previous: None,
             second_render: Some(&messages),
             print_lines: None,
+            sightings: None,
         };
         assert_eq!(
             recap_core::invariants::check(&Recorded.invariants(), &ctx),
