@@ -19,16 +19,19 @@ use recap_core::{
     SessionState, SpecError, Strategy, StrategyInfo, StrategySpec, Text, TokenCounter,
 };
 use recap_full_history::chat::{self, History};
-use std::sync::{Arc, LazyLock};
+use std::sync::Arc;
 
 pub const NAME: &str = "tool-result-clearing";
 pub const DEFAULT_TRIGGER: u64 = 100_000;
 pub const DEFAULT_KEEP: u64 = 3;
 pub const CLEARED: &str = "[cleared]";
 pub const CLEARED_INPUT: &str = "{}";
-// One shared copy of each placeholder: clearing a result is then a reference, not a copy.
-static CLEARED_TEXT: LazyLock<Text> = LazyLock::new(|| CLEARED.into());
-static CLEARED_INPUT_TEXT: LazyLock<Text> = LazyLock::new(|| CLEARED_INPUT.into());
+// One shared copy of each placeholder per thread: clearing a result is then a reference,
+// not a copy, and the threads of a run do not move one reference count between them.
+thread_local! {
+    static CLEARED_TEXT: Text = CLEARED.into();
+    static CLEARED_INPUT_TEXT: Text = CLEARED_INPUT.into();
+}
 
 #[derive(Clone)]
 pub struct ToolResultClearing {
@@ -164,10 +167,10 @@ impl ToolResultClearing {
         }
         for (message, call) in edits {
             match call {
-                None => msgs[message].content = CLEARED_TEXT.clone(),
+                None => msgs[message].content = CLEARED_TEXT.with(Text::clone),
                 Some(c) => msgs[message]
                     .tool_calls
-                    .edit(|calls| calls[c].arguments = CLEARED_INPUT_TEXT.clone()),
+                    .edit(|calls| calls[c].arguments = CLEARED_INPUT_TEXT.with(Text::clone)),
             }
         }
         out
