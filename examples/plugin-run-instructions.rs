@@ -22,6 +22,10 @@
 //! (`benches/plugin.rs`: recap-gen seed 7, 30 PTC-Lisp and 30 chat sessions of 8–40
 //! turns), written to a temporary file.
 
+/// Allocates as the `recap` binary does (src/main.rs), so the counts are the command's.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use anyhow::{Context, Result, bail};
 use recap_core::{Registry, Strategy};
 use recap_harness::{

@@ -14,6 +14,10 @@
 //! Prints one line per strategy: spec, calls, prompt bytes (`--list`: the built-in
 //! names). Without valgrind it is a plain (single-iteration, unmeasured) render run.
 
+/// Allocates as the `recap` binary does (src/main.rs), so the counts are the command's.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use anyhow::{Context, Result, bail};
 use recap_core::{CorpusReader, Session, SessionState, Strategy};
 use recap_harness::calls::calls;

@@ -7,6 +7,12 @@
 
 pub mod cpu;
 
+/// The benches allocate as the `recap` binary does (src/main.rs says why mimalloc), so
+/// that they time the work the real command does, and the naive loop and the floor in
+/// the same process allocate the same way.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use recap_core::{CorpusReader, Form, Message, RenderRequest, Session, SessionState, Strategy};
 use recap_harness::calls::calls;
 use recap_harness::{
