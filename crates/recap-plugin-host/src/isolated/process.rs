@@ -113,6 +113,11 @@ impl WorkerProcess {
         command.arg("plugin-worker");
         if let Some(limit) = memory_limit {
             command.arg("--memory-limit").arg(limit.to_string());
+            // The worker's allocator (mimalloc, src/main.rs) reserves address space 1 GiB
+            // at a time, which the limit (`RLIMIT_AS`) counts: a worker would then be
+            // past a smaller limit before it loads the library. In small steps, the
+            // limit bounds what the worker and its plugin use.
+            command.env("MIMALLOC_ARENA_RESERVE", "4MiB");
         }
         command
             .arg(library)
