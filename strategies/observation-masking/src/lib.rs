@@ -49,30 +49,22 @@ pub fn build(spec: &StrategySpec) -> Result<Arc<dyn Strategy>, SpecError> {
 }
 
 /// The number of lines of `text`: `\n`, `\r\n` and `\r` break lines, a trailing break
-/// starts no new line, and the empty text has none.
+/// starts no new line, and the empty text has none. (memchr finds the breaks: a
+/// byte-by-byte loop was 1.4 % of a chat run, masked outputs being long.)
 pub fn line_count(text: &str) -> usize {
     let bytes = text.as_bytes();
     let mut lines = 0;
-    let mut i = 0;
-    let mut line_open = false;
-    while i < bytes.len() {
-        match bytes[i] {
-            b'\r' => {
-                lines += 1;
-                line_open = false;
-                if bytes.get(i + 1) == Some(&b'\n') {
-                    i += 1;
-                }
-            }
-            b'\n' => {
-                lines += 1;
-                line_open = false;
-            }
-            _ => line_open = true,
+    // Where the line after the last break starts.
+    let mut start = 0;
+    for i in memchr::memchr2_iter(b'\n', b'\r', bytes) {
+        // The `\n` of a `\r\n` ends no other line.
+        let crlf = i > 0 && i == start && bytes[i] == b'\n' && bytes[i - 1] == b'\r';
+        if !crlf {
+            lines += 1;
         }
-        i += 1;
+        start = i + 1;
     }
-    lines + usize::from(line_open)
+    lines + usize::from(start < bytes.len())
 }
 
 /// What replaces a masked observation.

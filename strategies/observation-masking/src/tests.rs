@@ -16,6 +16,40 @@ fn line_counts_follow_the_spec() {
     assert_eq!(line_count("a\rb\rc"), 3);
     assert_eq!(line_count("\n\n"), 2);
     assert_eq!(line_count("a\n\r\nb"), 3);
+    assert_eq!(line_count("\r\r\n"), 2);
+    assert_eq!(line_count("\r\n\n"), 2);
+}
+
+/// The definition, byte by byte: a break is `\r\n`, `\r` or `\n`; a line is open after
+/// any other byte.
+fn line_count_by_bytes(text: &str) -> usize {
+    let bytes = text.as_bytes();
+    let (mut lines, mut open, mut i) = (0, false, 0);
+    while i < bytes.len() {
+        match bytes[i] {
+            b'\r' => {
+                lines += 1;
+                open = false;
+                if bytes.get(i + 1) == Some(&b'\n') {
+                    i += 1;
+                }
+            }
+            b'\n' => {
+                lines += 1;
+                open = false;
+            }
+            _ => open = true,
+        }
+        i += 1;
+    }
+    lines + usize::from(open)
+}
+
+proptest::proptest! {
+    #[test]
+    fn line_count_is_the_byte_by_byte_definition(text in "[a\r\né ]{0,40}") {
+        proptest::prop_assert_eq!(line_count(&text), line_count_by_bytes(&text));
+    }
 }
 
 fn session() -> recap_core::Session {
