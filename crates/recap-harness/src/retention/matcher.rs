@@ -9,6 +9,29 @@ use super::facts::Facts;
 /// 40k facts then build and scan in ~0.2 s. Each chunk costs one pass over a message.
 const FACTS_PER_AUTOMATON: usize = 1024;
 
+/// Bytes of a fact the automaton holds: a longer fact is found by its first bytes and
+/// then compared whole. Facts run to 120 characters (whole first lines of outputs), and
+/// building the automaton grows with the bytes it holds: with 16-byte prefixes the chat
+/// run takes 4.4 % fewer instructions, the PTC-Lisp one 0.7 % (8 bytes: −5.5 %, but
+/// +2.3 % for PTC-Lisp, whose short prefixes match often).
+const PREFIX_BYTES: usize = 16;
+
+/// More facts than this sharing their prefix (timestamped lines, say) are held whole:
+/// each match of a shared prefix would otherwise be compared with every fact behind it,
+/// quadratic in a long session of such lines, where the automaton stays linear.
+const MAX_SHARING_A_PREFIX: u32 = 4;
+
+/// The bytes of `fact` the automaton holds, given how many facts share its prefix.
+fn pattern<'f>(fact: &'f str, sharing: &rustc_hash::FxHashMap<&[u8], u32>) -> &'f [u8] {
+    let bytes = fact.as_bytes();
+    let prefix = &bytes[..bytes.len().min(PREFIX_BYTES)];
+    if sharing.get(prefix).copied().unwrap_or(0) > MAX_SHARING_A_PREFIX {
+        bytes
+    } else {
+        prefix
+    }
+}
+
 /// Finds every fact of a session in a text (Aho-Corasick over the facts, in chunks).
 ///
 /// The whole session's fact list is known before the first call, and the facts of call
@@ -37,6 +60,13 @@ pub struct FactLines {
 
 impl FactMatcher {
     pub fn new(facts: &Facts) -> FactMatcher {
+        let mut sharing: rustc_hash::FxHashMap<&[u8], u32> = Default::default();
+        for fact in facts.list() {
+            let bytes = fact.as_bytes();
+            *sharing
+                .entry(&bytes[..bytes.len().min(PREFIX_BYTES)])
+                .or_default() += 1;
+        }
         let chunks = facts
             .list()
             .chunks(FACTS_PER_AUTOMATON)
@@ -52,7 +82,7 @@ impl FactMatcher {
                 aho_corasick::AhoCorasick::builder()
                     .kind(Some(aho_corasick::AhoCorasickKind::NoncontiguousNFA))
                     .dense_depth(1)
-                    .build(chunk)
+                    .build(chunk.iter().map(|f| pattern(f, &sharing)))
                     .ok()
             })
             .collect();
@@ -121,10 +151,14 @@ impl FactMatcher {
             let base = c * FACTS_PER_AUTOMATON;
             match ac {
                 Some(ac) => {
-                    found.extend(
-                        ac.find_overlapping_iter(content)
-                            .map(|m| (base + m.pattern().as_usize()) as u32),
-                    );
+                    let list = facts.list();
+                    found.extend(ac.find_overlapping_iter(content).filter_map(|m| {
+                        let i = base + m.pattern().as_usize();
+                        let fact = list[i].as_bytes();
+                        // A prefix matched: the rest of a longer fact must follow it.
+                        (m.len() == fact.len() || content.as_bytes()[m.start()..].starts_with(fact))
+                            .then_some(i as u32)
+                    }));
                 }
                 None => {
                     let end = (base + FACTS_PER_AUTOMATON).min(self.n);
@@ -243,5 +277,66 @@ mod tests {
         assert_eq!(found, m.scan(&part, &facts));
         assert_eq!(found, naive(&facts, &[&part]));
         assert_eq!(found.len(), 1 + 10 + 100);
+    }
+
+    /// Facts longer than the automaton's prefix, facts sharing a prefix with a few others
+    /// (found by prefix, then compared) and with many others (held whole): each is found
+    /// exactly where it occurs whole, and not where only its prefix does.
+    #[test]
+    fn long_facts_and_shared_prefixes_are_found_whole() {
+        let stamp = "[2026-11-26 10:00:"; // 18 bytes: longer than the prefix
+        let mut facts = Facts::new();
+        for i in 0..12 {
+            facts.add(&format!("{stamp}{i:02}] step {i} done"));
+        }
+        facts.add("a fact much longer than sixteen bytes");
+        facts.add("a fact much longer than sixteen bytes, and more");
+        facts.add("short");
+        let shared = &facts.list()[0][..PREFIX_BYTES];
+        let sharing = facts
+            .list()
+            .iter()
+            .filter(|f| f.as_bytes().starts_with(shared.as_bytes()))
+            .count();
+        assert!(
+            sharing as u32 > MAX_SHARING_A_PREFIX,
+            "the stamps share a prefix"
+        );
+        let m = FactMatcher::new(&facts);
+        let texts = [
+            format!("{stamp}03] step 3 done\n{stamp}07] step 7 don"),
+            format!("x{stamp}11] step 11 done, a fact much longer than sixteen bytes"),
+            "a fact much longer than sixteen bytes, and more short".to_string(),
+            "a fact much longer than sixteen byte".to_string(),
+            String::new(),
+        ];
+        for text in &texts {
+            assert_eq!(m.scan(text, &facts), naive(&facts, &[text]), "{text:?}");
+        }
+        assert_eq!(m.scan(&texts[0], &facts), [3]);
+        assert_eq!(m.scan(&texts[2], &facts), [12, 13, 14]);
+    }
+
+    proptest::proptest! {
+        /// The matcher finds what a search fact by fact finds, over facts and texts from
+        /// a small alphabet (so that prefixes, overlaps and repeats are common) and facts
+        /// on both sides of the prefix length.
+        #[test]
+        fn scan_is_the_naive_search(
+            fact_list in proptest::collection::vec("[ab\n]{1,3}|[ab]{14,24}", 1..30),
+            texts in proptest::collection::vec("[abc\n]{0,80}", 1..4),
+        ) {
+            let mut facts = Facts::new();
+            for f in &fact_list {
+                facts.add(f);
+            }
+            let m = FactMatcher::new(&facts);
+            let mut lines = FactLines::default();
+            for text in &texts {
+                let want = naive(&facts, &[text]);
+                proptest::prop_assert_eq!(m.scan(text, &facts), want.clone());
+                proptest::prop_assert_eq!(m.scan_lines(text, &facts, &mut lines), want);
+            }
+        }
     }
 }
