@@ -11,10 +11,10 @@ use std::process::ExitCode;
 /// messages and scan results at every call, and loading a tokenizer's vocabulary makes
 /// some 550,000 allocations. Measured (docs/performance.md, "Allocator"): 14–18 % less
 /// CPU per MB of corpus and a fifth to a quarter less fixed cost per run than glibc's
-/// malloc, for +13 MB peak memory at 256 MB of corpus. Built without transparent huge pages
-/// (`no_thp`), which cost another 30–40 MB of peak memory for 2–5 % of time, and with
-/// small address-space reservations (`.cargo/config.toml`), so that `ulimit -v` bounds
-/// a run as it does with the system allocator.
+/// malloc, for +13 MB peak memory at 256 MB of corpus. Built without transparent huge
+/// pages (`no_thp`), which cost another 30–40 MB of peak memory for 2–5 % of time, and
+/// with small address-space reservations (`.cargo/config.toml`), so that `ulimit -v`
+/// bounds a run as it does with the system allocator.
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 

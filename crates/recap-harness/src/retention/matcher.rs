@@ -21,12 +21,16 @@ const PREFIX_BYTES: usize = 16;
 /// quadratic in a long session of such lines, where the automaton stays linear.
 const MAX_SHARING_A_PREFIX: u32 = 4;
 
+/// A fact's first [`PREFIX_BYTES`] bytes (all of a shorter one).
+fn prefix(fact: &str) -> &[u8] {
+    &fact.as_bytes()[..fact.len().min(PREFIX_BYTES)]
+}
+
 /// The bytes of `fact` the automaton holds, given how many facts share its prefix.
 fn pattern<'f>(fact: &'f str, sharing: &rustc_hash::FxHashMap<&[u8], u32>) -> &'f [u8] {
-    let bytes = fact.as_bytes();
-    let prefix = &bytes[..bytes.len().min(PREFIX_BYTES)];
+    let prefix = prefix(fact);
     if sharing.get(prefix).copied().unwrap_or(0) > MAX_SHARING_A_PREFIX {
-        bytes
+        fact.as_bytes()
     } else {
         prefix
     }
@@ -62,10 +66,7 @@ impl FactMatcher {
     pub fn new(facts: &Facts) -> FactMatcher {
         let mut sharing: rustc_hash::FxHashMap<&[u8], u32> = Default::default();
         for fact in facts.list() {
-            let bytes = fact.as_bytes();
-            *sharing
-                .entry(&bytes[..bytes.len().min(PREFIX_BYTES)])
-                .or_default() += 1;
+            *sharing.entry(prefix(fact)).or_default() += 1;
         }
         let chunks = facts
             .list()

@@ -113,10 +113,11 @@ impl WorkerProcess {
         command.arg("plugin-worker");
         if let Some(limit) = memory_limit {
             command.arg("--memory-limit").arg(limit.to_string());
-            // The worker's allocator (mimalloc, src/main.rs) reserves address space 1 GiB
-            // at a time, which the limit (`RLIMIT_AS`) counts: a worker would then be
-            // past a smaller limit before it loads the library. In small steps, the
-            // limit bounds what the worker and its plugin use.
+            // The worker's allocator (mimalloc, src/main.rs) counts against the limit
+            // (`RLIMIT_AS`) every address range it reserves. recap is built to reserve
+            // 16 MiB at a time (.cargo/config.toml), but a build whose CFLAGS replaced
+            // that keeps mimalloc's 1 GiB, past a smaller limit before the library is
+            // even loaded; the variable holds the reservations small in either build.
             command.env("MIMALLOC_ARENA_RESERVE", "4MiB");
         }
         command
