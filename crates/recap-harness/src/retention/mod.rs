@@ -66,7 +66,10 @@ impl SessionRetention {
     pub fn marks(&mut self, k: usize, messages: &[Message]) -> Vec<bool> {
         let mut scans = RetentionScans::default();
         scans.mark(self, k, messages, &vec![None; messages.len()]);
-        scans.marks
+        scans.present[..self.before_call[k]]
+            .iter()
+            .map(|&c| c > 0)
+            .collect()
     }
 
     /// Indices of the session's facts (any call's) found in `content`.
@@ -104,11 +107,21 @@ pub struct CallRetention {
 }
 
 /// One strategy's retention over the calls of a session: the facts found in each
-/// message of its previous call, so a message it sends again is not scanned again.
+/// message of its previous call, so a message it sends again is not scanned again, and
+/// how many of its messages hold each fact, so a call costs only the messages that
+/// entered or left the prompt (a chat strategy sends nearly the whole history at every
+/// call: counting every message's facts again made retention quadratic in a session's
+/// length).
 #[derive(Debug, Default)]
 pub struct RetentionScans {
     prev: Vec<Vec<u32>>,
-    marks: Vec<bool>,
+    /// For each of the session's facts, how many messages of the previous call's
+    /// prompt hold it.
+    present: Vec<u32>,
+    /// Facts recorded before the previous call (the facts that count).
+    counted: usize,
+    /// How many of those the previous call's prompt holds.
+    retained: u64,
 }
 
 impl RetentionScans {
@@ -123,39 +136,84 @@ impl RetentionScans {
         reuse: &[Option<usize>],
     ) -> CallRetention {
         let n_facts = retention.before_call[k];
-        self.marks.clear();
-        self.marks.resize(n_facts, false);
-        // A previous scan is moved to the message that reuses it; a second message
-        // reusing the same one copies it from the first.
+        if self.present.len() < retention.facts.len() {
+            self.present.resize(retention.facts.len(), 0);
+        }
+        // The facts recorded since the previous call (or, going back, no longer
+        // recorded) that its prompt already holds.
+        let held = |range: &[u32]| range.iter().filter(|&&c| c > 0).count() as u64;
+        if n_facts >= self.counted {
+            self.retained += held(&self.present[self.counted..n_facts]);
+        } else {
+            self.retained -= held(&self.present[n_facts..self.counted]);
+        }
+        self.counted = n_facts;
+        // A previous scan is moved to the message that reuses it (its facts were held
+        // and still are); a second message reusing the same one copies it from the
+        // first and adds its facts again, as does a new message.
         let mut moved_to: Vec<Option<usize>> = vec![None; self.prev.len()];
         let mut scans: Vec<Vec<u32>> = Vec::with_capacity(messages.len());
         for (i, (m, r)) in messages.iter().zip(reuse).enumerate() {
             let found = match *r {
                 Some(j) => match moved_to[j] {
-                    Some(first) => scans[first].clone(),
+                    Some(first) => {
+                        let found = scans[first].clone();
+                        self.add(&found);
+                        found
+                    }
                     None => {
                         moved_to[j] = Some(i);
                         std::mem::take(&mut self.prev[j])
                     }
                 },
-                None => retention.scan_message(m),
+                None => {
+                    let found = retention.scan_message(m);
+                    self.add(&found);
+                    found
+                }
             };
-            // Ascending: the facts of later calls come last.
-            for &f in found.iter().take_while(|f| (**f as usize) < n_facts) {
-                self.marks[f as usize] = true;
-            }
             scans.push(found);
         }
-        self.prev = scans;
+        // The previous messages no message reuses left the prompt.
+        let prev = std::mem::replace(&mut self.prev, scans);
+        for (old, moved) in prev.iter().zip(&moved_to) {
+            if moved.is_none() {
+                self.remove(old);
+            }
+        }
         CallRetention {
             facts: n_facts as u64,
-            retained: self.marks.iter().filter(|m| **m).count() as u64,
+            retained: self.retained,
+        }
+    }
+
+    /// A message holding `found` entered the prompt.
+    fn add(&mut self, found: &[u32]) {
+        for &f in found {
+            let c = &mut self.present[f as usize];
+            if *c == 0 && (f as usize) < self.counted {
+                self.retained += 1;
+            }
+            *c += 1;
+        }
+    }
+
+    /// A message holding `found` left the prompt.
+    fn remove(&mut self, found: &[u32]) {
+        for &f in found {
+            let c = &mut self.present[f as usize];
+            *c -= 1;
+            if *c == 0 && (f as usize) < self.counted {
+                self.retained -= 1;
+            }
         }
     }
 
     /// The previous call did not render: there is nothing to reuse from.
     pub fn forget(&mut self) {
         self.prev.clear();
+        self.present.fill(0);
+        self.retained = 0;
     }
 }
 
@@ -255,5 +313,52 @@ mod tests {
             [true, false, false, false],
             "a fact split over two messages is not kept"
         );
+    }
+
+    proptest::proptest! {
+        /// Counting only the messages that enter and leave the prompt gives, at every
+        /// call, what marking the whole prompt afresh gives: whatever messages repeat,
+        /// are reused (once or twice), dropped, or come back, in whichever call order,
+        /// and after a failed call.
+        #[test]
+        fn incremental_counts_equal_fresh_marks(
+            calls in proptest::collection::vec(
+                (
+                    0usize..3,
+                    proptest::collection::vec((0usize..6, proptest::bool::ANY), 0..6),
+                    proptest::bool::weighted(0.1),
+                ),
+                1..12,
+            )
+        ) {
+            const TEXTS: [&str; 6] =
+                ["alpha", "beta total-a", "boom: gamma", "nothing", "alpha beta", "total-a"];
+            let mut r = SessionRetention::new(&session());
+            let mut scans = RetentionScans::default();
+            let mut prev: Vec<&str> = Vec::new();
+            for (k, picks, failed) in calls {
+                if failed {
+                    scans.forget();
+                    prev.clear();
+                    continue;
+                }
+                let texts: Vec<&str> = picks.iter().map(|&(t, _)| TEXTS[t]).collect();
+                let reuse: Vec<Option<usize>> = picks
+                    .iter()
+                    .map(|&(t, reuse)| {
+                        prev.iter().position(|p| *p == TEXTS[t]).filter(|_| reuse)
+                    })
+                    .collect();
+                let messages: Vec<Message> = texts.iter().map(|t| Message::user(*t)).collect();
+                let call = scans.mark(&mut r, k, &messages, &reuse);
+                let fresh = r.marks(k, &messages);
+                proptest::prop_assert_eq!(call.facts, fresh.len() as u64);
+                proptest::prop_assert_eq!(
+                    call.retained,
+                    fresh.iter().filter(|m| **m).count() as u64
+                );
+                prev = texts;
+            }
+        }
     }
 }
