@@ -5,6 +5,7 @@
 //! its exactness test compares every total with [`prompt_tokens`].
 
 use crate::message::Message;
+use crate::text::Text;
 
 /// A tokenizer: how many tokens a text has. Implemented by the harness over its real
 /// tokenizers; strategies with token budgets get one through [`crate::BuildContext`].
@@ -12,6 +13,12 @@ pub trait TokenCounter: Send + Sync {
     /// The tokenizer's name (`o200k_base`), for error messages and reports.
     fn name(&self) -> &str;
     fn count(&self, text: &str) -> u64;
+    /// The count of a message's text: [`TokenCounter::count`] of its string. A counter
+    /// may remember it by the text's allocation, which the strategies and both renders of
+    /// a session share.
+    fn count_text(&self, text: &Text) -> u64 {
+        self.count(text)
+    }
 }
 
 /// Tokens one message adds to a prompt: `3 + tokens(role) + tokens(content) +
@@ -19,11 +26,11 @@ pub trait TokenCounter: Send + Sync {
 /// `name` are not counted (SPEC 11.2).
 pub fn message_tokens(counter: &dyn TokenCounter, message: &Message) -> u64 {
     3 + counter.count(message.role.as_str())
-        + counter.count(&message.content)
+        + counter.count_text(&message.content)
         + message
             .tool_calls
             .iter()
-            .map(|c| 3 + counter.count(&c.name) + counter.count(&c.arguments))
+            .map(|c| 3 + counter.count_text(&c.name) + counter.count_text(&c.arguments))
             .sum::<u64>()
 }
 

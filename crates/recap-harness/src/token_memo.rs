@@ -14,6 +14,7 @@
 
 use crate::segments::segments;
 use crate::tokenizer::Tokenizer;
+use recap_core::Text;
 use rustc_hash::FxHashMap;
 use std::cell::RefCell;
 
@@ -49,6 +50,46 @@ pub(crate) fn segment_tokens(tok: &Tokenizer, segment: &str) -> u32 {
         memo.counts[slot].insert(segment.into(), n);
         n
     })
+}
+
+/// Bytes of shared texts one thread keeps counted by allocation: a session's texts,
+/// which its strategies' budgets count again at every call of both renders.
+const SHARED_BYTES: usize = 8 << 20;
+
+/// Token counts of shared texts by (tokenizer, allocation), each entry holding a clone
+/// of its text so that the allocation cannot be freed and reused for another text while
+/// it is here.
+#[derive(Default)]
+struct SharedMemo {
+    counts: FxHashMap<(usize, usize), (Text, u64)>,
+    bytes: usize,
+}
+
+thread_local! {
+    static SHARED: RefCell<SharedMemo> = RefCell::new(SharedMemo::default());
+}
+
+/// The token count of a message text ([`text_tokens`]); a text that something else also
+/// holds is found by its allocation without reading it, once this thread counted it.
+pub(crate) fn shared_text_tokens(tok: &Tokenizer, text: &Text) -> u64 {
+    if text.is_empty() || !text.is_shared() {
+        return text_tokens(tok, text);
+    }
+    let key = (tok.slot(), text.address());
+    if let Some(n) = SHARED.with(|m| m.borrow().counts.get(&key).map(|(_, n)| *n)) {
+        return n;
+    }
+    let n = text_tokens(tok, text);
+    SHARED.with(|m| {
+        let mut m = m.borrow_mut();
+        if m.bytes + text.len() > SHARED_BYTES {
+            m.counts.clear();
+            m.bytes = 0;
+        }
+        m.bytes += text.len();
+        m.counts.insert(key, (text.clone(), n));
+    });
+    n
 }
 
 /// The token count of `text`, line by line where the encoding allows it exactly
@@ -94,6 +135,32 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// A shared text is counted once and then found by its allocation, which the memo
+    /// keeps alive; the count is the text's whatever else is counted in between, and an
+    /// unshared text is counted from its string.
+    #[test]
+    fn shared_texts_are_counted_by_allocation() {
+        let o200k = Tokenizer::get(Encoding::O200kBase, Backend::Fast);
+        let cl100k = Tokenizer::get(Encoding::Cl100kBase, Backend::Fast);
+        let text = Text::from("a shared message text\nwith two lines, σημαντικό");
+        let held = text.clone();
+        let n = shared_text_tokens(&o200k, &text);
+        assert_eq!(n, o200k.count_tokens(&text) as u64);
+        drop(held);
+        assert!(text.is_shared(), "the memo holds a clone");
+        assert_eq!(
+            shared_text_tokens(&cl100k, &text),
+            cl100k.count_tokens(&text) as u64
+        );
+        let other = Text::from("another text");
+        assert_eq!(
+            shared_text_tokens(&o200k, &other),
+            o200k.count_tokens(&other) as u64
+        );
+        assert_eq!(shared_text_tokens(&o200k, &text), n);
+        assert!(!other.is_shared(), "an unshared text is not kept");
     }
 
     #[test]

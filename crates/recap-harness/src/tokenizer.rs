@@ -247,6 +247,9 @@ impl recap_core::TokenCounter for Tokenizer {
     fn count(&self, text: &str) -> u64 {
         crate::token_memo::text_tokens(self, text)
     }
+    fn count_text(&self, text: &recap_core::Text) -> u64 {
+        crate::token_memo::shared_text_tokens(self, text)
+    }
 }
 
 /// Fixed per-message overhead of the chat format: `<|start|>`, `<|message|>`, `<|end|>`
