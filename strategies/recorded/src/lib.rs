@@ -25,9 +25,10 @@
 //! dropped.
 
 use recap_core::{
-    Form, Invariant, Message, RenderError, RenderRequest, Session, SessionState, SpecError,
-    Strategy, StrategyInfo, StrategySpec,
+    Form, Invariant, Message, RenderError, RenderRequest, Session, SessionIdentity, SessionState,
+    SpecError, Strategy, StrategyInfo, StrategySpec,
 };
+use recap_full_history::transcript::Transcript;
 use serde_json::Value as Json;
 use std::sync::Arc;
 
@@ -95,6 +96,14 @@ pub struct Restart {
 }
 
 /// What a session's log records of what its agent sent.
+/// What `recorded` keeps of a session between its calls.
+struct Kept {
+    identity: SessionIdentity,
+    record: Record,
+    /// full-history's transcript of the session: each turn's messages, rendered once.
+    transcript: SessionState,
+}
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Record {
     /// In order of `after_turns`, strictly increasing.
@@ -190,10 +199,15 @@ impl Record {
         Ok(Record { restarts })
     }
 
+    /// The last restart at or before the call after `k` completed turns.
+    fn restart_before(&self, k: usize) -> Option<&Restart> {
+        self.restarts.iter().rev().find(|r| r.after_turns <= k)
+    }
+
     /// The prompt the agent sent for the call after `k` completed turns.
     pub fn prompt(&self, session: &Session, k: usize) -> Result<Vec<Message>, RenderError> {
         let request = RenderRequest::for_call(session, k)?;
-        let Some(r) = self.restarts.iter().rev().find(|r| r.after_turns <= k) else {
+        let Some(r) = self.restart_before(k) else {
             return Ok(recap_full_history::render(&request));
         };
         let summary_turn = &session.chat_turns[r.after_turns - 1];
@@ -224,14 +238,37 @@ impl Strategy for Recorded {
         ))
     }
 
+    /// [`Record::prompt`], with the record read once per session and each turn's
+    /// messages rendered once (full-history's transcript): rendering every turn again at
+    /// every call was quadratic in the session's length, and the sessions with a record
+    /// (Claude Code's above all) are long.
     fn render_session(
         &self,
         session: &Session,
         k: usize,
         state: &mut SessionState,
     ) -> Result<Vec<Message>, RenderError> {
-        let _ = state;
-        Record::of(session)?.prompt(session, k)
+        let request = RenderRequest::for_call(session, k)?;
+        let kept = match state.get_mut::<Kept>() {
+            Some(kept) if kept.identity.matches(session) => kept,
+            // A malformed record keeps failing, call after call, with its reason.
+            _ => state.set(Kept {
+                identity: SessionIdentity::of(session),
+                record: Record::of(session)?,
+                transcript: SessionState::new(),
+            }),
+        };
+        let transcript = Transcript::for_session(&mut kept.transcript, &request, session);
+        let Some(r) = kept.record.restart_before(k) else {
+            return Ok(transcript.prompt(k));
+        };
+        let observations = &session.chat_turns[r.after_turns - 1].observations[r.observation..];
+        let turns = transcript.turns(r.after_turns, k);
+        let mut messages = Vec::with_capacity(1 + observations.len() + turns.len());
+        messages.push(transcript.opening()[0].clone());
+        messages.extend(observations.iter().map(recap_core::Observation::to_message));
+        messages.extend_from_slice(turns);
+        Ok(messages)
     }
 
     /// Not `mission-verbatim`: after its own compaction the agent no longer sent the

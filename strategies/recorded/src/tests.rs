@@ -222,3 +222,35 @@ proptest::proptest! {
         }
     }
 }
+
+/// One state across every call (and back to an earlier one): the prompts the record
+/// gives call by call, before and after a restart; a malformed record fails every call.
+#[test]
+fn a_kept_state_renders_what_the_record_gives_at_every_call() {
+    for record in [
+        json!({"sent": "history"}),
+        json!({"sent": "history", "restarts": [{"after_turns": 2, "observation": 1}]}),
+        json!({"sent": "history", "restarts": [{"after_turns": 2, "observation": 2}]}),
+    ] {
+        let s = compacted(record.clone());
+        let want = |k| Record::of(&s).unwrap().prompt(&s, k).unwrap();
+        let mut state = SessionState::new();
+        for k in (0..=3).chain([1, 3, 2]) {
+            let got = Recorded.render_session(&s, k, &mut state).unwrap();
+            assert_eq!(got, want(k), "{record}: call {k}");
+        }
+        // Another session through the same state starts over.
+        let other = compacted(json!({"sent": "history"}));
+        assert_eq!(
+            Recorded.render_session(&other, 3, &mut state).unwrap(),
+            recap_full_history::render(&RenderRequest::for_call(&other, 3).unwrap())
+        );
+    }
+    let bad =
+        compacted(json!({"sent": "history", "restarts": [{"after_turns": 9, "observation": 0}]}));
+    let mut state = SessionState::new();
+    for k in 0..=3 {
+        let err = Recorded.render_session(&bad, k, &mut state).unwrap_err();
+        assert!(err.to_string().contains("after_turns 9"), "call {k}: {err}");
+    }
+}
