@@ -96,18 +96,18 @@ pub struct Restart {
 }
 
 /// What a session's log records of what its agent sent.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Record {
+    /// In order of `after_turns`, strictly increasing.
+    pub restarts: Vec<Restart>,
+}
+
 /// What `recorded` keeps of a session between its calls.
 struct Kept {
     identity: SessionIdentity,
     record: Record,
     /// full-history's transcript of the session: each turn's messages, rendered once.
     transcript: SessionState,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Record {
-    /// In order of `after_turns`, strictly increasing.
-    pub restarts: Vec<Restart>,
 }
 
 impl Record {
