@@ -1,4 +1,5 @@
-//! Work on a message text remembered by its allocation, for one session.
+//! Work on a message text remembered by its allocation, for one session (or, bounded,
+//! for one thread: [`crate::token_memo`]'s budget counts).
 //!
 //! The strategies of a session share the turns' texts ([`recap_core::Text`]), so the
 //! harness's per-text work (token counts, retention facts) is done once per text, not
@@ -17,18 +18,26 @@ const MEMO_BYTES: usize = 64 << 20;
 pub struct TextMemo<V> {
     map: FxHashMap<usize, (Text, V)>,
     bytes: usize,
+    /// Bytes of texts kept before the memo starts over.
+    limit: usize,
 }
 
 impl<V> Default for TextMemo<V> {
     fn default() -> Self {
-        TextMemo {
-            map: FxHashMap::default(),
-            bytes: 0,
-        }
+        TextMemo::bounded(MEMO_BYTES)
     }
 }
 
 impl<V> TextMemo<V> {
+    /// A memo that keeps at most `limit` bytes of texts, cleared whole when full.
+    pub fn bounded(limit: usize) -> Self {
+        TextMemo {
+            map: FxHashMap::default(),
+            bytes: 0,
+            limit,
+        }
+    }
+
     /// What was remembered for `text`. A text no one else holds is never found: were it
     /// remembered, the memo would hold it too.
     pub fn get(&self, text: &Text) -> Option<&V> {
@@ -44,7 +53,7 @@ impl<V> TextMemo<V> {
         if !text.is_shared() {
             return;
         }
-        if self.bytes + text.len() > MEMO_BYTES {
+        if self.bytes + text.len() > self.limit {
             self.map.clear();
             self.bytes = 0;
         }
@@ -85,5 +94,16 @@ mod tests {
         drop(other);
         assert!(shared.is_shared(), "the memo holds the text");
         assert_eq!(memo.get(&shared), Some(&1));
+    }
+
+    #[test]
+    fn a_full_memo_starts_over() {
+        let mut memo = TextMemo::bounded(10);
+        let (a, b) = (Text::from("123456"), Text::from("abcdef"));
+        let held = [a.clone(), b.clone()];
+        memo.insert_with(&a, || 1);
+        memo.insert_with(&b, || 2);
+        assert_eq!((memo.get(&a), memo.get(&b)), (None, Some(&2)));
+        drop(held);
     }
 }

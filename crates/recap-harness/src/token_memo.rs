@@ -13,6 +13,7 @@
 //! cleared whole when full.
 
 use crate::segments::segments;
+use crate::text_memo::TextMemo;
 use crate::tokenizer::Tokenizer;
 use recap_core::Text;
 use rustc_hash::FxHashMap;
@@ -56,40 +57,27 @@ pub(crate) fn segment_tokens(tok: &Tokenizer, segment: &str) -> u32 {
 /// which its strategies' budgets count again at every call of both renders.
 const SHARED_BYTES: usize = 8 << 20;
 
-/// Token counts of shared texts by (tokenizer, allocation), each entry holding a clone
-/// of its text so that the allocation cannot be freed and reused for another text while
-/// it is here.
-#[derive(Default)]
-struct SharedMemo {
-    counts: FxHashMap<(usize, usize), (Text, u64)>,
-    bytes: usize,
-}
-
 thread_local! {
-    static SHARED: RefCell<SharedMemo> = RefCell::new(SharedMemo::default());
+    /// Per tokenizer ([`Tokenizer::slot`]): counts of shared texts by allocation.
+    static SHARED: RefCell<[TextMemo<u64>; Tokenizer::SLOTS]> =
+        RefCell::new(std::array::from_fn(|_| TextMemo::bounded(SHARED_BYTES)));
 }
 
 /// The token count of a message text ([`text_tokens`]); a text that something else also
 /// holds is found by its allocation without reading it, once this thread counted it.
 pub(crate) fn shared_text_tokens(tok: &Tokenizer, text: &Text) -> u64 {
-    if text.is_empty() || !text.is_shared() {
-        return text_tokens(tok, text);
+    if text.is_empty() {
+        return 0;
     }
-    let key = (tok.slot(), text.address());
-    if let Some(n) = SHARED.with(|m| m.borrow().counts.get(&key).map(|(_, n)| *n)) {
-        return n;
-    }
-    let n = text_tokens(tok, text);
-    SHARED.with(|m| {
-        let mut m = m.borrow_mut();
-        if m.bytes + text.len() > SHARED_BYTES {
-            m.counts.clear();
-            m.bytes = 0;
+    SHARED.with(|memos| {
+        let memo = &mut memos.borrow_mut()[tok.slot()];
+        if let Some(&n) = memo.get(text) {
+            return n;
         }
-        m.bytes += text.len();
-        m.counts.insert(key, (text.clone(), n));
-    });
-    n
+        let n = text_tokens(tok, text);
+        memo.insert_with(text, || n);
+        n
+    })
 }
 
 /// The token count of `text`, line by line where the encoding allows it exactly
