@@ -248,7 +248,6 @@ impl Strategy for Recorded {
         k: usize,
         state: &mut SessionState,
     ) -> Result<Vec<Message>, RenderError> {
-        let request = RenderRequest::for_call(session, k)?;
         let kept = match state.get_mut::<Kept>() {
             Some(kept) if kept.identity.matches(session) => kept,
             // A malformed record keeps failing, call after call, with its reason.
@@ -258,6 +257,7 @@ impl Strategy for Recorded {
                 transcript: SessionState::new(),
             }),
         };
+        let request = RenderRequest::for_call(session, k)?;
         let transcript = Transcript::for_session(&mut kept.transcript, &request, session);
         let Some(r) = kept.record.restart_before(k) else {
             return Ok(transcript.prompt(k));
