@@ -28,6 +28,7 @@ pub mod sweep;
 mod text_memo;
 mod token_memo;
 pub mod tokenizer;
+mod whitespace_pieces;
 
 pub use engine::{
     Checker, HarnessError, Hooks, PromptDump, RunConfig, StrategyEntry, process_session,
