@@ -61,6 +61,17 @@ fn overran() -> CallError {
     })
 }
 
+/// The error of a call whose lane was abandoned: the call that overran, or one queued
+/// behind it (this session's or, on a lane shared by a caller's sessions, another's),
+/// which was never made.
+fn abandoned_call<R>(slot: &Slot<R>) -> CallError {
+    if slot.started() {
+        overran()
+    } else {
+        disabled()
+    }
+}
+
 /// Gives a lane back to its pool however the wait ends (a host-side panic included).
 struct Borrowed<'a> {
     lanes: &'a Lanes,
@@ -108,7 +119,8 @@ impl InProcess {
             return call();
         };
         let slot = lane.submit(call);
-        lane.wait(&slot).unwrap_or_else(|Abandoned| Err(overran()))
+        lane.wait(&slot)
+            .unwrap_or_else(|Abandoned| Err(abandoned_call(&slot)))
     }
 }
 
@@ -279,7 +291,7 @@ impl InProcessChannel {
                 lane.wait(&slot).unwrap_or_else(|Abandoned| {
                     // A session opened by a call that overran is never seen (nor closed).
                     channel.overran = true;
-                    Err(overran())
+                    Err(abandoned_call(&slot))
                 })
             }
             None => open_now(&fns, sessions, &request),
@@ -325,9 +337,8 @@ impl InProcessChannel {
         match lane.wait(&slot) {
             Ok(outcome) => outcome,
             Err(Abandoned) => {
-                let first = !self.overran;
                 self.overran = true;
-                (Err(if first { overran() } else { disabled() }), Vec::new())
+                (Err(abandoned_call(&slot)), Vec::new())
             }
         }
     }

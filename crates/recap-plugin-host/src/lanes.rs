@@ -14,14 +14,15 @@
 //! ([`crate::strategy`]), so the lane renders them while the caller uses the previous
 //! answer, and a thread hand-off (waking a sleeping thread costs more than most
 //! renders) happens once per batch instead of twice per call. Each plugin keeps a pool
-//! of idle lanes; a session holds one from open to close.
+//! of idle lanes; the sessions a caller thread opens share one, from the first open to
+//! the last close ([`Lanes`]).
 
 use crate::watchdog::Watch;
 use std::collections::VecDeque;
 use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError, Weak};
-use std::thread::Thread;
+use std::thread::{Thread, ThreadId};
 use std::time::{Duration, Instant};
 
 type Job = Box<dyn FnOnce() + Send>;
@@ -82,6 +83,9 @@ impl Hung {
 
 /// Where a call's outcome waits for its caller.
 pub(crate) struct Slot<R> {
+    /// The lane began the call: when the lane is abandoned, this call is the one that
+    /// overran (the lane runs one call at a time), the others were never made.
+    started: AtomicBool,
     done: AtomicBool,
     outcome: Mutex<Option<std::thread::Result<R>>>,
 }
@@ -90,9 +94,15 @@ impl<R> Slot<R> {
     /// A slot that already holds its outcome (a call refused without being made).
     pub(crate) fn ready(value: R) -> Arc<Self> {
         Arc::new(Self {
+            started: AtomicBool::new(false),
             done: AtomicBool::new(true),
             outcome: Mutex::new(Some(Ok(value))),
         })
+    }
+
+    /// Whether the lane began this call.
+    pub(crate) fn started(&self) -> bool {
+        self.started.load(Ordering::Acquire)
     }
 }
 
@@ -108,8 +118,9 @@ pub(crate) struct Lane {
     closed: AtomicBool,
     /// A call overran: the lane is stuck in the plugin and takes nothing more.
     abandoned: AtomicBool,
-    /// The thread waiting for one of this lane's results.
-    waiter: Mutex<Option<Thread>>,
+    /// The threads that have waited for this lane's results: its caller, and any
+    /// thread a session holding it was moved to.
+    waiters: Mutex<Vec<Thread>>,
     watch: Arc<Watch>,
     thread: OnceLock<Thread>,
 }
@@ -124,12 +135,12 @@ impl Lane {
                 has_jobs: AtomicBool::new(false),
                 closed: AtomicBool::new(false),
                 abandoned: AtomicBool::new(false),
-                waiter: Mutex::new(None),
+                waiters: Mutex::new(Vec::new()),
                 watch: Watch::new(move || {
                     hung.set();
                     if let Some(lane) = me.upgrade() {
                         lane.abandoned.store(true, Ordering::Release);
-                        lane.wake_waiter();
+                        lane.wake_waiters();
                     }
                 }),
                 thread: OnceLock::new(),
@@ -147,8 +158,8 @@ impl Lane {
         self.abandoned.load(Ordering::Acquire)
     }
 
-    fn wake_waiter(&self) {
-        if let Some(waiter) = lock(&self.waiter).as_ref() {
+    fn wake_waiters(&self) {
+        for waiter in lock(&self.waiters).iter() {
             waiter.unpark();
         }
     }
@@ -166,11 +177,13 @@ impl Lane {
         call: impl FnOnce() -> R + Send + 'static,
     ) -> Arc<Slot<R>> {
         let slot = Arc::new(Slot {
+            started: AtomicBool::new(false),
             done: AtomicBool::new(false),
             outcome: Mutex::new(None),
         });
         let theirs = Arc::clone(&slot);
         self.post(Box::new(move || {
+            theirs.started.store(true, Ordering::Release);
             let outcome = catch_unwind(AssertUnwindSafe(call));
             *lock(&theirs.outcome) = Some(outcome);
             theirs.done.store(true, Ordering::Release);
@@ -192,7 +205,12 @@ impl Lane {
         if !spin_until(CALLER_SPIN, done) {
             // Registered before the last look at `abandoned`, so that the monitor,
             // which sets `abandoned` and then wakes the waiter, cannot miss it.
-            *lock(&self.waiter) = Some(std::thread::current());
+            let me = std::thread::current();
+            let mut waiters = lock(&self.waiters);
+            if !waiters.iter().any(|w| w.id() == me.id()) {
+                waiters.push(me);
+            }
+            drop(waiters);
             while !done() {
                 if self.is_abandoned() {
                     return Err(Abandoned);
@@ -242,7 +260,7 @@ impl Lane {
             // Jobs catch their own panics (see `submit`).
             job();
             let overran = self.watch.disarm();
-            self.wake_waiter();
+            self.wake_waiters();
             if overran {
                 // Given up on by the monitor: its later calls already failed.
                 return;
@@ -256,9 +274,18 @@ impl Lane {
     }
 }
 
-/// A plugin's idle lanes.
+/// A plugin's lanes: the idle ones, and the one each caller thread is using.
+///
+/// A caller's sessions share its lane. `recap run` renders every call twice, through
+/// two sessions (the determinism check), and a lane each made three threads busy on
+/// two cores: the caller and both lanes preempted one another at every turn, which
+/// cost more CPU than the calls. One lane per caller renders both sessions' queued
+/// calls in turn, as fast, with one helper thread per caller.
 pub(crate) struct Lanes {
     idle: Mutex<Vec<Arc<Lane>>>,
+    /// Lanes in use: the caller thread that checked each out, and how many of its
+    /// channels hold it.
+    busy: Mutex<Vec<(ThreadId, Arc<Lane>, usize)>>,
     hung: Arc<Hung>,
 }
 
@@ -266,24 +293,46 @@ impl Lanes {
     pub(crate) fn new(hung: Arc<Hung>) -> Self {
         Self {
             idle: Mutex::new(Vec::new()),
+            busy: Mutex::new(Vec::new()),
             hung,
         }
     }
 
-    /// An idle lane, or a new one; `None` when no thread can be started.
+    /// This thread's lane: the one its other sessions hold, an idle one, or a new one;
+    /// `None` when no thread can be started.
     pub(crate) fn checkout(&self) -> Option<Arc<Lane>> {
+        let me = std::thread::current().id();
+        let mut busy = lock(&self.busy);
+        // An abandoned lane's channels do not give it back (its call may still run).
+        busy.retain(|(_, lane, _)| !lane.is_abandoned());
+        if let Some((_, lane, holders)) = busy.iter_mut().find(|(id, _, _)| *id == me) {
+            *holders += 1;
+            return Some(Arc::clone(lane));
+        }
         let reused = {
             let mut idle = lock(&self.idle);
             idle.retain(|l| !l.is_abandoned());
             idle.pop()
         };
-        reused.or_else(|| Lane::spawn(&self.hung).ok())
+        let lane = reused.or_else(|| Lane::spawn(&self.hung).ok())?;
+        busy.push((me, Arc::clone(&lane), 1));
+        Some(lane)
     }
 
-    /// Returns a lane to the pool (an abandoned one is dropped).
+    /// Gives a lane back; the last holder returns it to the idle pool (an abandoned one
+    /// is dropped).
     pub(crate) fn give_back(&self, lane: Arc<Lane>) {
+        let mut busy = lock(&self.busy);
+        if let Some(i) = busy.iter().position(|(_, l, _)| Arc::ptr_eq(l, &lane)) {
+            busy[i].2 -= 1;
+            if busy[i].2 > 0 {
+                return;
+            }
+            busy.swap_remove(i);
+        }
+        drop(busy);
         // Its next user registers itself when it waits.
-        *lock(&lane.waiter) = None;
+        lock(&lane.waiters).clear();
         if !lane.is_abandoned() {
             lock(&self.idle).push(lane);
         }
@@ -342,5 +391,57 @@ mod tests {
         lanes.give_back(lane);
         let fresh = lanes.checkout().expect("a new lane");
         assert!(!fresh.is_abandoned());
+    }
+
+    #[test]
+    fn a_callers_sessions_share_its_lane_and_only_the_call_that_overran_started() {
+        set_call_time_limit(Some(Duration::from_millis(300)));
+        let lanes = Lanes::new(Arc::new(Hung::default()));
+        let first = lanes.checkout().expect("a lane");
+        let second = lanes.checkout().expect("the same lane");
+        assert!(Arc::ptr_eq(&first, &second), "one lane per caller thread");
+        let elsewhere = std::thread::scope(|s| {
+            s.spawn(|| {
+                let lane = lanes.checkout().expect("a lane");
+                let theirs = Arc::clone(&lane);
+                lanes.give_back(lane);
+                theirs
+            })
+            .join()
+            .expect("the other caller")
+        });
+        assert!(
+            !Arc::ptr_eq(&first, &elsewhere),
+            "another caller, another lane"
+        );
+
+        // Both sessions' calls run in the order queued, on the one lane.
+        let a = first.submit(|| 'a');
+        let b = second.submit(|| 'b');
+        assert_eq!((second.wait(&b), first.wait(&a)), (Ok('b'), Ok('a')));
+        lanes.give_back(second);
+        let still = lanes.checkout().expect("still the held lane");
+        assert!(
+            Arc::ptr_eq(&first, &still),
+            "held until its last holder gives it back"
+        );
+        lanes.give_back(still);
+        lanes.give_back(first);
+        let idle = lanes.checkout().expect("an idle lane");
+        lanes.give_back(idle);
+
+        // One session's call hangs: the other session's queued call was never made.
+        let lane = lanes.checkout().expect("a lane");
+        let stuck = lane.submit(|| std::thread::sleep(Duration::from_secs(3600)));
+        let behind = lane.submit(|| 1);
+        assert_eq!(lane.wait(&stuck), Err(Abandoned));
+        assert!(stuck.started(), "the call that overran had started");
+        assert_eq!(lane.wait(&behind), Err(Abandoned));
+        assert!(!behind.started(), "the call behind it never ran");
+        let next = lanes.checkout().expect("a lane");
+        assert!(
+            !Arc::ptr_eq(&lane, &next),
+            "an abandoned lane is not shared again"
+        );
     }
 }

@@ -233,8 +233,10 @@ impl Strategy for PluginStrategy {
 
 /// How many calls a session queues ahead on its lane.
 const AHEAD: usize = 16;
-/// More are queued when no more than this many are left.
-const LOW_WATER: usize = 2;
+/// More are queued when no more than this many are left: half the batch, so that the
+/// lane gets its next calls while it still renders these and never sleeps in between
+/// (a sleep and a wake-up cost more CPU than most calls).
+const LOW_WATER: usize = AHEAD / 2;
 /// At most this many request bytes queued ahead (full requests carry the whole
 /// history).
 const AHEAD_BYTES: usize = 8 << 20;
@@ -514,7 +516,12 @@ impl HostSession {
                 then: Then::Nothing,
             })));
         }
-        let sequential = k > 0 && self.last == Some(k - 1);
+        // A replay starts at call 0 and walks on: queue from the first call, so that
+        // only that one waits for a lane that was asleep.
+        let sequential = match k {
+            0 => self.last.is_none(),
+            _ => self.last == Some(k - 1),
+        };
         let result = self.serve(backend, options, counter, session, k);
         match result {
             Ok(messages) => {
