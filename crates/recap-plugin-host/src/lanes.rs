@@ -302,20 +302,24 @@ impl Lanes {
     /// `None` when no thread can be started.
     pub(crate) fn checkout(&self) -> Option<Arc<Lane>> {
         let me = std::thread::current().id();
-        let mut busy = lock(&self.busy);
-        // An abandoned lane's channels do not give it back (its call may still run).
-        busy.retain(|(_, lane, _)| !lane.is_abandoned());
-        if let Some((_, lane, holders)) = busy.iter_mut().find(|(id, _, _)| *id == me) {
-            *holders += 1;
-            return Some(Arc::clone(lane));
+        {
+            let mut busy = lock(&self.busy);
+            // An abandoned lane's channels do not give it back (its call may still run).
+            busy.retain(|(_, lane, _)| !lane.is_abandoned());
+            if let Some((_, lane, holders)) = busy.iter_mut().find(|(id, _, _)| *id == me) {
+                *holders += 1;
+                return Some(Arc::clone(lane));
+            }
         }
+        // Not under the lock of the lanes in use: starting a thread takes long, and only
+        // this thread adds an entry for itself, so none can appear meanwhile.
         let reused = {
             let mut idle = lock(&self.idle);
             idle.retain(|l| !l.is_abandoned());
             idle.pop()
         };
         let lane = reused.or_else(|| Lane::spawn(&self.hung).ok())?;
-        busy.push((me, Arc::clone(&lane), 1));
+        lock(&self.busy).push((me, Arc::clone(&lane), 1));
         Some(lane)
     }
 
