@@ -16,8 +16,9 @@
 //!
 //! Defaults: 30 pairs after 3 warm-up pairs, `bench-data/chat-generated.jsonl` against
 //! `bench-data/generated.jsonl`. `--reps N` fixes the runs per side (for instruction
-//! counts: under callgrind, two pair counts apart give the warm instructions of a run). Prints each form's median ms per MB and the median
-//! and quartiles of the per-pair ratio (chat per byte / PTC per byte).
+//! counts: under callgrind, two pair counts apart give the warm instructions of a run).
+//! Prints each form's median ms per MB and the median and quartiles of the per-pair
+//! ratio (chat per byte / PTC per byte).
 
 #[path = "../benches/common/mod.rs"]
 mod common;
