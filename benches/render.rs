@@ -33,7 +33,7 @@ use common::{
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use recap_core::{Form, Message, Session, Strategy, Value};
 use recap_harness::Tokenizer;
-use recap_harness::counting::{CallDiff, RoleTokens, SegmentCounts, TokenMemory, count_call};
+use recap_harness::counting::{CallDiff, Prev, RoleTokens, SegmentCounts, TokenMemory, count_call};
 use std::hint::black_box;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -110,8 +110,19 @@ fn count_as_harness(
     let mut prev: Option<&[Message]> = None;
     let mut total = 0;
     for cur in calls {
-        let diff = CallDiff::new(prev, cur);
-        total += count_call(tok, roles, prev, cur, &diff, &mut mem, lines, &mut counts).prompt;
+        let prev_view = prev.map(Prev::from);
+        let diff = CallDiff::new(prev_view, cur, 0);
+        total += count_call(
+            tok,
+            roles,
+            prev_view,
+            cur,
+            &diff,
+            &mut mem,
+            lines,
+            &mut counts,
+        )
+        .prompt;
         prev = Some(cur);
     }
     total

@@ -421,6 +421,9 @@ fn check_strategy(built: &Built, session: &Session) -> Result<bool, String> {
             }
         }
     }
+    // Answered as deltas against the prompt the caller holds, as the harness asks.
+    let ks: Vec<(usize, bool)> = calls(session).map(|k| (k, false)).collect();
+    walk_deltas(strategy.as_ref(), session, &ks)?;
     // A cache that starts at the last call gives what one filled call by call gave.
     if let Some(last) = calls(session).last() {
         let direct = strategy
@@ -434,6 +437,74 @@ fn check_strategy(built: &Built, session: &Session) -> Result<bool, String> {
         }
     }
     Ok(acted)
+}
+
+/// Walks `ks` (call, forget the held prompt first) through one state with
+/// `render_session_delta`, holding each answer as the harness does; each applied delta
+/// must equal `render`. Returns how many calls kept some of the previous prompt.
+fn walk_deltas(
+    strategy: &dyn Strategy,
+    session: &Session,
+    ks: &[(usize, bool)],
+) -> Result<usize, String> {
+    let name = strategy.spec();
+    let mut state = SessionState::new();
+    let mut held: Option<Vec<Message>> = None;
+    let mut kept_some = 0;
+    for &(k, forget) in ks {
+        if forget {
+            held = None;
+        }
+        let held_len = held.as_ref().map(Vec::len);
+        let delta = strategy
+            .render_session_delta(session, k, &mut state, held_len)
+            .map_err(|e| format!("{name}: call {k}: {e}"))?;
+        if delta.kept > held_len.unwrap_or(0) {
+            return Err(format!(
+                "{name}: call {k}: keeps {} messages of {held_len:?}",
+                delta.kept
+            ));
+        }
+        kept_some += usize::from(delta.kept > 0);
+        let prompt = delta.apply(held.as_deref().unwrap_or_default());
+        let request = RenderRequest::for_call(session, k).map_err(|e| e.to_string())?;
+        if Ok(&prompt) != strategy.render(&request).as_ref() {
+            return Err(format!(
+                "{name}: call {k}: the delta (kept {}) differs from render",
+                delta.kept
+            ));
+        }
+        held = Some(prompt);
+    }
+    Ok(kept_some)
+}
+
+/// On sessions long enough to cut, mask and clear, every chat strategy answers most
+/// calls by keeping some of the previous prompt (the opening at least), and deltas out
+/// of order still equal `render`.
+#[test]
+fn chat_deltas_keep_the_previous_prompt() {
+    let registry = registry();
+    let all = build_all(&registry);
+    for session in recap_gen::generate_chat_corpus(5, 3, 20..=30) {
+        let n = calls(&session).len();
+        let in_order: Vec<(usize, bool)> = (0..n).map(|k| (k, false)).collect();
+        // Back and forth, repeated, with the held prompt forgotten at every fifth call.
+        let shuffled: Vec<(usize, bool)> =
+            (0..2 * n).map(|i| ((i * 7 + 3) % n, i % 5 == 4)).collect();
+        for built in &all {
+            let kept = walk_deltas(built.strategy.as_ref(), &session, &in_order)
+                .unwrap_or_else(|e| panic!("{}: {e}", session.id));
+            assert!(
+                kept >= n / 2,
+                "{} on {}: only {kept} of {n} calls kept anything",
+                built.strategy.spec(),
+                session.id
+            );
+            walk_deltas(built.strategy.as_ref(), &session, &shuffled)
+                .unwrap_or_else(|e| panic!("{}: {e}", session.id));
+        }
+    }
 }
 
 #[test]

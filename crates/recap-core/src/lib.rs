@@ -30,7 +30,8 @@ pub use session::{
 };
 pub use session_identity::SessionIdentity;
 pub use strategy::{
-    Invariant, RenderError, RenderRequest, RequestError, SessionState, Strategy, turns_line,
+    Invariant, PromptDelta, RenderError, RenderRequest, RequestError, SessionState, Strategy,
+    turns_line,
 };
 pub use text::Text;
 pub use tokens::{TokenCounter, prompt_tokens};

@@ -238,6 +238,66 @@ pub trait Strategy: Send + Sync {
         let request = RenderRequest::for_call(session, k)?;
         self.render(&request)
     }
+
+    /// [`Strategy::render_session`], answered as what the prompt keeps of the previous
+    /// one: the caller passes `held`, the length of the prompt this `state`'s last render
+    /// returned, when it still holds that prompt (`None` on the first call, after a
+    /// failed render, or when it kept nothing). The answer, applied to that prompt
+    /// ([`PromptDelta::apply`]), must equal what `render_session` returns; `kept` is 0
+    /// when `held` is `None`, and at most `held`.
+    ///
+    /// Why: a chat strategy sends nearly its whole history at every call, and handing it
+    /// over whole costs a copy of every message (reference counts moved, a list
+    /// allocated), a comparison of each against the previous call's and a drop of the
+    /// previous call's, quadratic in a session's length; a caller holding the previous
+    /// prompt needs only what changed. The default renders whole (`kept` 0).
+    fn render_session_delta(
+        &self,
+        session: &Session,
+        k: usize,
+        state: &mut SessionState,
+        held: Option<usize>,
+    ) -> Result<PromptDelta, RenderError> {
+        let _ = held;
+        Ok(PromptDelta::whole(self.render_session(session, k, state)?))
+    }
+}
+
+/// A prompt as the first `kept` messages of the previous prompt rendered through the
+/// same state, then `tail` ([`Strategy::render_session_delta`]).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct PromptDelta {
+    pub kept: usize,
+    pub tail: Vec<Message>,
+}
+
+impl PromptDelta {
+    /// A prompt that keeps nothing: all of it is new.
+    pub fn whole(messages: Vec<Message>) -> Self {
+        PromptDelta {
+            kept: 0,
+            tail: messages,
+        }
+    }
+
+    /// The prompt itself, given the previous one (of at least `kept` messages).
+    pub fn apply(&self, previous: &[Message]) -> Vec<Message> {
+        let mut out = Vec::with_capacity(self.kept + self.tail.len());
+        out.extend_from_slice(&previous[..self.kept]);
+        out.extend_from_slice(&self.tail);
+        out
+    }
+
+    /// Turns `previous` into the prompt in place, moving rather than copying; returns the
+    /// messages of `previous` after `kept`, which the prompt no longer holds there.
+    pub fn apply_in_place(self, previous: &mut Vec<Message>) -> Vec<Message> {
+        if self.kept == 0 {
+            return std::mem::replace(previous, self.tail);
+        }
+        let removed = previous.split_off(self.kept);
+        previous.extend(self.tail);
+        removed
+    }
 }
 
 /// Why `strategy` does not replay `session`, or `None` when it does: the one wording

@@ -3,12 +3,16 @@
 
 use crate::calls::{calls, recorded_input};
 use crate::config::RunConfig;
-use crate::counting::{CallDiff, CallTokens, RoleTokens, SegmentCounts, TokenMemory, count_call};
+use crate::counting::{
+    CallDiff, CallTokens, Prev, RoleTokens, SegmentCounts, TokenMemory, count_call,
+};
 use crate::outcome::{CallError, CallRecord, SessionOutcome, StratOutcome, TokOutcome};
 use crate::prompt_dump::{DumpedCall, dump_line};
 use crate::retention::{RetentionScans, SessionRetention};
 use recap_core::invariants::{CheckContext, PrintLines, Sightings, Violation};
-use recap_core::{Invariant, Message, RenderError, RenderRequest, Session, SessionState, Strategy};
+use recap_core::{
+    Invariant, Message, PromptDelta, RenderError, RenderRequest, Session, SessionState, Strategy,
+};
 use std::cell::OnceCell;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::time::Instant;
@@ -101,23 +105,26 @@ impl<'a> SessionRunner<'a> {
         let mut pass = StrategyPass::new(self, s, session);
         for k in calls(session) {
             let before = self.cfg.call_records.then(|| CallStart::of(&pass.out));
-            let Some(messages) = pass.render_checked(session, k, &shared.print_lines) else {
+            let Some(call) = pass.render_checked(session, k, &shared.print_lines) else {
                 if let Some(before) = before {
                     pass.out.calls.push(before.record(k, &pass.out, None));
                 }
                 continue;
             };
-            let diff = CallDiff::new(pass.prev.as_deref(), &messages);
-            pass.retention(k, &messages, &diff, &mut shared.retention);
-            let prompt_tokens = pass.count_tokens(session, k, &messages, &diff, &mut shared.counts);
+            let messages = &call.messages;
+            let prev = call.previous();
+            let diff = CallDiff::new(prev, messages, call.kept);
+            pass.retention(k, messages, &diff, &mut shared.retention);
+            let prompt_tokens =
+                pass.count_tokens(session, k, messages, prev, &diff, &mut shared.counts);
             if self.cfg.dump_prompts {
-                pass.dump(corpus, session, k, &messages, &prompt_tokens);
+                pass.dump(corpus, session, k, messages, &prompt_tokens);
             }
             if let Some(before) = before {
                 let record = before.record(k, &pass.out, Some(prompt_tokens));
                 pass.out.calls.push(record);
             }
-            pass.prev = Some(messages);
+            pass.prev = Some(call.messages);
         }
         pass.finish()
     }
@@ -172,6 +179,28 @@ impl CallStart {
     }
 }
 
+/// A call's prompt, built in place of the previous call's: its first `kept` messages
+/// were moved over from it, and `removed` holds the previous prompt's messages after
+/// them.
+struct RenderedCall {
+    messages: Vec<Message>,
+    kept: usize,
+    removed: Vec<Message>,
+    /// Whether there was a previous prompt (the first call, and a call after a failed
+    /// one, have none).
+    had_previous: bool,
+}
+
+impl RenderedCall {
+    /// The previous call's prompt, as it is held now.
+    fn previous(&self) -> Option<Prev<'_>> {
+        self.had_previous.then(|| Prev {
+            head: &self.messages[..self.kept],
+            tail: &self.removed,
+        })
+    }
+}
+
 /// One strategy's pass over the calls of a session, and what it carries from one call
 /// to the next.
 struct StrategyPass<'r> {
@@ -191,6 +220,9 @@ struct StrategyPass<'r> {
     // independent state so a stateful shortcut cannot vouch for itself.
     state: SessionState,
     second_state: SessionState,
+    /// Whether the second state's last render equalled the first's, so that it too
+    /// rendered the prompt held in `prev` (and may answer relative to it).
+    second_in_step: bool,
     /// Where the checks last found the session's verbatim texts in this strategy's
     /// prompts.
     sightings: Sightings,
@@ -215,6 +247,7 @@ impl<'r> StrategyPass<'r> {
             counts: vec![Vec::new(); ntok],
             state: SessionState::new(),
             second_state: SessionState::new(),
+            second_in_step: false,
             sightings: Sightings::new(),
         }
     }
@@ -229,7 +262,7 @@ impl<'r> StrategyPass<'r> {
         session: &Session,
         k: usize,
         print_lines: &OnceCell<PrintLines>,
-    ) -> Option<Vec<Message>> {
+    ) -> Option<RenderedCall> {
         // A call past the session's budget has no prompt: report it, never render it.
         if let Err(e) = RenderRequest::for_call(session, k) {
             self.out.complete = false;
@@ -239,19 +272,18 @@ impl<'r> StrategyPass<'r> {
             });
             return None;
         }
+        let held = self.prev.as_ref().map(Vec::len);
         let start = Instant::now();
-        let rendered = render_guarded(self.strategy(), session, k, &mut self.state);
+        let rendered = render_guarded(self.strategy(), session, k, &mut self.state, held);
         self.out.render_ns.push(start.elapsed().as_nanos() as u64);
         match rendered {
-            Ok(messages) => {
-                self.check(session, k, &messages, print_lines);
-                Some(messages)
-            }
+            Ok(delta) => Some(self.check(session, k, delta, print_lines)),
             Err(error) => {
                 self.out.complete = false;
                 self.out.render_errors.push(CallError { call: k, error });
                 // The next call has nothing to share a prefix or counts with.
                 self.prev = None;
+                self.second_in_step = false;
                 self.scans.forget();
                 self.mems
                     .iter_mut()
@@ -261,15 +293,54 @@ impl<'r> StrategyPass<'r> {
         }
     }
 
-    /// The declared invariants, with a second render for determinism.
+    /// The declared invariants, with a second render for determinism; builds the call's
+    /// prompt from `delta` in place of the previous one.
     fn check(
         &mut self,
         session: &Session,
         k: usize,
-        messages: &[Message],
+        delta: PromptDelta,
         print_lines: &OnceCell<PrintLines>,
-    ) {
-        let second = render_guarded(self.strategy(), session, k, &mut self.second_state);
+    ) -> RenderedCall {
+        let held = self.prev.as_ref().map(Vec::len);
+        let second_held = if self.second_in_step { held } else { None };
+        let second = render_guarded(
+            self.strategy(),
+            session,
+            k,
+            &mut self.second_state,
+            second_held,
+        );
+        let previous: &[Message] = self.prev.as_deref().unwrap_or_default();
+        // The two renders compared where they may differ, neither built whole; one that
+        // differs is built whole for the rule to say where.
+        let same = second
+            .as_ref()
+            .is_ok_and(|d| same_prompt(previous, &delta, d));
+        let second_whole = match &second {
+            Ok(d) if !same => Some(d.apply(previous)),
+            _ => None,
+        };
+        self.second_in_step = same;
+
+        let kept = delta.kept;
+        let had_previous = self.prev.is_some();
+        let mut messages = self.prev.take().unwrap_or_default();
+        let removed = delta.apply_in_place(&mut messages);
+        // The previous prompt whole, for append-only: free unless the call kept some of
+        // it and dropped or replaced some.
+        let previous_whole = (had_previous && kept > 0 && !removed.is_empty()).then(|| {
+            let mut whole = messages[..kept].to_vec();
+            whole.extend_from_slice(&removed);
+            whole
+        });
+        let previous = match (&previous_whole, had_previous) {
+            (Some(whole), _) => Some(whole.as_slice()),
+            (None, true) if kept == 0 => Some(removed.as_slice()),
+            (None, true) => Some(&messages[..kept]),
+            (None, false) => None,
+        };
+
         let declared = &self.runner.declared[self.s];
         let print_lines = declared
             .iter()
@@ -278,9 +349,13 @@ impl<'r> StrategyPass<'r> {
         let ctx = CheckContext {
             session,
             k,
-            messages,
-            previous: self.prev.as_deref(),
-            second_render: second.as_ref().ok().map(Vec::as_slice),
+            messages: &messages,
+            previous,
+            second_render: if same {
+                Some(&messages)
+            } else {
+                second_whole.as_deref()
+            },
             print_lines,
             sightings: Some(&self.sightings),
         };
@@ -294,9 +369,17 @@ impl<'r> StrategyPass<'r> {
                 detail: format!("the first render succeeded, the second failed: {e}"),
             });
         }
-        // Checked: the copy is freed here, before the prompt is tokenized, so it is not
-        // held at the peak of a call with a huge print (tokenizing needs many times the
-        // text's size).
+        // Checked: the second render is freed here, before the prompt is tokenized, so it
+        // is not held at the peak of a call with a huge print (tokenizing needs many
+        // times the text's size).
+        drop(second);
+        drop(previous_whole);
+        RenderedCall {
+            messages,
+            kept,
+            removed,
+            had_previous,
+        }
     }
 
     fn retention(
@@ -317,6 +400,7 @@ impl<'r> StrategyPass<'r> {
         session: &Session,
         k: usize,
         messages: &[Message],
+        prev: Option<Prev<'_>>,
         diff: &CallDiff,
         lines: &mut [SegmentCounts],
     ) -> Vec<u64> {
@@ -331,7 +415,7 @@ impl<'r> StrategyPass<'r> {
             let CallTokens { prompt, cached } = count_call(
                 tok,
                 &self.runner.roles[t],
-                self.prev.as_deref(),
+                prev,
                 messages,
                 diff,
                 &mut self.mems[t],
@@ -387,17 +471,43 @@ impl<'r> StrategyPass<'r> {
     }
 }
 
+/// Whether two renders of a call, each relative to the `previous` prompt, are the same
+/// prompt: compared only after the messages both kept.
+fn same_prompt(previous: &[Message], a: &PromptDelta, b: &PromptDelta) -> bool {
+    if a.kept + a.tail.len() != b.kept + b.tail.len() {
+        return false;
+    }
+    // After the shorter kept run, the one that kept less has its tail where the other
+    // still has previous messages, then the other's tail.
+    let (less, more) = if a.kept <= b.kept { (a, b) } else { (b, a) };
+    let gap = more.kept - less.kept;
+    less.tail[..gap] == previous[less.kept..more.kept] && less.tail[gap..] == more.tail[..]
+}
+
+/// Renders call `k` through `state`, relative to the prompt of `held` messages the
+/// caller holds from its last render; a panic or a delta keeping more than was held is
+/// a render error of the call.
 fn render_guarded(
     strategy: &dyn Strategy,
     session: &Session,
     k: usize,
     state: &mut SessionState,
-) -> Result<Vec<Message>, RenderError> {
+    held: Option<usize>,
+) -> Result<PromptDelta, RenderError> {
     // A strategy (a plugin, say) that panics must not take the run down: the panic is
     // reported as a render error of that call.
-    match catch_unwind(AssertUnwindSafe(|| {
-        strategy.render_session(session, k, state)
-    })) {
+    let rendered = catch_unwind(AssertUnwindSafe(|| {
+        strategy.render_session_delta(session, k, state, held)
+    }));
+    match rendered {
+        Ok(Ok(delta)) if delta.kept > held.unwrap_or(0) => Err(RenderError::new(
+            "delta",
+            format!(
+                "the render keeps {} messages of a previous prompt of {}",
+                delta.kept,
+                held.unwrap_or(0)
+            ),
+        )),
         Ok(r) => r,
         Err(payload) => {
             let msg = payload

@@ -10,8 +10,8 @@ use recap_abi::TokenCounts;
 use recap_abi::tokens::count_turn;
 use recap_abi::wire::{self, Reuse, SessionHeader};
 use recap_core::{
-    Form, Invariant, Message, RenderError, RenderRequest, Session, SessionState, SpecError,
-    Strategy, StrategySpec, TokenCounter,
+    Form, Invariant, Message, PromptDelta, RenderError, RenderRequest, Session, SessionState,
+    SpecError, Strategy, StrategySpec, TokenCounter,
 };
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::Arc;
@@ -207,18 +207,32 @@ impl Strategy for PluginStrategy {
         k: usize,
         state: &mut SessionState,
     ) -> Result<Vec<Message>, RenderError> {
+        self.render_session_delta(session, k, state, None)
+            .map(|d| d.tail)
+    }
+
+    /// What the plugin's response keeps of its previous one (`messages_kept`), when the
+    /// caller holds that response: the kept messages are not copied out again.
+    fn render_session_delta(
+        &self,
+        session: &Session,
+        k: usize,
+        state: &mut SessionState,
+        held: Option<usize>,
+    ) -> Result<PromptDelta, RenderError> {
         RenderRequest::for_call(session, k)?;
         self.check_form(session.form)?;
         let host = state.reuse_or_set(
             |s: &HostSession| s.belongs_to(self.instance, session),
             || HostSession::new(self.instance, session),
         );
-        let result = host.render(
+        let result = host.render_delta(
             &self.plugin.backend,
             &self.options,
             self.counter.as_deref(),
             session,
             k,
+            held,
         );
         if let Err(e) = &result
             && !matches!(e, CallError::Worker(_))
@@ -253,6 +267,9 @@ pub(crate) struct HostSession {
     /// The call served last: a caller walking the calls in order gets the next ones
     /// queued ahead.
     last: Option<usize>,
+    /// The call whose messages were handed out last, and how many: a caller holding
+    /// them is answered with what the next response keeps of them.
+    handed: Option<(usize, usize)>,
 }
 
 enum Mode {
@@ -286,6 +303,8 @@ enum Shape {
         planned: usize,
         /// The messages of the last response received.
         previous: Vec<Message>,
+        /// The call that response answered (`None` before the first).
+        previous_call: Option<usize>,
     },
     /// The plugin has no session functions: full requests, each built from the turns
     /// serialised for the calls before it.
@@ -375,14 +394,36 @@ impl Open {
         (call, outcome)
     }
 
-    /// Takes in the reply to a call; its messages when `want`.
-    fn apply(&mut self, (kept, new, reused): Reply, want: bool) -> Result<Vec<Message>, CallError> {
+    /// Takes in the reply to call `call`; its messages when `want`, as what they keep of
+    /// call `holds`'s when the caller holds that response.
+    fn apply(
+        &mut self,
+        (kept, new, reused): Reply,
+        call: usize,
+        want: bool,
+        holds: Option<usize>,
+    ) -> Result<PromptDelta, CallError> {
         match &mut self.shape {
-            Shape::Plugin { previous, .. } => {
+            Shape::Plugin {
+                previous,
+                previous_call,
+                ..
+            } => {
+                // `messages_kept` counts messages of the response just before this one.
+                let relative = holds.is_some() && *previous_call == holds;
                 *previous = with_reused(std::mem::take(previous), kept, new, &reused)?;
-                Ok(if want { previous.clone() } else { Vec::new() })
+                *previous_call = Some(call);
+                let kept = if relative { kept } else { 0 };
+                Ok(PromptDelta {
+                    kept,
+                    tail: if want {
+                        previous[kept..].to_vec()
+                    } else {
+                        Vec::new()
+                    },
+                })
             }
-            Shape::Bytes { .. } => Ok(new),
+            Shape::Bytes { .. } => Ok(PromptDelta::whole(new)),
         }
     }
 }
@@ -492,6 +533,7 @@ impl HostSession {
             mode: Mode::Idle,
             counts: None,
             last: None,
+            handed: None,
         }
     }
 
@@ -509,6 +551,26 @@ impl HostSession {
         session: &Session,
         k: usize,
     ) -> Result<Vec<Message>, CallError> {
+        self.render_delta(backend, options, counter, session, k, None)
+            .map(|d| d.tail)
+    }
+
+    /// [`HostSession::render`], answered as what it keeps of the messages handed out
+    /// last when the caller holds them (`held`, their number).
+    pub(crate) fn render_delta(
+        &mut self,
+        backend: &Backend,
+        options: &BTreeMap<String, String>,
+        counter: Option<&dyn TokenCounter>,
+        session: &Session,
+        k: usize,
+        held: Option<usize>,
+    ) -> Result<PromptDelta, CallError> {
+        let holds = self
+            .handed
+            .take()
+            .filter(|&(_, len)| held == Some(len))
+            .map(|(call, _)| call);
         if let Mode::Failed { call } = self.mode {
             return Err(CallError::Worker(Box::new(WorkerFailure {
                 event: WorkerEvent::EarlierInSession { call },
@@ -522,10 +584,11 @@ impl HostSession {
             0 => self.last.is_none(),
             _ => self.last == Some(k - 1),
         };
-        let result = self.serve(backend, options, counter, session, k);
+        let result = self.serve(backend, options, counter, session, k, holds);
         match result {
             Ok(messages) => {
                 self.last = Some(k);
+                self.handed = Some((k, messages.kept + messages.tail.len()));
                 if sequential {
                     self.queue_ahead(counter, session, k);
                 }
@@ -552,14 +615,15 @@ impl HostSession {
         counter: Option<&dyn TokenCounter>,
         session: &Session,
         k: usize,
-    ) -> Result<Vec<Message>, CallError> {
+        holds: Option<usize>,
+    ) -> Result<PromptDelta, CallError> {
         // Calls queued ahead come back first, in order.
         while let Mode::Open(open) = &mut self.mode {
             if open.queued.is_empty() {
                 break;
             }
             let (j, outcome) = open.receive();
-            match outcome.and_then(|reply| open.apply(reply, j == k)) {
+            match outcome.and_then(|reply| open.apply(reply, j, j == k, holds)) {
                 Ok(messages) if j == k => return Ok(messages),
                 Ok(_) => {}
                 Err(e) if j == k => return Err(e),
@@ -586,7 +650,7 @@ impl HostSession {
         };
         open.submit(self.counts.as_ref(), session, k);
         let (_, outcome) = open.receive();
-        outcome.and_then(|reply| open.apply(reply, true))
+        outcome.and_then(|reply| open.apply(reply, k, true, holds))
     }
 
     fn start(
@@ -601,6 +665,7 @@ impl HostSession {
             let shape = Shape::Plugin {
                 planned: 0,
                 previous: Vec::new(),
+                previous_call: None,
             };
             (backend.channel(Some(request))?, shape)
         } else {

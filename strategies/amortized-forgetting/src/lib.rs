@@ -14,10 +14,10 @@
 //! cut itself never orphans one.
 
 use recap_core::{
-    Form, Invariant, Message, OptionInfo, RenderError, RenderRequest, Session, SessionState,
-    SpecError, Strategy, StrategyInfo, StrategySpec,
+    Form, Invariant, Message, OptionInfo, PromptDelta, RenderError, RenderRequest, Session,
+    SessionState, SpecError, Strategy, StrategyInfo, StrategySpec,
 };
-use recap_full_history::chat::{self, History};
+use recap_full_history::chat::{self, History, Plan};
 use std::sync::Arc;
 
 pub const NAME: &str = "amortized-forgetting";
@@ -97,14 +97,12 @@ impl AmortizedForgetting {
         (head_end, f)
     }
 
-    fn render_history(&self, request: &RenderRequest<'_>, history: &mut History) -> Vec<Message> {
+    fn plan(&self, history: &History) -> Plan {
         let (head_end, f) = self.cut(history);
-        let mut out = history.opening(request).to_vec();
-        let msgs = history.messages();
-        out.reserve(head_end + msgs.len() - f);
-        out.extend_from_slice(&msgs[..head_end]);
-        out.extend_from_slice(&msgs[f..]);
-        out
+        let mut plan = Plan::opening();
+        plan.push_run(0..head_end);
+        plan.push_run(f..history.messages().len());
+        plan
     }
 }
 
@@ -117,7 +115,7 @@ impl Strategy for AmortizedForgetting {
     }
 
     fn render(&self, request: &RenderRequest<'_>) -> Result<Vec<Message>, RenderError> {
-        chat::render_fresh(request, |r, h| self.render_history(r, h))
+        chat::render_fresh(request, |_, h| self.plan(h), chat::unchanged)
     }
 
     fn render_session(
@@ -126,7 +124,25 @@ impl Strategy for AmortizedForgetting {
         k: usize,
         state: &mut SessionState,
     ) -> Result<Vec<Message>, RenderError> {
-        chat::render_cached(session, k, state, |r, h| self.render_history(r, h))
+        self.render_session_delta(session, k, state, None)
+            .map(|d| d.tail)
+    }
+
+    fn render_session_delta(
+        &self,
+        session: &Session,
+        k: usize,
+        state: &mut SessionState,
+        held: Option<usize>,
+    ) -> Result<PromptDelta, RenderError> {
+        chat::render_planned(
+            session,
+            k,
+            state,
+            held,
+            |_, h| self.plan(h),
+            chat::unchanged,
+        )
     }
 
     fn invariants(&self) -> Vec<Invariant> {

@@ -4,8 +4,8 @@
 
 use recap_core::tokens::message_tokens;
 use recap_core::{
-    ChatTurn, Message, Observation, RenderError, RenderRequest, Session, SessionIdentity,
-    SessionState, TokenCounter,
+    ChatTurn, Message, Observation, PromptDelta, RenderError, RenderRequest, Session,
+    SessionIdentity, SessionState, TokenCounter,
 };
 
 /// The history messages of a session's first `k` chat turns, kept across its calls.
@@ -33,31 +33,188 @@ pub struct History {
     opening: Option<[u64; 2]>,
     /// The opening messages themselves, rendered once: every call shares their text.
     opening_messages: Option<[Message; 2]>,
+    /// The plan of the last prompt rendered from this history ([`History::answer`]).
+    last_plan: Option<Plan>,
 }
 
-/// `render` of a chat strategy that renders from the history: the history built afresh
-/// from the request. With [`render_cached`] the one place where the two paths of the
-/// `Strategy` contract meet, so both hand `render_history` the same history.
+/// Where a message of a chat strategy's prompt comes from. A strategy that renders
+/// from the [`History`] describes its prompt as a [`Plan`] of sources: two calls'
+/// prompts then agree exactly as far as their plans do, which is found by comparing
+/// indices rather than messages, and only the messages after that are built.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Source {
+    /// The SYSTEM message of the opening.
+    System,
+    /// The USER(mission) message of the opening.
+    Mission,
+    /// History message `i`, verbatim.
+    Kept(usize),
+    /// History message `i` as the strategy changes it; `variant` tells apart the ways a
+    /// strategy changes one message, and must give the same message at every call of a
+    /// session.
+    Changed(usize, u32),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Part {
+    One(Source),
+    /// History messages `start..end`, verbatim.
+    Run(usize, usize),
+}
+
+/// A chat prompt as the [`Source`] of each message, in order.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Plan {
+    parts: Vec<Part>,
+    len: usize,
+}
+
+impl Plan {
+    pub fn new() -> Self {
+        Plan::default()
+    }
+
+    /// The opening `[SYSTEM, USER(mission)]`.
+    pub fn opening() -> Self {
+        let mut plan = Plan::new();
+        plan.push(Source::System);
+        plan.push(Source::Mission);
+        plan
+    }
+
+    pub fn push(&mut self, source: Source) {
+        match (self.parts.last_mut(), source) {
+            (Some(Part::Run(_, end)), Source::Kept(i)) if *end == i => *end += 1,
+            _ => self.parts.push(match source {
+                Source::Kept(i) => Part::Run(i, i + 1),
+                other => Part::One(other),
+            }),
+        }
+        self.len += 1;
+    }
+
+    /// History messages `range`, verbatim.
+    pub fn push_run(&mut self, range: std::ops::Range<usize>) {
+        if range.is_empty() {
+            return;
+        }
+        self.len += range.len();
+        match self.parts.last_mut() {
+            Some(Part::Run(_, end)) if *end == range.start => *end = range.end,
+            _ => self.parts.push(Part::Run(range.start, range.end)),
+        }
+    }
+
+    /// Messages in the prompt.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// How many leading messages the two prompts share: compared run by run.
+    pub fn common_prefix(&self, other: &Plan) -> usize {
+        let (mut a, mut b) = (self.parts.iter().copied(), other.parts.iter().copied());
+        let (mut x, mut y) = (a.next(), b.next());
+        let mut shared = 0;
+        loop {
+            match (x, y) {
+                (Some(Part::One(s)), Some(Part::One(t))) if s == t => {
+                    shared += 1;
+                    (x, y) = (a.next(), b.next());
+                }
+                (Some(Part::Run(s, e)), Some(Part::Run(t, f))) if s == t => {
+                    let n = (e - s).min(f - t);
+                    shared += n;
+                    // The longer run goes on after the shorter one.
+                    x = if s + n < e {
+                        Some(Part::Run(s + n, e))
+                    } else {
+                        a.next()
+                    };
+                    y = if t + n < f {
+                        Some(Part::Run(t + n, f))
+                    } else {
+                        b.next()
+                    };
+                }
+                // A run never holds a kept message that is also a `One`: `push` turns
+                // `Kept` into runs, so anything else differs here.
+                _ => return shared,
+            }
+        }
+    }
+
+    /// The prompt's messages from the `from`-th on; `changed` builds a
+    /// [`Source::Changed`] message.
+    pub fn messages_from(
+        &self,
+        from: usize,
+        msgs: &[Message],
+        opening: &[Message; 2],
+        mut changed: impl FnMut(usize, &Message, u32) -> Message,
+    ) -> Vec<Message> {
+        let mut out = Vec::with_capacity(self.len.saturating_sub(from));
+        let mut at = 0;
+        for part in &self.parts {
+            match *part {
+                Part::Run(start, end) => {
+                    let skip = from.saturating_sub(at).min(end - start);
+                    out.extend_from_slice(&msgs[start + skip..end]);
+                    at += end - start;
+                }
+                Part::One(source) => {
+                    if at >= from {
+                        out.push(match source {
+                            Source::System => opening[0].clone(),
+                            Source::Mission => opening[1].clone(),
+                            Source::Kept(i) => msgs[i].clone(),
+                            Source::Changed(i, variant) => changed(i, &msgs[i], variant),
+                        });
+                    }
+                    at += 1;
+                }
+            }
+        }
+        out
+    }
+}
+
+/// The `changed` of a strategy whose plans hold no [`Source::Changed`]: never asked.
+pub fn unchanged(_i: usize, message: &Message, _variant: u32) -> Message {
+    message.clone()
+}
+
+/// `render` of a chat strategy that plans its prompt from the history: the history
+/// built afresh from the request. With [`render_planned`] the one place where the two
+/// paths of the `Strategy` contract meet, so both plan from the same history.
 pub fn render_fresh(
     request: &RenderRequest<'_>,
-    render_history: impl FnOnce(&RenderRequest<'_>, &mut History) -> Vec<Message>,
+    plan: impl FnOnce(&RenderRequest<'_>, &mut History) -> Plan,
+    changed: impl FnMut(usize, &Message, u32) -> Message,
 ) -> Result<Vec<Message>, RenderError> {
-    Ok(render_history(request, &mut History::of_request(request)))
+    let mut history = History::of_request(request);
+    let plan = plan(request, &mut history);
+    Ok(history.build(&plan, 0, request, changed))
 }
 
-/// `render_session` of the same strategy: the session's history cached in `state`,
-/// extended to call `k`.
-pub fn render_cached(
+/// `render_session_delta` (and, with `held` `None`, `render_session`) of the same
+/// strategy: the session's history cached in `state`, extended to call `k`, and the
+/// prompt answered against the plan of the previous prompt rendered from it.
+pub fn render_planned(
     session: &Session,
     k: usize,
     state: &mut SessionState,
-    render_history: impl FnOnce(&RenderRequest<'_>, &mut History) -> Vec<Message>,
-) -> Result<Vec<Message>, RenderError> {
+    held: Option<usize>,
+    plan: impl FnOnce(&RenderRequest<'_>, &mut History) -> Plan,
+    changed: impl FnMut(usize, &Message, u32) -> Message,
+) -> Result<PromptDelta, RenderError> {
     let request = RenderRequest::for_call(session, k)?;
-    Ok(render_history(
-        &request,
-        History::for_session(state, session, k),
-    ))
+    let history = History::for_session(state, session, k);
+    let plan = plan(&request, history);
+    Ok(history.answer(plan, held, &request, changed))
 }
 
 /// A message not counted yet (no message counts `u64::MAX` tokens).
@@ -75,6 +232,7 @@ impl History {
             counted: 0,
             opening: None,
             opening_messages: None,
+            last_plan: None,
         }
     }
 
@@ -148,6 +306,42 @@ impl History {
     pub fn opening(&mut self, request: &RenderRequest<'_>) -> &[Message; 2] {
         self.opening_messages
             .get_or_insert_with(|| crate::opening_pair(request))
+    }
+
+    /// The messages of `plan` from the `from`-th on.
+    pub fn build(
+        &mut self,
+        plan: &Plan,
+        from: usize,
+        request: &RenderRequest<'_>,
+        changed: impl FnMut(usize, &Message, u32) -> Message,
+    ) -> Vec<Message> {
+        let History {
+            messages,
+            opening_messages,
+            ..
+        } = self;
+        let opening = opening_messages.get_or_insert_with(|| crate::opening_pair(request));
+        plan.messages_from(from, messages, opening, changed)
+    }
+
+    /// The prompt of `plan` as what it keeps of the last prompt rendered from this
+    /// history, when the caller holds that one (`held`, its length); remembers `plan`
+    /// as the last.
+    pub fn answer(
+        &mut self,
+        plan: Plan,
+        held: Option<usize>,
+        request: &RenderRequest<'_>,
+        changed: impl FnMut(usize, &Message, u32) -> Message,
+    ) -> PromptDelta {
+        let kept = match (&self.last_plan, held) {
+            (Some(last), Some(held)) if last.len() == held => plan.common_prefix(last),
+            _ => 0,
+        };
+        let tail = self.build(&plan, kept, request, changed);
+        self.last_plan = Some(plan);
+        PromptDelta { kept, tail }
     }
 
     /// Whether history message `i` is environment output.

@@ -12,8 +12,8 @@ pub mod transcript;
 
 use recap_core::strategy::FINAL_TURN_LINE;
 use recap_core::{
-    ChatTurn, Form, Invariant, Message, RenderError, RenderRequest, Session, SessionState,
-    SpecError, Strategy, StrategyInfo, StrategySpec, Turn,
+    ChatTurn, Form, Invariant, Message, PromptDelta, RenderError, RenderRequest, Session,
+    SessionState, SpecError, Strategy, StrategyInfo, StrategySpec, Turn,
 };
 use std::borrow::Cow;
 use std::sync::Arc;
@@ -57,6 +57,17 @@ impl Strategy for FullHistory {
         state: &mut SessionState,
     ) -> Result<Vec<Message>, RenderError> {
         transcript::render_session(session, k, state)
+    }
+
+    /// As `render_session`: a call keeps all of the previous call's prompt.
+    fn render_session_delta(
+        &self,
+        session: &Session,
+        k: usize,
+        state: &mut SessionState,
+        held: Option<usize>,
+    ) -> Result<PromptDelta, RenderError> {
+        transcript::render_session_delta(session, k, state, held)
     }
 
     fn invariants(&self) -> Vec<Invariant> {

@@ -9,8 +9,15 @@
 
 use crate::{opening, push_pairs};
 use recap_core::{
-    Form, Message, RenderError, RenderRequest, Session, SessionIdentity, SessionState,
+    Form, Message, PromptDelta, RenderError, RenderRequest, Session, SessionIdentity, SessionState,
 };
+
+#[derive(Debug, Clone, Copy)]
+struct LastPrompt {
+    from: usize,
+    to: usize,
+    len: usize,
+}
 
 /// The opening and the messages of a session's first turns, extended as calls advance.
 #[derive(Debug)]
@@ -20,6 +27,9 @@ pub struct Transcript {
     messages: Vec<Message>,
     /// `turn_ends[i]`: the number of messages once turn `i + 1` is complete.
     turn_ends: Vec<usize>,
+    /// The last prompt [`Transcript::answer`] handed out: the opening and turns
+    /// `from + 1 ..= to`, of `len` messages.
+    last_prompt: Option<LastPrompt>,
 }
 
 impl Transcript {
@@ -37,6 +47,7 @@ impl Transcript {
                 opening: opening(request),
                 messages: Vec::new(),
                 turn_ends: Vec::new(),
+                last_prompt: None,
             },
         );
         t.advance(request);
@@ -83,6 +94,28 @@ impl Transcript {
         &self.messages[start..end]
     }
 
+    /// The prompt of the opening and turns `from + 1 ..= to`, as what it keeps of the
+    /// last prompt answered here when the caller holds that one (`held`, its length):
+    /// all of it when only later turns were added, the opening when the turns moved.
+    pub fn answer(&mut self, from: usize, to: usize, held: Option<usize>) -> PromptDelta {
+        let last = self.last_prompt.filter(|last| held == Some(last.len));
+        let kept = match last {
+            Some(last) if last.from == from && last.to <= to => last.len,
+            Some(_) => self.opening.len(),
+            None => 0,
+        };
+        let turns_kept = kept.saturating_sub(self.opening.len());
+        let mut tail = Vec::with_capacity(self.opening.len() + self.turns(from, to).len() - kept);
+        tail.extend_from_slice(&self.opening[kept.min(self.opening.len())..]);
+        tail.extend_from_slice(&self.turns(from, to)[turns_kept..]);
+        self.last_prompt = Some(LastPrompt {
+            from,
+            to,
+            len: self.opening.len() + self.turns(from, to).len(),
+        });
+        PromptDelta { kept, tail }
+    }
+
     /// The full-history prompt of the call after the first `k` turns.
     pub fn prompt(&self, k: usize) -> Vec<Message> {
         let turns = self.turns(0, k);
@@ -99,8 +132,20 @@ pub fn render_session(
     k: usize,
     state: &mut SessionState,
 ) -> Result<Vec<Message>, RenderError> {
+    render_session_delta(session, k, state, None).map(|d| d.tail)
+}
+
+/// full-history's `render_session_delta`: the turns completed since the previous call
+/// rendered through `state`, after all of that call's prompt (the prompt only grows).
+pub fn render_session_delta(
+    session: &Session,
+    k: usize,
+    state: &mut SessionState,
+    held: Option<usize>,
+) -> Result<PromptDelta, RenderError> {
     let request = RenderRequest::for_call(session, k)?;
-    Ok(Transcript::for_session(state, &request, session).prompt(request.completed()))
+    let t = Transcript::for_session(state, &request, session);
+    Ok(t.answer(0, request.completed(), held))
 }
 
 #[cfg(test)]

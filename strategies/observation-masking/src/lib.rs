@@ -12,10 +12,10 @@
 //! few rare control and Unicode separators.
 
 use recap_core::{
-    Form, Invariant, Message, OptionInfo, RenderError, RenderRequest, Session, SessionState,
-    SpecError, Strategy, StrategyInfo, StrategySpec, Text,
+    Form, Invariant, Message, OptionInfo, PromptDelta, RenderError, RenderRequest, Session,
+    SessionState, SpecError, Strategy, StrategyInfo, StrategySpec, Text,
 };
-use recap_full_history::chat::History;
+use recap_full_history::chat::{History, Plan, Source};
 use std::sync::Arc;
 
 pub const NAME: &str = "observation-masking";
@@ -84,37 +84,41 @@ struct Masking {
 }
 
 impl ObservationMasking {
-    fn render_history(
-        &self,
-        request: &RenderRequest<'_>,
-        history: &mut History,
-        placeholders: &mut Vec<Option<Text>>,
-    ) -> Vec<Message> {
+    /// The prompt's plan: environment output of the turns before the last `window`
+    /// masked ([`Source::Changed`]), with each masked message's placeholder made once.
+    fn plan(&self, history: &History, placeholders: &mut Vec<Option<Text>>) -> Plan {
         let turns = history.turns();
         let masked_turns = turns.saturating_sub(self.window as usize);
         let masked_end = history.turn_start(masked_turns);
-        let mut messages = Vec::with_capacity(2 + history.messages().len());
-        messages.extend_from_slice(history.opening(request));
         let msgs = history.messages();
         if placeholders.len() < masked_end {
             placeholders.resize(masked_end, None);
         }
-        for (i, m) in msgs.iter().enumerate() {
-            messages.push(if i < masked_end && history.is_environment(i) {
-                let content = placeholders[i].get_or_insert_with(|| placeholder(&m.content).into());
-                // Everything but the content, which is replaced (not copied first).
-                Message {
-                    role: m.role,
-                    content: content.clone(),
-                    tool_calls: m.tool_calls.clone(),
-                    tool_call_id: m.tool_call_id.clone(),
-                    name: m.name.clone(),
-                }
+        let mut plan = Plan::opening();
+        for (i, m) in msgs.iter().enumerate().take(masked_end) {
+            if history.is_environment(i) {
+                placeholders[i].get_or_insert_with(|| placeholder(&m.content).into());
+                plan.push(Source::Changed(i, 0));
             } else {
-                m.clone()
-            });
+                plan.push(Source::Kept(i));
+            }
         }
-        messages
+        plan.push_run(masked_end..msgs.len());
+        plan
+    }
+}
+
+/// History message `i`, `m`, masked: everything but the content, which is replaced
+/// (not copied first).
+fn masked(placeholders: &[Option<Text>], i: usize, m: &Message) -> Message {
+    Message {
+        role: m.role,
+        content: placeholders[i]
+            .clone()
+            .unwrap_or_else(|| placeholder(&m.content).into()),
+        tool_calls: m.tool_calls.clone(),
+        tool_call_id: m.tool_call_id.clone(),
+        name: m.name.clone(),
     }
 }
 
@@ -126,8 +130,10 @@ impl Strategy for ObservationMasking {
     }
 
     fn render(&self, request: &RenderRequest<'_>) -> Result<Vec<Message>, RenderError> {
+        let mut placeholders = Vec::new();
         let mut history = History::of_request(request);
-        Ok(self.render_history(request, &mut history, &mut Vec::new()))
+        let plan = self.plan(&history, &mut placeholders);
+        Ok(history.build(&plan, 0, request, |i, m, _| masked(&placeholders, i, m)))
     }
 
     fn render_session(
@@ -136,6 +142,17 @@ impl Strategy for ObservationMasking {
         k: usize,
         state: &mut SessionState,
     ) -> Result<Vec<Message>, RenderError> {
+        self.render_session_delta(session, k, state, None)
+            .map(|d| d.tail)
+    }
+
+    fn render_session_delta(
+        &self,
+        session: &Session,
+        k: usize,
+        state: &mut SessionState,
+        held: Option<usize>,
+    ) -> Result<PromptDelta, RenderError> {
         let request = RenderRequest::for_call(session, k)?;
         let masking = state.reuse_or_set(
             |m: &Masking| m.history.serves(session, k),
@@ -145,7 +162,11 @@ impl Strategy for ObservationMasking {
             },
         );
         masking.history.advance(session, k);
-        Ok(self.render_history(&request, &mut masking.history, &mut masking.placeholders))
+        let plan = self.plan(&masking.history, &mut masking.placeholders);
+        let placeholders = &masking.placeholders;
+        Ok(masking
+            .history
+            .answer(plan, held, &request, |i, m, _| masked(placeholders, i, m)))
     }
 
     fn invariants(&self) -> Vec<Invariant> {

@@ -8,8 +8,8 @@
 //! its observations, so a tool result never loses its call.
 
 use recap_core::{
-    Form, Invariant, Message, OptionInfo, RenderError, RenderRequest, Session, SessionState,
-    SpecError, Strategy, StrategyInfo, StrategySpec,
+    Form, Invariant, Message, OptionInfo, PromptDelta, RenderError, RenderRequest, Session,
+    SessionState, SpecError, Strategy, StrategyInfo, StrategySpec,
 };
 use recap_full_history::transcript::Transcript;
 use recap_single_user_coalesced::{
@@ -88,9 +88,7 @@ impl Strategy for RollingWindow {
         if request.form == Form::Chat || k <= window {
             let t = Transcript::for_session(state, &request, session);
             let k = request.completed();
-            let mut messages = t.opening().to_vec();
-            messages.extend_from_slice(t.turns(k.saturating_sub(window), k));
-            return Ok(messages);
+            return Ok(t.answer(k.saturating_sub(window), k, None).tail);
         }
         if let Some(full) = single_shot(&request) {
             return Ok(full);
@@ -100,6 +98,26 @@ impl Strategy for RollingWindow {
         let mut first = String::with_capacity(cache.len_hint(session, older, self.options));
         cache.write_context(&mut first, session, older, self.options);
         Ok(self.assemble(&request, first))
+    }
+
+    /// The chat form answered against the previous prompt: the turns added while the
+    /// window has not moved, the opening kept when it has. PTC-Lisp prompts whole.
+    fn render_session_delta(
+        &self,
+        session: &Session,
+        k: usize,
+        state: &mut SessionState,
+        held: Option<usize>,
+    ) -> Result<PromptDelta, RenderError> {
+        if session.form != Form::Chat {
+            return self
+                .render_session(session, k, state)
+                .map(PromptDelta::whole);
+        }
+        let request = RenderRequest::for_call(session, k)?;
+        let t = Transcript::for_session(state, &request, session);
+        let k = request.completed();
+        Ok(t.answer(k.saturating_sub(self.window as usize), k, held))
     }
 
     fn invariants(&self) -> Vec<Invariant> {

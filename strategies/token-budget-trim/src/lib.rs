@@ -14,10 +14,10 @@
 //! 8,000 is chosen so that the strategy trims on the bundled bench-data.
 
 use recap_core::{
-    BuildContext, Form, Invariant, Message, OptionInfo, RenderError, RenderRequest, Role, Session,
-    SessionState, SpecError, Strategy, StrategyInfo, StrategySpec, TokenCounter,
+    BuildContext, Form, Invariant, Message, OptionInfo, PromptDelta, RenderError, RenderRequest,
+    Role, Session, SessionState, SpecError, Strategy, StrategyInfo, StrategySpec, TokenCounter,
 };
-use recap_full_history::chat::{self, History};
+use recap_full_history::chat::{self, History, Plan, Source};
 use std::sync::Arc;
 
 pub const NAME: &str = "token-budget-trim";
@@ -79,9 +79,8 @@ impl TokenBudgetTrim {
         }
     }
 
-    fn render_history(&self, request: &RenderRequest<'_>, history: &mut History) -> Vec<Message> {
+    fn plan(&self, request: &RenderRequest<'_>, history: &mut History) -> Plan {
         let counter = self.counter.as_ref();
-        let [system, mission] = history.opening(request).clone();
         let [system_tokens, mission_tokens] = history.opening_tokens(counter, request);
         let end = history.messages().len();
         // What the messages before the history cost: the 3 of the prompt, SYSTEM, and
@@ -100,32 +99,31 @@ impl TokenBudgetTrim {
             start -= 1;
             sum += tokens;
         }
-        let msgs = history.messages();
-        let mut out = Vec::with_capacity(2 + end - start);
-        out.push(system);
+        let mut plan = Plan::new();
+        plan.push(Source::System);
         if self.keep_mission {
             // Never a result without its call.
-            let start = history.next_safe_cut(start, end);
-            out.push(mission);
-            out.extend_from_slice(&msgs[start..]);
-            return out;
+            plan.push(Source::Mission);
+            plan.push_run(history.next_safe_cut(start, end)..end);
+            return plan;
         }
         // The mission is history message "-1": it fits when the whole history does and
         // there is room for it too.
         let mission_fits = start == 0 && fixed + sum + mission_tokens <= self.max_tokens;
         if mission_fits {
-            out.push(mission);
-            out.extend_from_slice(msgs);
-            return out;
+            plan.push(Source::Mission);
+            plan.push_run(0..end);
+            return plan;
         }
         // LangChain's start_on="human": the suffix starts at a USER message (and, unlike
         // LangChain, at one that orphans no result).
+        let msgs = history.messages();
         let start = (start..end)
             .map(|i| history.next_safe_cut(i, end))
             .find(|&i| msgs.get(i).is_some_and(|m| m.role == Role::User))
             .unwrap_or(end);
-        out.extend_from_slice(&msgs[start..]);
-        out
+        plan.push_run(start..end);
+        plan
     }
 }
 
@@ -138,7 +136,7 @@ impl Strategy for TokenBudgetTrim {
     }
 
     fn render(&self, request: &RenderRequest<'_>) -> Result<Vec<Message>, RenderError> {
-        chat::render_fresh(request, |r, h| self.render_history(r, h))
+        chat::render_fresh(request, |r, h| self.plan(r, h), chat::unchanged)
     }
 
     fn render_session(
@@ -147,7 +145,25 @@ impl Strategy for TokenBudgetTrim {
         k: usize,
         state: &mut SessionState,
     ) -> Result<Vec<Message>, RenderError> {
-        chat::render_cached(session, k, state, |r, h| self.render_history(r, h))
+        self.render_session_delta(session, k, state, None)
+            .map(|d| d.tail)
+    }
+
+    fn render_session_delta(
+        &self,
+        session: &Session,
+        k: usize,
+        state: &mut SessionState,
+        held: Option<usize>,
+    ) -> Result<PromptDelta, RenderError> {
+        chat::render_planned(
+            session,
+            k,
+            state,
+            held,
+            |r, h| self.plan(r, h),
+            chat::unchanged,
+        )
     }
 
     fn invariants(&self) -> Vec<Invariant> {

@@ -15,10 +15,11 @@
 //! prompt tokens by recap's formula, not the provider's input tokens.
 
 use recap_core::{
-    BuildContext, Form, Invariant, Message, OptionInfo, RenderError, RenderRequest, Role, Session,
-    SessionState, SpecError, Strategy, StrategyInfo, StrategySpec, Text, TokenCounter,
+    BuildContext, Form, Invariant, Message, OptionInfo, PromptDelta, RenderError, RenderRequest,
+    Role, Session, SessionState, SpecError, Strategy, StrategyInfo, StrategySpec, Text,
+    TokenCounter,
 };
-use recap_full_history::chat::{self, History};
+use recap_full_history::chat::{self, History, Plan, Source};
 use std::sync::Arc;
 
 pub const NAME: &str = "tool-result-clearing";
@@ -115,21 +116,17 @@ impl ToolResultClearing {
         }
     }
 
-    fn render_history(&self, request: &RenderRequest<'_>, history: &mut History) -> Vec<Message> {
+    fn plan(&self, request: &RenderRequest<'_>, history: &mut History) -> Plan {
         let counter = self.counter.as_ref();
         let opening: u64 = history.opening_tokens(counter, request).iter().sum();
         let full = 3 + opening + history.tokens(counter).iter().sum::<u64>();
-        let mut out = Vec::with_capacity(2 + history.messages().len());
-        out.extend_from_slice(history.opening(request));
-        out.extend_from_slice(history.messages());
+        let n = history.messages().len();
+        let mut plan = Plan::opening();
         if full <= self.trigger {
-            return out;
+            plan.push_run(0..n);
+            return plan;
         }
-        // A TOOL result's content tokens: its message's count less the frame and role
-        // (results carry no tool calls), counted once per session by the history.
-        let tool_role = counter.count(Role::Tool.as_str());
-        let cleared = counter.count(CLEARED);
-        let msgs = &mut out[2..];
+        let msgs = history.messages();
         let uses: Vec<Use> = msgs
             .iter()
             .enumerate()
@@ -137,43 +134,74 @@ impl ToolResultClearing {
             .collect();
         let clearable = uses.len().saturating_sub(self.keep as usize);
         let mut removed = 0u64;
-        let mut edits: Vec<(usize, Option<usize>)> = Vec::new(); // (message, call for inputs)
+        // Per history message, how it is changed: `Some(0)` a result cleared, `Some(c)`
+        // the arguments of its first `c` calls cleared (the excluded tools' calls aside:
+        // the clearable uses are a prefix of all uses, so within one message a prefix of
+        // its calls).
+        let mut changes: Vec<Option<u32>> = vec![None; n];
+        let mut results = Vec::new();
         for u in &uses[..clearable] {
             let call = &msgs[u.message].tool_calls[u.call];
-            if self.exclude_tools.iter().any(|t| *t == call.name) {
+            if self.excluded(&call.name) {
                 continue;
             }
             // The call's result(s): TOOL messages after it, before the next ASSISTANT.
-            let id = call.id.clone();
             for (j, m) in msgs.iter().enumerate().skip(u.message + 1) {
                 if m.role == Role::Assistant {
                     break;
                 }
-                if m.role == Role::Tool && m.tool_call_id.as_deref() == Some(id.as_str()) {
-                    let content = history.message_tokens(counter, j) - 3 - tool_role;
-                    removed += content.saturating_sub(cleared);
-                    edits.push((j, None));
+                if m.role == Role::Tool && m.tool_call_id.as_deref() == Some(call.id.as_str()) {
+                    results.push(j);
+                    changes[j] = Some(0);
                 }
             }
             if self.clear_inputs {
                 removed += counter
                     .count(&call.arguments)
                     .saturating_sub(counter.count(CLEARED_INPUT));
-                edits.push((u.message, Some(u.call)));
+                changes[u.message] = Some(u.call as u32 + 1);
             }
+        }
+        // A TOOL result's content tokens: its message's count less the frame and role
+        // (results carry no tool calls), counted once per session by the history.
+        let tool_role = counter.count(Role::Tool.as_str());
+        let cleared = counter.count(CLEARED);
+        for j in results {
+            let content = history.message_tokens(counter, j) - 3 - tool_role;
+            removed += content.saturating_sub(cleared);
         }
         if removed < self.clear_at_least {
-            return out;
+            plan.push_run(0..n);
+            return plan;
         }
-        for (message, call) in edits {
-            match call {
-                None => msgs[message].content = CLEARED_TEXT.with(Text::clone),
-                Some(c) => msgs[message]
-                    .tool_calls
-                    .edit(|calls| calls[c].arguments = CLEARED_INPUT_TEXT.with(Text::clone)),
-            }
+        for (i, change) in changes.into_iter().enumerate() {
+            plan.push(match change {
+                Some(variant) => Source::Changed(i, variant),
+                None => Source::Kept(i),
+            });
         }
-        out
+        plan
+    }
+
+    /// A history message as [`Source::Changed`]`(_, variant)` says (see `plan`).
+    fn changed(&self, message: &Message, variant: u32) -> Message {
+        let mut m = message.clone();
+        if variant == 0 {
+            m.content = CLEARED_TEXT.with(Text::clone);
+        } else {
+            m.tool_calls.edit(|calls| {
+                for call in &mut calls[..variant as usize] {
+                    if !self.excluded(&call.name) {
+                        call.arguments = CLEARED_INPUT_TEXT.with(Text::clone);
+                    }
+                }
+            });
+        }
+        m
+    }
+
+    fn excluded(&self, tool: &str) -> bool {
+        self.exclude_tools.iter().any(|t| t == tool)
     }
 }
 
@@ -189,7 +217,11 @@ impl Strategy for ToolResultClearing {
     }
 
     fn render(&self, request: &RenderRequest<'_>) -> Result<Vec<Message>, RenderError> {
-        chat::render_fresh(request, |r, h| self.render_history(r, h))
+        chat::render_fresh(
+            request,
+            |r, h| self.plan(r, h),
+            |_, m, v| self.changed(m, v),
+        )
     }
 
     fn render_session(
@@ -198,7 +230,25 @@ impl Strategy for ToolResultClearing {
         k: usize,
         state: &mut SessionState,
     ) -> Result<Vec<Message>, RenderError> {
-        chat::render_cached(session, k, state, |r, h| self.render_history(r, h))
+        self.render_session_delta(session, k, state, None)
+            .map(|d| d.tail)
+    }
+
+    fn render_session_delta(
+        &self,
+        session: &Session,
+        k: usize,
+        state: &mut SessionState,
+        held: Option<usize>,
+    ) -> Result<PromptDelta, RenderError> {
+        chat::render_planned(
+            session,
+            k,
+            state,
+            held,
+            |r, h| self.plan(r, h),
+            |_, m, v| self.changed(m, v),
+        )
     }
 
     fn invariants(&self) -> Vec<Invariant> {

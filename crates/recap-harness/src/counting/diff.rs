@@ -4,6 +4,60 @@
 use recap_core::Message;
 use rustc_hash::FxHashMap;
 
+/// The previous call's prompt, as the caller holds it once the current prompt has
+/// taken over its first messages: `head` (now the current prompt's first messages) then
+/// `tail` (the ones the current prompt no longer holds there). A whole prompt is a
+/// `head` without `tail`.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Prev<'a> {
+    pub head: &'a [Message],
+    pub tail: &'a [Message],
+}
+
+impl<'a> From<&'a [Message]> for Prev<'a> {
+    fn from(head: &'a [Message]) -> Self {
+        Prev { head, tail: &[] }
+    }
+}
+
+impl<'a> From<&'a Vec<Message>> for Prev<'a> {
+    fn from(head: &'a Vec<Message>) -> Self {
+        Prev { head, tail: &[] }
+    }
+}
+
+impl<'a> Prev<'a> {
+    pub fn len(&self) -> usize {
+        self.head.len() + self.tail.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    pub fn get(&self, i: usize) -> Option<&'a Message> {
+        match self.head.get(i) {
+            Some(m) => Some(m),
+            None => self.tail.get(i - self.head.len()),
+        }
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = &'a Message> + 'a {
+        self.head.iter().chain(self.tail)
+    }
+}
+
+impl std::ops::Index<usize> for Prev<'_> {
+    type Output = Message;
+
+    fn index(&self, i: usize) -> &Message {
+        match self.head.get(i) {
+            Some(m) => m,
+            None => &self.tail[i - self.head.len()],
+        }
+    }
+}
+
 /// How a call's messages relate to the previous call's; the same for every tokenizer.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CallDiff {
@@ -20,7 +74,9 @@ pub struct CallDiff {
 }
 
 impl CallDiff {
-    pub fn new(prev: Option<&[Message]>, cur: &[Message]) -> CallDiff {
+    /// `kept`: how many leading messages `cur` is known to share with `prev` (the same
+    /// messages, moved over), so they are not compared; 0 when nothing is known.
+    pub fn new(prev: Option<Prev<'_>>, cur: &[Message], kept: usize) -> CallDiff {
         let Some(prev) = prev else {
             return CallDiff {
                 reuse: vec![None; cur.len()],
@@ -28,11 +84,14 @@ impl CallDiff {
                 partial: false,
             };
         };
-        let first_diff = prev
-            .iter()
-            .zip(cur)
-            .position(|(a, b)| a != b)
-            .unwrap_or(prev.len().min(cur.len()));
+        let kept = kept.min(prev.len()).min(cur.len());
+        let first_diff = kept
+            + prev
+                .iter()
+                .skip(kept)
+                .zip(&cur[kept..])
+                .position(|(a, b)| a != b)
+                .unwrap_or(prev.len().min(cur.len()) - kept);
         // Same position is the common case (append-only strategies); otherwise the
         // first equal content is searched for.
         let mut by_content = FirstContent::new(prev);
@@ -64,14 +123,14 @@ impl CallDiff {
 /// once a call has searched as much as an index costs (a moved window searches for
 /// every message), an index is built for the rest.
 struct FirstContent<'p> {
-    prompt: &'p [Message],
+    prompt: Prev<'p>,
     /// Messages compared by length so far, while there is no index.
     scanned: usize,
     index: Option<ContentIndex>,
 }
 
 impl<'p> FirstContent<'p> {
-    fn new(prompt: &'p [Message]) -> Self {
+    fn new(prompt: Prev<'p>) -> Self {
         FirstContent {
             prompt,
             scanned: 0,
@@ -115,7 +174,7 @@ fn key(text: &str) -> Key {
 }
 
 impl ContentIndex {
-    fn new(prompt: &[Message]) -> Self {
+    fn new(prompt: Prev<'_>) -> Self {
         let mut groups: FxHashMap<Key, (usize, usize)> = FxHashMap::default();
         let mut next = vec![usize::MAX; prompt.len()];
         for (j, m) in prompt.iter().enumerate() {
@@ -132,7 +191,7 @@ impl ContentIndex {
 
     /// The index of the first message of `prompt` (the one indexed) whose content is
     /// `content`.
-    fn first(&self, prompt: &[Message], content: &str) -> Option<usize> {
+    fn first(&self, prompt: Prev<'_>, content: &str) -> Option<usize> {
         let mut j = self.groups.get(&key(content))?.0;
         while j != usize::MAX {
             if prompt[j].content == content {
@@ -170,7 +229,7 @@ mod tests {
             Message::user("new"),
             Message::user("abcdefgh-Z-12345678"),
         ];
-        let d = CallDiff::new(Some(&prev), &cur);
+        let d = CallDiff::new(Some((&prev).into()), &cur, 0);
         assert_eq!(d.first_diff, 0);
         // The first "" has other calls than cur[1]: not reused, as with a map from
         // content to its first index.

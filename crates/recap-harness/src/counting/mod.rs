@@ -16,7 +16,7 @@
 
 mod diff;
 
-pub use diff::CallDiff;
+pub use diff::{CallDiff, Prev};
 
 use crate::segments::segments;
 use crate::text_memo::TextMemo;
@@ -212,7 +212,7 @@ pub fn body_tokens(m: &Message, mut count: impl FnMut(&Text) -> u32) -> u32 {
 pub fn count_call(
     tok: &Tokenizer,
     roles: &RoleTokens,
-    prev: Option<&[Message]>,
+    prev: Option<Prev<'_>>,
     cur: &[Message],
     diff: &CallDiff,
     mem: &mut TokenMemory,

@@ -73,7 +73,7 @@ fn diff_of_append_only_prompts() {
     let mut b = a.clone();
     b.push(Message::assistant("x"));
     b.push(Message::user("m"));
-    let d = CallDiff::new(Some(&a), &b);
+    let d = CallDiff::new(Some((&a).into()), &b, 0);
     assert_eq!(d.first_diff, 2);
     assert!(!d.partial);
     // The last USER equals message 1 of the previous call by content.
@@ -94,11 +94,11 @@ fn partial_prefix_of_single_user_prompts() {
     let mut counts = Vec::new();
     let mut prev: Option<&[Message]> = None;
     for cur in &calls {
-        let diff = CallDiff::new(prev, cur);
+        let diff = CallDiff::new(prev.map(Prev::from), cur, 0);
         let got = count_call(
             &t,
             &roles,
-            prev,
+            prev.map(Prev::from),
             cur,
             &diff,
             &mut mem,

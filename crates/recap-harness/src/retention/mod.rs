@@ -148,22 +148,38 @@ impl RetentionScans {
             self.retained -= held(&self.present[n_facts..self.counted]);
         }
         self.counted = n_facts;
+        // Messages that stayed where they were keep their scans in place (a chat
+        // strategy's prompt is mostly the previous one and a few messages more), so a
+        // call costs what changed.
+        let same = reuse
+            .iter()
+            .take(self.prev.len())
+            .enumerate()
+            .take_while(|&(i, r)| *r == Some(i))
+            .count();
+        let mut rest = self.prev.split_off(same);
         // A previous scan is moved to the message that reuses it (its facts were held
         // and still are); a second message reusing the same one copies it from the
         // first and adds its facts again, as does a new message.
-        let mut moved_to: Vec<Option<usize>> = vec![None; self.prev.len()];
-        let mut scans: Vec<Vec<u32>> = Vec::with_capacity(messages.len());
-        for (i, (m, r)) in messages.iter().zip(reuse).enumerate() {
+        let mut moved_to: Vec<Option<usize>> = vec![None; rest.len()];
+        self.prev.reserve(messages.len() - same);
+        for (i, (m, r)) in messages.iter().zip(reuse).enumerate().skip(same) {
             let found = match *r {
-                Some(j) => match moved_to[j] {
+                // Kept in place by an earlier message, which holds it still.
+                Some(j) if j < same => {
+                    let found = self.prev[j].clone();
+                    self.add(&found);
+                    found
+                }
+                Some(j) => match moved_to[j - same] {
                     Some(first) => {
-                        let found = scans[first].clone();
+                        let found = self.prev[first].clone();
                         self.add(&found);
                         found
                     }
                     None => {
-                        moved_to[j] = Some(i);
-                        std::mem::take(&mut self.prev[j])
+                        moved_to[j - same] = Some(i);
+                        std::mem::take(&mut rest[j - same])
                     }
                 },
                 None => {
@@ -172,11 +188,10 @@ impl RetentionScans {
                     found
                 }
             };
-            scans.push(found);
+            self.prev.push(found);
         }
         // The previous messages no message reuses left the prompt.
-        let prev = std::mem::replace(&mut self.prev, scans);
-        for (old, moved) in prev.iter().zip(&moved_to) {
+        for (old, moved) in rest.iter().zip(&moved_to) {
             if moved.is_none() {
                 self.remove(old);
             }
