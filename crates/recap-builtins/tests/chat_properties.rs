@@ -13,6 +13,7 @@ use recap_core::{
     Strategy, StrategySpec, TokenCounter,
 };
 use recap_gen::chat::ChatSessionBuilder;
+use recap_testkit::strategy_checks::walk_deltas;
 use std::sync::Arc;
 
 /// Every chat strategy at its defaults, and settings where cuts, masks and clears happen
@@ -437,46 +438,6 @@ fn check_strategy(built: &Built, session: &Session) -> Result<bool, String> {
         }
     }
     Ok(acted)
-}
-
-/// Walks `ks` (call, forget the held prompt first) through one state with
-/// `render_session_delta`, holding each answer as the harness does; each applied delta
-/// must equal `render`. Returns how many calls kept some of the previous prompt.
-fn walk_deltas(
-    strategy: &dyn Strategy,
-    session: &Session,
-    ks: &[(usize, bool)],
-) -> Result<usize, String> {
-    let name = strategy.spec();
-    let mut state = SessionState::new();
-    let mut held: Option<Vec<Message>> = None;
-    let mut kept_some = 0;
-    for &(k, forget) in ks {
-        if forget {
-            held = None;
-        }
-        let held_len = held.as_ref().map(Vec::len);
-        let delta = strategy
-            .render_session_delta(session, k, &mut state, held_len)
-            .map_err(|e| format!("{name}: call {k}: {e}"))?;
-        if delta.kept > held_len.unwrap_or(0) {
-            return Err(format!(
-                "{name}: call {k}: keeps {} messages of {held_len:?}",
-                delta.kept
-            ));
-        }
-        kept_some += usize::from(delta.kept > 0);
-        let prompt = delta.apply(held.as_deref().unwrap_or_default());
-        let request = RenderRequest::for_call(session, k).map_err(|e| e.to_string())?;
-        if Ok(&prompt) != strategy.render(&request).as_ref() {
-            return Err(format!(
-                "{name}: call {k}: the delta (kept {}) differs from render",
-                delta.kept
-            ));
-        }
-        held = Some(prompt);
-    }
-    Ok(kept_some)
 }
 
 /// On sessions long enough to cut, mask and clear, every chat strategy answers most

@@ -6,8 +6,9 @@
 
 use proptest::prelude::*;
 use recap_core::invariants::calls;
-use recap_core::{Message, RenderRequest, Session, SessionState, Strategy};
+use recap_core::{Session, Strategy};
 use recap_gen::arb_session;
+use recap_testkit::strategy_checks::walk_deltas;
 use std::sync::Arc;
 
 fn strategies() -> Vec<Arc<dyn Strategy>> {
@@ -18,46 +19,12 @@ fn strategies() -> Vec<Arc<dyn Strategy>> {
         .collect()
 }
 
-/// Walks `ks` (call, forget the held prompt first) through one state as a caller holding
-/// each answer would; returns how many calls kept some of the previous prompt.
 fn walk(
     strategy: &dyn Strategy,
     session: &Session,
     ks: &[(usize, bool)],
 ) -> Result<usize, TestCaseError> {
-    let name = strategy.spec();
-    let mut state = SessionState::new();
-    let mut held: Option<Vec<Message>> = None;
-    let mut kept_some = 0;
-    for &(k, forget) in ks {
-        if forget {
-            held = None;
-        }
-        let held_len = held.as_ref().map(Vec::len);
-        let delta = strategy
-            .render_session_delta(session, k, &mut state, held_len)
-            .map_err(|e| TestCaseError::fail(format!("{name} call {k}: {e}")))?;
-        prop_assert!(
-            delta.kept <= held_len.unwrap_or(0),
-            "{} call {}: keeps {} of {:?}",
-            name,
-            k,
-            delta.kept,
-            held_len
-        );
-        kept_some += usize::from(delta.kept > 0);
-        let prompt = delta.apply(held.as_deref().unwrap_or_default());
-        let request = RenderRequest::for_call(session, k).unwrap();
-        prop_assert_eq!(
-            &prompt,
-            &strategy.render(&request).unwrap(),
-            "{} call {}",
-            name,
-            k
-        );
-        held = Some(prompt);
-    }
-    Ok(kept_some)
+    walk_deltas(strategy, session, ks).map_err(TestCaseError::fail)
 }
 
 proptest! {

@@ -3,7 +3,7 @@
 
 use crate::specs::build_all;
 use recap_core::invariants::{calls, check_session};
-use recap_core::{RenderRequest, Session, SessionState, Strategy};
+use recap_core::{Message, RenderRequest, Session, SessionState, Strategy};
 use std::sync::{Arc, OnceLock};
 
 /// Every built-in strategy with its defaults, plus the variants of
@@ -47,5 +47,51 @@ pub fn session_renders(session: &Session) {
                 "{spec}: render_session differs from render at call {k}"
             );
         }
+        // Answered as deltas against the prompt the caller holds, as `recap run` asks.
+        let in_order: Vec<(usize, bool)> = calls(session).map(|k| (k, false)).collect();
+        if let Err(e) = walk_deltas(strategy.as_ref(), session, &in_order) {
+            panic!("{spec}: {e}");
+        }
     }
+}
+
+/// Walks `ks` (a call, and whether to forget the held prompt first) through one state
+/// with `render_session_delta`, holding each answer applied as `recap run` does; each
+/// must equal `render` of its call, and keep no more than was held. Returns how many
+/// calls kept some of the previous prompt.
+pub fn walk_deltas(
+    strategy: &dyn Strategy,
+    session: &Session,
+    ks: &[(usize, bool)],
+) -> Result<usize, String> {
+    let name = strategy.spec();
+    let mut state = SessionState::new();
+    let mut held: Option<Vec<Message>> = None;
+    let mut kept_some = 0;
+    for &(k, forget) in ks {
+        if forget {
+            held = None;
+        }
+        let held_len = held.as_ref().map(Vec::len);
+        let delta = strategy
+            .render_session_delta(session, k, &mut state, held_len)
+            .map_err(|e| format!("{name}: call {k}: {e}"))?;
+        if delta.kept > held_len.unwrap_or(0) {
+            return Err(format!(
+                "{name}: call {k}: keeps {} messages of {held_len:?}",
+                delta.kept
+            ));
+        }
+        kept_some += usize::from(delta.kept > 0);
+        let prompt = delta.apply(held.as_deref().unwrap_or_default());
+        let request = RenderRequest::for_call(session, k).map_err(|e| e.to_string())?;
+        if Ok(&prompt) != strategy.render(&request).as_ref() {
+            return Err(format!(
+                "{name}: call {k}: the delta (kept {}) differs from render",
+                delta.kept
+            ));
+        }
+        held = Some(prompt);
+    }
+    Ok(kept_some)
 }
