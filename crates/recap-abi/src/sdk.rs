@@ -18,8 +18,8 @@ use crate::ffi::{
 use crate::tokens::TokenCounts;
 use crate::wire::{self, DeltaTurns, Description, ErrorBody, InvariantWire, OptionWire};
 use recap_core::{
-    Form, Message, OptionInfo, RenderError, RenderRequest, Session, SessionState, SpecError,
-    Strategy, StrategySpec,
+    Form, Message, OptionInfo, PromptDelta, RenderError, RenderRequest, Session, SessionState,
+    SpecError, Strategy, StrategySpec,
 };
 use std::collections::BTreeMap;
 use std::ffi::c_void;
@@ -466,6 +466,9 @@ struct SdkSession<T> {
     tokens: Option<TokenCounts>,
     /// The messages of the previous response, for `messages_kept` and references.
     previous: Vec<Message>,
+    /// Whether `previous` is what the strategy's state rendered last (not after a
+    /// failed render), so the strategy may answer relative to it.
+    previous_rendered: bool,
     /// The host reads `{"previous": [from, to]}` items (ABI 1.2).
     host_reads_references: bool,
     /// Set while a call is running; a call that did not finish (panic) leaves the
@@ -493,6 +496,7 @@ fn open_session<T: Plugin>(bytes: &[u8]) -> Result<SdkSession<T>, Failure> {
         state: SessionState::new(),
         tokens: request.token_counts,
         previous: Vec::new(),
+        previous_rendered: false,
         host_reads_references: request.host_abi_minor >= 2,
         poisoned: false,
     })
@@ -609,31 +613,53 @@ fn session_step<T: Plugin>(state: &mut SdkSession<T>, bytes: &[u8]) -> Result<Ve
     let k = state.session.turn_count();
     let request = RenderRequest::for_call(&state.session, k)
         .map_err(|e| Failure::bad_request(e.to_string()))?;
-    let messages = if T::USES_TOKEN_COUNTS {
-        state
-            .strategy
-            .render_with_tokens(&request, state.tokens.as_ref())?
-    } else {
-        // The strategy's incremental path (equal to `render` by the trait's contract,
-        // held to it by recap's parity tests for the built-ins).
-        state
-            .strategy
-            .render_session(&state.session, k, &mut state.state)?
-    };
-    let kept = messages
-        .iter()
-        .zip(&state.previous)
-        .take_while(|(a, b)| a == b)
-        .count();
-    let response = if state.host_reads_references {
-        wire::items_response(
-            &reuse_previous(&messages[kept..], &state.previous),
-            Some(kept),
+    let delta = if T::USES_TOKEN_COUNTS {
+        PromptDelta::whole(
+            state
+                .strategy
+                .render_with_tokens(&request, state.tokens.as_ref())?,
         )
     } else {
-        wire::messages_response(&messages[kept..], Some(kept))
+        // The strategy's incremental path (equal to `render` by the trait's contract,
+        // held to it by recap's parity tests for the built-ins), answered as what it
+        // keeps of the previous response: the kept messages are not copied again.
+        let held = state.previous_rendered.then_some(state.previous.len());
+        state.previous_rendered = false;
+        let delta =
+            state
+                .strategy
+                .render_session_delta(&state.session, k, &mut state.state, held)?;
+        if delta.kept > held.unwrap_or(0) {
+            return Err(RenderError::new(
+                "delta",
+                format!(
+                    "the render keeps {} messages of a previous prompt of {}",
+                    delta.kept,
+                    held.unwrap_or(0)
+                ),
+            )
+            .into());
+        }
+        delta
     };
-    state.previous = messages;
+    // The longest prefix shared with the previous response: what the strategy kept, and
+    // any of its new messages equal to the previous ones after that.
+    let kept = delta.kept
+        + delta
+            .tail
+            .iter()
+            .zip(&state.previous[delta.kept..])
+            .take_while(|(a, b)| a == b)
+            .count();
+    let new = &delta.tail[kept - delta.kept..];
+    let response = if state.host_reads_references {
+        wire::items_response(&reuse_previous(new, &state.previous), Some(kept))
+    } else {
+        wire::messages_response(new, Some(kept))
+    };
+    state.previous.truncate(delta.kept);
+    state.previous.extend(delta.tail);
+    state.previous_rendered = !T::USES_TOKEN_COUNTS;
     Ok(response)
 }
 
