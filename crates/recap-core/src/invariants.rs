@@ -37,7 +37,8 @@ pub struct CheckContext<'a> {
     /// Completed turns before this call.
     pub k: usize,
     pub messages: &'a [Message],
-    /// The render of call k-1, for append-only.
+    /// The render of call k-1, for append-only (the harness passes it for the
+    /// strategies that declare append-only, the only ones the rule reads it for).
     pub previous: Option<&'a [Message]>,
     /// A second render of the same call, for determinism: `messages` itself when the
     /// caller has already found the two equal (the harness compares them where they may

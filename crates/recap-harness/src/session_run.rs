@@ -327,21 +327,24 @@ impl<'r> StrategyPass<'r> {
         let had_previous = self.prev.is_some();
         let mut messages = self.prev.take().unwrap_or_default();
         let removed = delta.apply_in_place(&mut messages);
-        // The previous prompt whole, for append-only: free unless the call kept some of
-        // it and dropped or replaced some.
-        let previous_whole = (had_previous && kept > 0 && !removed.is_empty()).then(|| {
+        let declared = &self.runner.declared[self.s];
+        // The previous prompt whole, which only the append-only rule reads, so only for
+        // the strategies that declare it: free unless the call kept some of it and
+        // dropped or replaced the rest (a masking strategy does so at most calls, and
+        // building it whole there would copy what the delta spared).
+        let append_only = had_previous && declared.contains(&Invariant::AppendOnly);
+        let previous_whole = (append_only && kept > 0 && !removed.is_empty()).then(|| {
             let mut whole = messages[..kept].to_vec();
             whole.extend_from_slice(&removed);
             whole
         });
-        let previous = match (&previous_whole, had_previous) {
+        let previous = match (&previous_whole, append_only) {
             (Some(whole), _) => Some(whole.as_slice()),
             (None, true) if kept == 0 => Some(removed.as_slice()),
             (None, true) => Some(&messages[..kept]),
             (None, false) => None,
         };
 
-        let declared = &self.runner.declared[self.s];
         let print_lines = declared
             .iter()
             .any(|d| matches!(d, Invariant::Limits { .. }))
