@@ -625,22 +625,10 @@ fn session_step<T: Plugin>(state: &mut SdkSession<T>, bytes: &[u8]) -> Result<Ve
         // keeps of the previous response: the kept messages are not copied again.
         let held = state.previous_rendered.then_some(state.previous.len());
         state.previous_rendered = false;
-        let delta =
-            state
-                .strategy
-                .render_session_delta(&state.session, k, &mut state.state, held)?;
-        if delta.kept > held.unwrap_or(0) {
-            return Err(RenderError::new(
-                "delta",
-                format!(
-                    "the render keeps {} messages of a previous prompt of {}",
-                    delta.kept,
-                    held.unwrap_or(0)
-                ),
-            )
-            .into());
-        }
-        delta
+        state
+            .strategy
+            .render_session_delta(&state.session, k, &mut state.state, held)?
+            .within(held)?
     };
     // The longest prefix shared with the previous response: what the strategy kept, and
     // any of its new messages equal to the previous ones after that.

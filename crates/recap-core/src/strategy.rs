@@ -280,6 +280,22 @@ impl PromptDelta {
         }
     }
 
+    /// The delta, when it keeps no more than the caller holds (`held` messages); else
+    /// the render error every caller reports it as (kind `delta`).
+    pub fn within(self, held: Option<usize>) -> Result<Self, RenderError> {
+        let held = held.unwrap_or(0);
+        if self.kept > held {
+            return Err(RenderError::new(
+                "delta",
+                format!(
+                    "the render keeps {} messages of a previous prompt of {held}",
+                    self.kept
+                ),
+            ));
+        }
+        Ok(self)
+    }
+
     /// The prompt itself, given the previous one (of at least `kept` messages).
     pub fn apply(&self, previous: &[Message]) -> Vec<Message> {
         let mut out = Vec::with_capacity(self.kept + self.tail.len());

@@ -277,7 +277,7 @@ impl<'r> StrategyPass<'r> {
         let rendered = render_guarded(self.strategy(), session, k, &mut self.state, held);
         self.out.render_ns.push(start.elapsed().as_nanos() as u64);
         match rendered {
-            Ok(delta) => Some(self.check(session, k, delta, print_lines)),
+            Ok(delta) => Some(self.check(session, k, held, delta, print_lines)),
             Err(error) => {
                 self.out.complete = false;
                 self.out.render_errors.push(CallError { call: k, error });
@@ -294,15 +294,15 @@ impl<'r> StrategyPass<'r> {
     }
 
     /// The declared invariants, with a second render for determinism; builds the call's
-    /// prompt from `delta` in place of the previous one.
+    /// prompt from `delta` in place of the previous one (`held` messages long).
     fn check(
         &mut self,
         session: &Session,
         k: usize,
+        held: Option<usize>,
         delta: PromptDelta,
         print_lines: &OnceCell<PrintLines>,
     ) -> RenderedCall {
-        let held = self.prev.as_ref().map(Vec::len);
         let second_held = if self.second_in_step { held } else { None };
         let second = render_guarded(
             self.strategy(),
@@ -327,23 +327,26 @@ impl<'r> StrategyPass<'r> {
         let had_previous = self.prev.is_some();
         let mut messages = self.prev.take().unwrap_or_default();
         let removed = delta.apply_in_place(&mut messages);
+        let call = RenderedCall {
+            messages,
+            kept,
+            removed,
+            had_previous,
+        };
         let declared = &self.runner.declared[self.s];
         // The previous prompt whole, which only the append-only rule reads, so only for
         // the strategies that declare it: free unless the call kept some of it and
         // dropped or replaced the rest (a masking strategy does so at most calls, and
         // building it whole there would copy what the delta spared).
-        let append_only = had_previous && declared.contains(&Invariant::AppendOnly);
-        let previous_whole = (append_only && kept > 0 && !removed.is_empty()).then(|| {
-            let mut whole = messages[..kept].to_vec();
-            whole.extend_from_slice(&removed);
-            whole
-        });
-        let previous = match (&previous_whole, append_only) {
-            (Some(whole), _) => Some(whole.as_slice()),
-            (None, true) if kept == 0 => Some(removed.as_slice()),
-            (None, true) => Some(&messages[..kept]),
-            (None, false) => None,
-        };
+        let previous = call
+            .previous()
+            .filter(|_| declared.contains(&Invariant::AppendOnly));
+        let previous_whole = previous
+            .filter(|p| p.as_slice().is_none())
+            .map(|p| p.iter().cloned().collect::<Vec<_>>());
+        let previous = previous_whole
+            .as_deref()
+            .or_else(|| previous.and_then(|p| p.as_slice()));
 
         let print_lines = declared
             .iter()
@@ -352,10 +355,10 @@ impl<'r> StrategyPass<'r> {
         let ctx = CheckContext {
             session,
             k,
-            messages: &messages,
+            messages: &call.messages,
             previous,
             second_render: if same {
-                Some(&messages)
+                Some(&call.messages)
             } else {
                 second_whole.as_deref()
             },
@@ -377,12 +380,7 @@ impl<'r> StrategyPass<'r> {
         // times the text's size).
         drop(second);
         drop(previous_whole);
-        RenderedCall {
-            messages,
-            kept,
-            removed,
-            had_previous,
-        }
+        call
     }
 
     fn retention(
@@ -503,15 +501,7 @@ fn render_guarded(
         strategy.render_session_delta(session, k, state, held)
     }));
     match rendered {
-        Ok(Ok(delta)) if delta.kept > held.unwrap_or(0) => Err(RenderError::new(
-            "delta",
-            format!(
-                "the render keeps {} messages of a previous prompt of {}",
-                delta.kept,
-                held.unwrap_or(0)
-            ),
-        )),
-        Ok(r) => r,
+        Ok(r) => r.and_then(|delta| delta.within(held)),
         Err(payload) => {
             let msg = payload
                 .downcast_ref::<&str>()

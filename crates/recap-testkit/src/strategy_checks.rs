@@ -75,13 +75,8 @@ pub fn walk_deltas(
         let held_len = held.as_ref().map(Vec::len);
         let delta = strategy
             .render_session_delta(session, k, &mut state, held_len)
+            .and_then(|d| d.within(held_len))
             .map_err(|e| format!("{name}: call {k}: {e}"))?;
-        if delta.kept > held_len.unwrap_or(0) {
-            return Err(format!(
-                "{name}: call {k}: keeps {} messages of {held_len:?}",
-                delta.kept
-            ));
-        }
         kept_some += usize::from(delta.kept > 0);
         let prompt = delta.apply(held.as_deref().unwrap_or_default());
         let request = RenderRequest::for_call(session, k).map_err(|e| e.to_string())?;

@@ -86,9 +86,7 @@ impl Strategy for RollingWindow {
         // The chat form, and the PTC-Lisp calls before the window fills, keep turns as
         // full-history renders them: from the session's transcript, rendered once.
         if request.form == Form::Chat || k <= window {
-            let t = Transcript::for_session(state, &request, session);
-            let k = request.completed();
-            return Ok(t.answer(k.saturating_sub(window), k, None).tail);
+            return Ok(self.kept_turns(&request, session, state, None).tail);
         }
         if let Some(full) = single_shot(&request) {
             return Ok(full);
@@ -115,9 +113,7 @@ impl Strategy for RollingWindow {
                 .map(PromptDelta::whole);
         }
         let request = RenderRequest::for_call(session, k)?;
-        let t = Transcript::for_session(state, &request, session);
-        let k = request.completed();
-        Ok(t.answer(k.saturating_sub(self.window as usize), k, held))
+        Ok(self.kept_turns(&request, session, state, held))
     }
 
     fn invariants(&self) -> Vec<Invariant> {
@@ -130,6 +126,21 @@ impl Strategy for RollingWindow {
 }
 
 impl RollingWindow {
+    /// The opening and the last `window` turns as full-history renders them, from the
+    /// session's transcript (rendered once), answered against the last prompt answered
+    /// from it when the caller holds that one (`held`).
+    fn kept_turns(
+        &self,
+        request: &RenderRequest<'_>,
+        session: &Session,
+        state: &mut SessionState,
+        held: Option<usize>,
+    ) -> PromptDelta {
+        let t = Transcript::for_session(state, request, session);
+        let k = request.completed();
+        t.answer(k.saturating_sub(self.window as usize), k, held)
+    }
+
     /// The rolling-window prompt; never fails.
     pub fn render_messages(&self, request: &RenderRequest<'_>) -> Vec<Message> {
         if request.form == Form::Chat {

@@ -45,16 +45,27 @@ impl<'a> Prev<'a> {
     pub fn iter(&self) -> impl Iterator<Item = &'a Message> + 'a {
         self.head.iter().chain(self.tail)
     }
+
+    /// The prompt as one slice, when it is one already (no tail, or no head).
+    pub fn as_slice(&self) -> Option<&'a [Message]> {
+        match (self.head.is_empty(), self.tail.is_empty()) {
+            (_, true) => Some(self.head),
+            (true, false) => Some(self.tail),
+            (false, false) => None,
+        }
+    }
 }
 
 impl std::ops::Index<usize> for Prev<'_> {
     type Output = Message;
 
     fn index(&self, i: usize) -> &Message {
-        match self.head.get(i) {
-            Some(m) => m,
-            None => &self.tail[i - self.head.len()],
-        }
+        self.get(i).unwrap_or_else(|| {
+            panic!(
+                "message {i} of a previous prompt of {} messages",
+                self.len()
+            )
+        })
     }
 }
 
