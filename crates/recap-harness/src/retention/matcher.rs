@@ -1,39 +1,55 @@
-//! Finding a session's facts in a prompt's messages: Aho-Corasick over the facts, with
-//! the facts found in each line kept for the rest of the session.
+//! Finding a session's facts in a prompt's messages: Aho-Corasick over the facts (a
+//! double-array automaton, `daachorse`), with the facts found in each line kept for the
+//! rest of the session.
+//!
+//! daachorse replaced aho-corasick's noncontiguous NFA (2026-11-27): its transitions are
+//! array lookups, so an overlapping scan costs fewer instructions per byte, and building it
+//! grows about linearly. With the prefixes below, `recap run`'s whole engine took 6–10 %
+//! fewer instructions on generated and imported corpora (`docs/performance.md`).
 
 use super::facts::Facts;
 
-/// Facts per automaton. Building an Aho-Corasick automaton grows faster than linearly
-/// with the pattern count (measured with aho-corasick 1.1: 10k short facts 0.4 s, 40k
-/// facts 6 s in one automaton), so a session's facts are split into chunks of this size:
-/// 40k facts then build and scan in ~0.2 s. Each chunk costs one pass over a message.
-const FACTS_PER_AUTOMATON: usize = 1024;
+/// Facts per automaton: a bound on one automaton's size (daachorse holds at most 2^24
+/// patterns), far above what a session records. Chunks once had to be small: building
+/// one aho-corasick 1.1 automaton grew faster than linearly with the patterns (40,000
+/// facts: 11.7 s), so 1,024 facts made a chunk and a session of n facts scanned each line
+/// n/1,024 times (1,000,000 distinct prints: 149 s). A double-array automaton builds in
+/// about linear time: the same session takes 4.6 s with chunks of 65,536 (4.7 s with one
+/// automaton, and 20 % more memory).
+const FACTS_PER_AUTOMATON: usize = 1 << 16;
 
 /// Bytes of a fact the automaton holds: a longer fact is found by its first bytes and
 /// then compared whole. Facts run to 120 characters (whole first lines of outputs), and
-/// building the automaton grows with the bytes it holds: with 16-byte prefixes the chat
-/// run takes 4.4 % fewer instructions, the PTC-Lisp one 0.7 % (8 bytes: −5.5 %, but
-/// +2.3 % for PTC-Lisp, whose short prefixes match often).
-const PREFIX_BYTES: usize = 16;
+/// building the automaton grows with the bytes it holds, so a fact is held by the
+/// shortest of these prefixes that few facts share (see [`MAX_SHARING_A_PREFIX`]), else
+/// whole.
+const PREFIX_BYTES: [usize; 3] = [8, 16, 32];
 
-/// More facts than this sharing their prefix (timestamped lines, say) are held whole:
-/// each match of a shared prefix would otherwise be compared with every fact behind it,
-/// quadratic in a long session of such lines, where the automaton stays linear.
+/// More facts than this sharing a prefix (timestamped lines, say) are held by a longer
+/// one, or whole: each match of a shared prefix would otherwise be compared with every
+/// fact behind it, quadratic in a long session of such lines, where the automaton stays
+/// linear.
 const MAX_SHARING_A_PREFIX: u32 = 4;
 
-/// A fact's first [`PREFIX_BYTES`] bytes (all of a shorter one).
-fn prefix(fact: &str) -> &[u8] {
-    &fact.as_bytes()[..fact.len().min(PREFIX_BYTES)]
+/// A fact's first `len` bytes (all of a shorter one).
+fn prefix(fact: &str, len: usize) -> &[u8] {
+    &fact.as_bytes()[..fact.len().min(len)]
 }
 
-/// The bytes of `fact` the automaton holds, given how many facts share its prefix.
-fn pattern<'f>(fact: &'f str, sharing: &rustc_hash::FxHashMap<&[u8], u32>) -> &'f [u8] {
-    let prefix = prefix(fact);
-    if sharing.get(prefix).copied().unwrap_or(0) > MAX_SHARING_A_PREFIX {
-        fact.as_bytes()
-    } else {
-        prefix
+/// How many facts share each prefix, for each length in [`PREFIX_BYTES`].
+type Sharing<'f> = [rustc_hash::FxHashMap<&'f [u8], u32>; PREFIX_BYTES.len()];
+
+/// The bytes of `fact` the automaton holds, given how many facts share its prefixes.
+fn pattern<'f>(fact: &'f str, sharing: &Sharing<'_>) -> &'f [u8] {
+    for (len, shared) in PREFIX_BYTES.iter().zip(sharing) {
+        let prefix = prefix(fact, *len);
+        if prefix.len() == fact.len()
+            || shared.get(prefix).copied().unwrap_or(0) <= MAX_SHARING_A_PREFIX
+        {
+            return prefix;
+        }
     }
+    fact.as_bytes()
 }
 
 /// Finds every fact of a session in a text (Aho-Corasick over the facts, in chunks).
@@ -42,12 +58,60 @@ fn pattern<'f>(fact: &'f str, sharing: &rustc_hash::FxHashMap<&[u8], u32>) -> &'
 /// k are a prefix of it; so one scan of a message yields its facts for every call, and a
 /// message that reappears unchanged in a later call is never scanned again.
 pub struct FactMatcher {
-    /// One automaton per chunk of [`FACTS_PER_AUTOMATON`] facts; `None` when building
+    /// One automaton per chunk of `per_automaton` facts; `None` when building
     /// failed (past internal size limits), and that chunk is searched fact by fact.
-    chunks: Vec<Option<aho_corasick::AhoCorasick>>,
+    chunks: Vec<Option<Chunk>>,
+    per_automaton: usize,
     n: usize,
     /// Facts containing a line break: the only ones that can span two segments.
     multiline: Vec<usize>,
+}
+
+/// One automaton over a chunk of facts' patterns. Patterns are distinct in the
+/// automaton, but two facts may share one (a prefix): each pattern's value names the
+/// group of facts (positions in the chunk) behind it.
+struct Chunk {
+    automaton: daachorse::DoubleArrayAhoCorasick<u32>,
+    /// Group g's facts: `members[starts[g]..starts[g + 1]]`.
+    starts: Vec<u32>,
+    members: Vec<u32>,
+}
+
+impl Chunk {
+    fn new<'p>(patterns: impl Iterator<Item = &'p [u8]>) -> Option<Chunk> {
+        let mut group_of: rustc_hash::FxHashMap<&[u8], u32> = Default::default();
+        let mut groups: Vec<Vec<u32>> = Vec::new();
+        let mut distinct: Vec<&[u8]> = Vec::new();
+        for (i, p) in patterns.enumerate() {
+            let g = *group_of.entry(p).or_insert_with(|| {
+                groups.push(Vec::new());
+                distinct.push(p);
+                (groups.len() - 1) as u32
+            });
+            groups[g as usize].push(i as u32);
+        }
+        let automaton = daachorse::DoubleArrayAhoCorasickBuilder::new()
+            .use_prefilter(false)
+            .build_with_values(distinct.iter().enumerate().map(|(g, p)| (p, g as u32)))
+            .ok()?;
+        let mut starts = Vec::with_capacity(groups.len() + 1);
+        let mut members = Vec::new();
+        for g in groups {
+            starts.push(members.len() as u32);
+            members.extend(g);
+        }
+        starts.push(members.len() as u32);
+        Some(Chunk {
+            automaton,
+            starts,
+            members,
+        })
+    }
+
+    fn group(&self, g: u32) -> &[u32] {
+        let g = g as usize;
+        &self.members[self.starts[g] as usize..self.starts[g + 1] as usize]
+    }
 }
 
 /// Bytes of distinct lines a [`FactLines`] keeps before it starts over.
@@ -64,31 +128,25 @@ pub struct FactLines {
 
 impl FactMatcher {
     pub fn new(facts: &Facts) -> FactMatcher {
-        let mut sharing: rustc_hash::FxHashMap<&[u8], u32> = Default::default();
-        for fact in facts.list() {
-            *sharing.entry(prefix(fact)).or_default() += 1;
+        Self::chunked(facts, FACTS_PER_AUTOMATON)
+    }
+
+    /// With `per_automaton` facts in each automaton (small in tests, to cover several).
+    fn chunked(facts: &Facts, per_automaton: usize) -> FactMatcher {
+        let mut sharing: Sharing = Default::default();
+        for (len, shared) in PREFIX_BYTES.iter().zip(&mut sharing) {
+            for fact in facts.list() {
+                *shared.entry(prefix(fact, *len)).or_default() += 1;
+            }
         }
         let chunks = facts
             .list()
-            .chunks(FACTS_PER_AUTOMATON)
-            .map(|chunk| {
-                // The automaton serves one session only, so building it costs more
-                // than scanning with it: an NFA builds ~10× faster than a DFA, and a
-                // noncontiguous one with dense transitions at the root only skips the
-                // conversion to a contiguous one and most of the dense tables, for slower
-                // scans. Measured (`scripts/bench-instructions.sh --engine`-style
-                // callgrind over 120-session generated corpora): the whole run 2.7 %
-                // (chat) and 1.5 % (PTC-Lisp) fewer instructions than the contiguous NFA
-                // with the default dense depth, CPU time the same or less.
-                aho_corasick::AhoCorasick::builder()
-                    .kind(Some(aho_corasick::AhoCorasickKind::NoncontiguousNFA))
-                    .dense_depth(1)
-                    .build(chunk.iter().map(|f| pattern(f, &sharing)))
-                    .ok()
-            })
+            .chunks(per_automaton)
+            .map(|chunk| Chunk::new(chunk.iter().map(|f| pattern(f, &sharing))))
             .collect();
         FactMatcher {
             chunks,
+            per_automaton,
             n: facts.len(),
             multiline: (0..facts.len())
                 .filter(|&i| facts.list()[i].contains('\n'))
@@ -149,20 +207,26 @@ impl FactMatcher {
         // distinct line, and a table each time made it O(lines × facts).
         let mut found: Vec<u32> = Vec::new();
         for (c, ac) in self.chunks.iter().enumerate() {
-            let base = c * FACTS_PER_AUTOMATON;
+            let base = c * self.per_automaton;
             match ac {
                 Some(ac) => {
                     let list = facts.list();
-                    found.extend(ac.find_overlapping_iter(content).filter_map(|m| {
-                        let i = base + m.pattern().as_usize();
-                        let fact = list[i].as_bytes();
-                        // A prefix matched: the rest of a longer fact must follow it.
-                        (m.len() == fact.len() || content.as_bytes()[m.start()..].starts_with(fact))
-                            .then_some(i as u32)
-                    }));
+                    let bytes = content.as_bytes();
+                    for m in ac.automaton.find_overlapping_iter(bytes) {
+                        for &p in ac.group(m.value()) {
+                            let i = base + p as usize;
+                            let fact = list[i].as_bytes();
+                            // A prefix matched: the rest of a longer fact must follow it.
+                            if m.end() - m.start() == fact.len()
+                                || bytes[m.start()..].starts_with(fact)
+                            {
+                                found.push(i as u32);
+                            }
+                        }
+                    }
                 }
                 None => {
-                    let end = (base + FACTS_PER_AUTOMATON).min(self.n);
+                    let end = (base + self.per_automaton).min(self.n);
                     found.extend(
                         facts.list()[base..end]
                             .iter()
@@ -234,14 +298,16 @@ mod tests {
     #[test]
     fn matcher_spans_several_automata() {
         let mut facts = Facts::new();
-        let n = FACTS_PER_AUTOMATON * 2 + 7;
+        let per = 64;
+        let n = per * 2 + 7;
         for i in 0..n {
             facts.add(&format!("<fact {i}>"));
         }
-        let m = FactMatcher::new(&facts);
-        let text = format!("<fact 3> <fact {}> <fact {}>", FACTS_PER_AUTOMATON, n - 1);
+        let m = FactMatcher::chunked(&facts, per);
+        assert_eq!(m.chunks.len(), 3);
+        let text = format!("<fact 3> <fact {per}> <fact {}>", n - 1);
         let found = m.scan(&text, &facts);
-        assert_eq!(found, vec![3, FACTS_PER_AUTOMATON as u32, (n - 1) as u32]);
+        assert_eq!(found, vec![3, per as u32, (n - 1) as u32]);
         assert_eq!(naive(&facts, &[&text]), found);
     }
 
@@ -280,12 +346,14 @@ mod tests {
         assert_eq!(found.len(), 1 + 10 + 100);
     }
 
-    /// Facts longer than the automaton's prefix, facts sharing a prefix with a few others
-    /// (found by prefix, then compared) and with many others (held whole): each is found
-    /// exactly where it occurs whole, and not where only its prefix does.
+    /// Facts longer than the automaton's prefixes, facts sharing a prefix with a few
+    /// others (found by prefix, then compared), with many others at one length (held by
+    /// a longer prefix) and at every length (held whole): each is found exactly where it
+    /// occurs whole, and not where only its prefix does.
     #[test]
     fn long_facts_and_shared_prefixes_are_found_whole() {
-        let stamp = "[2026-11-26 10:00:"; // 18 bytes: longer than the prefix
+        let stamp = "[2026-11-26 10:00:"; // 18 bytes: longer than two of the prefixes
+        let long_stamp = "[2026-11-26 10:00:00.000000 +0000 UTC] "; // 39: longer than all
         let mut facts = Facts::new();
         for i in 0..12 {
             facts.add(&format!("{stamp}{i:02}] step {i} done"));
@@ -293,22 +361,29 @@ mod tests {
         facts.add("a fact much longer than sixteen bytes");
         facts.add("a fact much longer than sixteen bytes, and more");
         facts.add("short");
-        let shared = &facts.list()[0][..PREFIX_BYTES];
-        let sharing = facts
-            .list()
-            .iter()
-            .filter(|f| f.as_bytes().starts_with(shared.as_bytes()))
-            .count();
-        assert!(
-            sharing as u32 > MAX_SHARING_A_PREFIX,
-            "the stamps share a prefix"
-        );
+        for i in 0..6 {
+            facts.add(&format!("{long_stamp}worker {i} up"));
+        }
+        let sharing = |len: usize, fact: &str| {
+            let p = prefix(fact, len);
+            facts
+                .list()
+                .iter()
+                .filter(|f| f.as_bytes().starts_with(p))
+                .count() as u32
+        };
+        let first = &facts.list()[0];
+        assert!(sharing(PREFIX_BYTES[1], first) > MAX_SHARING_A_PREFIX);
+        assert!(sharing(PREFIX_BYTES[2], first) <= MAX_SHARING_A_PREFIX);
+        let last = &facts.list()[facts.len() - 1];
+        assert!(sharing(PREFIX_BYTES[2], last) > MAX_SHARING_A_PREFIX);
         let m = FactMatcher::new(&facts);
         let texts = [
             format!("{stamp}03] step 3 done\n{stamp}07] step 7 don"),
             format!("x{stamp}11] step 11 done, a fact much longer than sixteen bytes"),
             "a fact much longer than sixteen bytes, and more short".to_string(),
             "a fact much longer than sixteen byte".to_string(),
+            format!("{long_stamp}worker 2 up; {long_stamp}worker 4 u; {long_stamp}worker 5"),
             String::new(),
         ];
         for text in &texts {
@@ -316,6 +391,7 @@ mod tests {
         }
         assert_eq!(m.scan(&texts[0], &facts), [3]);
         assert_eq!(m.scan(&texts[2], &facts), [12, 13, 14]);
+        assert_eq!(m.scan(&texts[4], &facts), [17]);
     }
 
     proptest::proptest! {
@@ -324,8 +400,8 @@ mod tests {
         /// on both sides of the prefix length.
         #[test]
         fn scan_is_the_naive_search(
-            fact_list in proptest::collection::vec("[ab\n]{1,3}|[ab]{14,24}", 1..30),
-            texts in proptest::collection::vec("[abc\n]{0,80}", 1..4),
+            fact_list in proptest::collection::vec("[ab\n]{1,3}|[ab]{6,40}", 1..30),
+            texts in proptest::collection::vec("[abc\n]{0,120}", 1..4),
         ) {
             let mut facts = Facts::new();
             for f in &fact_list {
