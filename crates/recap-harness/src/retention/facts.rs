@@ -2,7 +2,6 @@
 
 use super::chat_facts::chat_turn_facts;
 use recap_core::{ChatTurn, Turn};
-use std::collections::HashSet;
 
 /// Characters of a print's first line that count as the fact (SPEC section 9).
 pub const PRINT_FACT_CHARS: usize = 120;
@@ -11,7 +10,7 @@ pub const PRINT_FACT_CHARS: usize = 120;
 #[derive(Debug, Default, Clone)]
 pub struct Facts {
     list: Vec<String>,
-    seen: HashSet<String>,
+    seen: rustc_hash::FxHashSet<String>,
 }
 
 impl Facts {
@@ -48,7 +47,7 @@ impl Facts {
             }
         }
         for p in &turn.prints {
-            self.add(&print_fact(p));
+            self.add(print_fact(p));
         }
         if let Some(msg) = turn.error_message() {
             self.add(msg);
@@ -72,10 +71,18 @@ impl Facts {
     }
 }
 
-/// A print's first line, cut to [`PRINT_FACT_CHARS`] characters.
-pub fn print_fact(print: &str) -> String {
-    let first = print.split(['\n', '\r']).next().unwrap_or("");
-    first.chars().take(PRINT_FACT_CHARS).collect()
+/// A print's first line, cut to [`PRINT_FACT_CHARS`] characters: the first
+/// characters, cut at the first line break among them (a long print is read no
+/// further than its fact).
+pub fn print_fact(print: &str) -> &str {
+    let head = match print.char_indices().nth(PRINT_FACT_CHARS) {
+        Some((end, _)) => &print[..end],
+        None => print,
+    };
+    match memchr::memchr2(b'\n', b'\r', head.as_bytes()) {
+        Some(cut) => &head[..cut],
+        None => head,
+    }
 }
 
 #[cfg(test)]
@@ -88,6 +95,12 @@ mod tests {
         assert_eq!(print_fact("x\r\ny"), "x");
         let long: String = "é".repeat(130);
         assert_eq!(print_fact(&long).chars().count(), 120);
+        assert_eq!(print_fact("ab\r"), "ab");
+        assert_eq!(print_fact(""), "");
+        let late_break = format!("{}\nrest", "x".repeat(130));
+        assert_eq!(print_fact(&late_break), "x".repeat(120));
+        let early_break = format!("{}\n{}", "é".repeat(50), "y".repeat(200));
+        assert_eq!(print_fact(&early_break), "é".repeat(50));
     }
 
     #[test]
