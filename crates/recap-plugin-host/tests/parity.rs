@@ -195,3 +195,56 @@ fn every_builtin_through_the_abi_renders_the_same_bytes() {
     }
     assert_eq!(forms_seen.len(), 2, "both forms went through the ABI");
 }
+
+/// Every twin loads into one process beside the others without static TLS, as a run
+/// with many plugins (and `benches/plugin.rs`) loads them. A library taking static TLS
+/// (mimalloc's default model) draws on the little glibc keeps for libraries loaded later
+/// (~1.6 KiB), and the eighth twin loaded by the plugin bench failed with "cannot
+/// allocate memory in static TLS block". The check reruns this test in a child process
+/// with that reserve set to nothing (`GLIBC_TUNABLES`), where a library needing static
+/// TLS cannot load at all.
+#[test]
+fn every_twin_loads_beside_the_others_without_static_tls() {
+    const CHILD: &str = "RECAP_TEST_NO_STATIC_TLS_CHILD";
+    let direct = recap_builtins::registry();
+    let names: Vec<String> = direct
+        .infos()
+        .map(|i| i.name.clone())
+        .filter(|name| wrapped_builtin(name).is_some())
+        .collect();
+    assert!(names.len() >= 8, "{names:?}");
+    if std::env::var_os(CHILD).is_some() {
+        let held: Vec<_> = names
+            .iter()
+            .map(|name| {
+                let lib = wrapped_builtin(name).expect("listed above");
+                load(&lib).unwrap_or_else(|e| panic!("{name} beside the others: {e}"))
+            })
+            .collect();
+        for (plugin, name) in held.iter().zip(&names) {
+            assert_eq!(plugin.name(), name);
+        }
+        return;
+    }
+    if !cfg!(all(target_os = "linux", target_env = "gnu")) {
+        eprintln!("skipped: the static TLS reserve is a glibc setting");
+        return;
+    }
+    let out = std::process::Command::new(std::env::current_exe().expect("test binary"))
+        .args([
+            "--exact",
+            "every_twin_loads_beside_the_others_without_static_tls",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env(CHILD, "1")
+        .env("GLIBC_TUNABLES", "glibc.rtld.optional_static_tls=0")
+        .output()
+        .expect("rerun the test binary");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success() && stdout.contains("1 passed"),
+        "twins loaded without a static TLS reserve:\n{stdout}\n{stderr}"
+    );
+}
