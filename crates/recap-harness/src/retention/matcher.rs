@@ -68,49 +68,48 @@ pub struct FactMatcher {
 }
 
 /// One automaton over a chunk of facts' patterns. Patterns are distinct in the
-/// automaton, but two facts may share one (a prefix): each pattern's value names the
-/// group of facts (positions in the chunk) behind it.
+/// automaton, but two facts may share one (a prefix): a pattern's value is the first
+/// fact (its position in the chunk) holding it, and `next` links each fact to the next
+/// one holding the same pattern.
 struct Chunk {
     automaton: daachorse::DoubleArrayAhoCorasick<u32>,
-    /// Group g's facts: `members[starts[g]..starts[g + 1]]`.
-    starts: Vec<u32>,
-    members: Vec<u32>,
+    next: Vec<u32>,
 }
 
+/// The end of a [`Chunk::next`] chain.
+const LAST: u32 = u32::MAX;
+
 impl Chunk {
-    fn new<'p>(patterns: impl Iterator<Item = &'p [u8]>) -> Option<Chunk> {
-        let mut group_of: rustc_hash::FxHashMap<&[u8], u32> = Default::default();
-        let mut groups: Vec<Vec<u32>> = Vec::new();
+    fn new<'p>(patterns: impl ExactSizeIterator<Item = &'p [u8]>) -> Option<Chunk> {
+        let mut next = vec![LAST; patterns.len()];
+        // Each distinct pattern with the first and the last fact holding it so far.
+        let mut ends: rustc_hash::FxHashMap<&[u8], (u32, u32)> = Default::default();
         let mut distinct: Vec<&[u8]> = Vec::new();
         for (i, p) in patterns.enumerate() {
-            let g = *group_of.entry(p).or_insert_with(|| {
-                groups.push(Vec::new());
-                distinct.push(p);
-                (groups.len() - 1) as u32
-            });
-            groups[g as usize].push(i as u32);
+            let i = i as u32;
+            match ends.get_mut(p) {
+                Some((_, last)) => {
+                    next[*last as usize] = i;
+                    *last = i;
+                }
+                None => {
+                    ends.insert(p, (i, i));
+                    distinct.push(p);
+                }
+            }
         }
         let automaton = daachorse::DoubleArrayAhoCorasickBuilder::new()
             .use_prefilter(false)
-            .build_with_values(distinct.iter().enumerate().map(|(g, p)| (p, g as u32)))
+            .build_with_values(distinct.iter().map(|p| (p, ends[p].0)))
             .ok()?;
-        let mut starts = Vec::with_capacity(groups.len() + 1);
-        let mut members = Vec::new();
-        for g in groups {
-            starts.push(members.len() as u32);
-            members.extend(g);
-        }
-        starts.push(members.len() as u32);
-        Some(Chunk {
-            automaton,
-            starts,
-            members,
-        })
+        Some(Chunk { automaton, next })
     }
 
-    fn group(&self, g: u32) -> &[u32] {
-        let g = g as usize;
-        &self.members[self.starts[g] as usize..self.starts[g + 1] as usize]
+    /// The facts holding the pattern whose value is `first`.
+    fn group(&self, first: u32) -> impl Iterator<Item = u32> + '_ {
+        std::iter::successors(Some(first), |&i| {
+            Some(self.next[i as usize]).filter(|&n| n != LAST)
+        })
     }
 }
 
@@ -213,7 +212,7 @@ impl FactMatcher {
                     let list = facts.list();
                     let bytes = content.as_bytes();
                     for m in ac.automaton.find_overlapping_iter(bytes) {
-                        for &p in ac.group(m.value()) {
+                        for p in ac.group(m.value()) {
                             let i = base + p as usize;
                             let fact = list[i].as_bytes();
                             // A prefix matched: the rest of a longer fact must follow it.
