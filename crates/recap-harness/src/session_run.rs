@@ -375,11 +375,10 @@ impl<'r> StrategyPass<'r> {
                 detail: format!("the first render succeeded, the second failed: {e}"),
             });
         }
-        // Checked: the second render is freed here, before the prompt is tokenized, so it
-        // is not held at the peak of a call with a huge print (tokenizing needs many
-        // times the text's size).
-        drop(second);
-        drop(previous_whole);
+        // Checked: the second render (and the previous prompt, when built whole) are
+        // freed as this returns, before the prompt is tokenized, so they are not held at
+        // the peak of a call with a huge print (tokenizing needs many times the text's
+        // size).
         call
     }
 
