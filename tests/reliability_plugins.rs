@@ -23,6 +23,15 @@ use std::time::{Duration, Instant};
 /// strategy `strategy` from `lib`, as JSON, two workers, a 1 s plugin time limit; with
 /// `out`, also `--out <tempdir>/report`.
 fn run_with_plugin(lib: &Path, strategy: &str, out: bool) -> (TimedRun, tempfile::TempDir) {
+    run_with_plugin_jobs(lib, strategy, out, 2)
+}
+
+fn run_with_plugin_jobs(
+    lib: &Path,
+    strategy: &str,
+    out: bool,
+    jobs: usize,
+) -> (TimedRun, tempfile::TempDir) {
     let dir = tempfile::tempdir().expect("tempdir");
     let corpus = corpus(dir.path(), 3);
     let mut cmd = recap_command!();
@@ -30,7 +39,7 @@ fn run_with_plugin(lib: &Path, strategy: &str, out: bool) -> (TimedRun, tempfile
         "--format",
         "json",
         "--jobs",
-        "2",
+        &jobs.to_string(),
         "--plugin-timeout",
         "1",
     ]);
@@ -66,7 +75,11 @@ fn assert_render_errors(report: &Json, strategy: &str, kind: &str, expect: &str)
 }
 
 fn check_fault(lib: &str, strategy: &str, kind: &str, expect: &str) -> TimedRun {
-    let (r, _dir) = run_with_plugin(&fixture(lib), strategy, false);
+    check_fault_jobs(lib, strategy, kind, expect, 2)
+}
+
+fn check_fault_jobs(lib: &str, strategy: &str, kind: &str, expect: &str, jobs: usize) -> TimedRun {
+    let (r, _dir) = run_with_plugin_jobs(&fixture(lib), strategy, false, jobs);
     assert_eq!(r.code, 1, "problems found → exit 1; stderr: {}", r.stderr);
     // The plugin's own panic hook may print its panic; recap's code must not panic.
     for own in ["panicked at src/", "panicked at crates/"] {
@@ -150,6 +163,41 @@ fn plugin_that_never_returns_times_out_and_is_disabled() {
     assert!(
         r.elapsed < Duration::from_secs(30),
         "two workers wait at most about 1 s each, not once per call: {:?}",
+        r.elapsed
+    );
+}
+
+/// With one job the plugin's calls run on the only worker (under the limit, without a
+/// helper thread), so the hung call leaves that worker stuck: the run goes on with a new
+/// worker, which replays the session (calls 0..2 rendered again, call 3 the time-out),
+/// and ends without waiting for the stuck one.
+#[test]
+fn plugin_that_never_returns_on_the_only_worker_is_left_behind() {
+    let r = check_fault_jobs(
+        "rt_hang",
+        "rt-hang",
+        "timeout",
+        "did not return within the 1s time limit",
+        1,
+    );
+    let run = run_of(&r.report, "rt-hang");
+    let errors = &run["render_errors"];
+    // One call overran (session 1's call 3); every later call of the plugin is refused.
+    assert_eq!(errors["by_kind"]["timeout"], errors["count"], "{run}");
+    let examples = errors["examples"].as_array().expect("examples");
+    let overran = examples
+        .iter()
+        .filter(|e| {
+            e["message"]
+                .as_str()
+                .unwrap_or("")
+                .contains("it was abandoned")
+        })
+        .count();
+    assert_eq!(overran, 1, "{run}");
+    assert!(
+        r.elapsed < Duration::from_secs(30),
+        "one wait of about 1 s: {:?}",
         r.elapsed
     );
 }

@@ -12,6 +12,7 @@ pub mod memory;
 pub mod message;
 pub mod printer;
 pub mod registry;
+pub mod rescue;
 pub mod session;
 pub mod session_identity;
 pub mod strategy;

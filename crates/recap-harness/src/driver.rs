@@ -1,22 +1,34 @@
-//! The parallel driver: sessions processed on a local rayon pool and folded strictly in
+//! The parallel driver: sessions processed by worker threads and folded strictly in
 //! input order (corpus order, then line order), so every number in the report —
 //! floating point included — is the same whatever the job count.
 //!
-//! Memory stays bounded whatever the corpus: workers take entries from the input one
-//! at a time, and no entry is taken while [`MAX_IN_FLIGHT_PER_JOB`] × jobs entries are
-//! taken but not yet folded. A slow session therefore holds back at most that many
-//! finished ones in the reorder buffer, never the rest of the corpus.
+//! The calling thread reads the input (parsing each entry when a worker is free for
+//! it, as the workers themselves did before), hands one session at a time to an idle
+//! worker and folds the results. Memory stays bounded whatever the corpus: no entry is
+//! taken while [`MAX_IN_FLIGHT_PER_JOB`] × jobs entries are taken but not yet folded,
+//! so a slow session holds back at most that many finished ones in the reorder buffer,
+//! never the rest of the corpus.
+//!
+//! Workers own what they use (the configuration, their session), so a worker stuck in
+//! a call that never returns — an in-process plugin past its time limit — can be left
+//! behind ([`recap_core::rescue`]): the plugin host's watchdog tells the driver, which
+//! hands the session to a new worker as a replay (the strategy's calls before the one
+//! that overran made again, that one reported as the time-out) and ends the run
+//! without waiting for the old one. That is what lets plugin calls run on the worker's
+//! own thread under the time limit, with no hand-off per call.
 
 use crate::aggregate::Aggregator;
 use crate::config::{HarnessError, RunConfig};
 use crate::outcome::{Processed, SessionOutcome};
 use crate::report::Report;
-use crate::session_run::SessionRunner;
-use recap_core::Entry;
-use std::collections::BTreeMap;
+use crate::session_run::{Replay, SessionRunner};
+use recap_core::{Entry, Session};
+use std::collections::{BTreeMap, VecDeque};
 use std::io;
+use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Condvar, Mutex, PoisonError};
+use std::sync::{Arc, mpsc};
+use std::thread::JoinHandle;
 
 /// Entries taken from the input but not yet folded, per worker thread, at most.
 pub const MAX_IN_FLIGHT_PER_JOB: usize = 4;
@@ -49,79 +61,140 @@ pub fn run_entries<I>(
     bytes: Option<&AtomicU64>,
 ) -> Result<Report, HarnessError>
 where
-    I: Iterator<Item = (usize, Entry)> + Send,
+    I: Iterator<Item = (usize, Entry)>,
 {
-    use rayon::iter::{ParallelBridge, ParallelIterator};
     let jobs = cfg.jobs.max(1);
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(jobs)
-        .thread_name(|i| format!("recap-worker-{i}"))
-        .build()
-        .map_err(|e| HarnessError::Pool {
+    let mut pool = Pool::new(SessionRunner::owning(cfg.clone()), corpora.clone());
+    for _ in 0..jobs {
+        pool.spawn().map_err(|e| HarnessError::Pool {
             jobs,
             message: e.to_string(),
         })?;
-    let runner = SessionRunner::new(cfg);
-    let mut agg = Aggregator::new(cfg, corpora.clone());
+    }
+    let mut agg = Aggregator::new(cfg, corpora);
     let mut dump_error: Option<io::Error> = None;
     let mut session_error: Option<io::Error> = None;
-    let window = Window::new(jobs * MAX_IN_FLIGHT_PER_JOB);
-    let (tx, rx) = std::sync::mpsc::sync_channel::<(usize, Processed)>(window.size);
-    std::thread::scope(|scope| {
-        let runner = &runner;
-        let corpora = &corpora;
-        let window = &window;
-        scope.spawn(move || {
-            pool.install(|| {
-                window
-                    .admit(entries.enumerate())
-                    .par_bridge()
-                    .for_each_with(tx, |tx, (seq, (corpus, entry))| {
-                        let outcome = entry.session.map(|s| runner.process(&corpora[corpus], &s));
-                        let processed = Processed {
-                            corpus,
-                            line: entry.line,
-                            outcome,
-                        };
-                        // The receiver only goes away when the run is over.
-                        let _ = tx.send((seq, processed));
-                    });
-            });
-        });
-        // Closes the window however this ends, so no worker waits for it forever.
-        let folding = window.folder();
-        let mut pending: BTreeMap<usize, Processed> = BTreeMap::new();
-        let mut next = 0usize;
-        for (seq, p) in rx {
-            pending.insert(seq, p);
-            while let Some(p) = pending.remove(&next) {
-                next += 1;
-                if let (Some(dump), Ok(o)) = (hooks.dump.as_mut(), &p.outcome)
-                    && dump_error.is_none()
-                {
-                    'dumps: for (s, so) in o.strategies.iter().enumerate() {
-                        for line in &so.dumps {
-                            if let Err(e) = dump(s, line) {
-                                dump_error = Some(e);
-                                break 'dumps;
+    let window = jobs * MAX_IN_FLIGHT_PER_JOB;
+    let mut entries = entries.enumerate();
+    let mut input_done = false;
+    let mut pending: BTreeMap<usize, Processed> = BTreeMap::new();
+    let mut next = 0usize;
+    loop {
+        // Work for every idle worker: a session given up by a stuck worker first, then
+        // the next entries, as long as the window allows.
+        while pool.has_idle() {
+            let work = match pool.requeued.pop_front() {
+                Some(work) => work,
+                None if input_done || pool.taken >= next + window => break,
+                None => match entries.next() {
+                    None => {
+                        input_done = true;
+                        break;
+                    }
+                    Some((seq, (corpus, entry))) => {
+                        pool.taken = seq + 1;
+                        match entry.session {
+                            Ok(session) => Work {
+                                seq,
+                                corpus,
+                                line: entry.line,
+                                session: Arc::new(session),
+                                replays: Vec::new(),
+                            },
+                            Err(rejected) => {
+                                let line = entry.line;
+                                let outcome = Err(rejected);
+                                pending.insert(
+                                    seq,
+                                    Processed {
+                                        corpus,
+                                        line,
+                                        outcome,
+                                    },
+                                );
+                                continue;
                             }
                         }
                     }
-                }
-                if let (Some(hook), Ok(o)) = (hooks.session.as_mut(), &p.outcome)
-                    && session_error.is_none()
-                    && let Err(e) = hook(p.corpus, p.line, o)
-                {
-                    session_error = Some(e);
-                }
-                agg.add(p);
-                folding.folded(next);
-                if let Some(progress) = hooks.progress.as_mut() {
-                    progress(next as u64, bytes.map_or(0, |b| b.load(Ordering::Relaxed)));
+                },
+            };
+            pool.assign(work);
+        }
+        while let Some(p) = pending.remove(&next) {
+            next += 1;
+            if let (Some(dump), Ok(o)) = (hooks.dump.as_mut(), &p.outcome)
+                && dump_error.is_none()
+            {
+                'dumps: for (s, so) in o.strategies.iter().enumerate() {
+                    for line in &so.dumps {
+                        if let Err(e) = dump(s, line) {
+                            dump_error = Some(e);
+                            break 'dumps;
+                        }
+                    }
                 }
             }
+            if let (Some(hook), Ok(o)) = (hooks.session.as_mut(), &p.outcome)
+                && session_error.is_none()
+                && let Err(e) = hook(p.corpus, p.line, o)
+            {
+                session_error = Some(e);
+            }
+            agg.add(p);
+            if let Some(progress) = hooks.progress.as_mut() {
+                progress(next as u64, bytes.map_or(0, |b| b.load(Ordering::Relaxed)));
+            }
         }
-    });
+        if !pool.busy() {
+            // Nothing running: every entry taken is folded, so the window is open.
+            if input_done && pool.requeued.is_empty() {
+                break;
+            }
+            if !pool.has_idle() {
+                // Every worker was lost: start one rather than wait for nothing.
+                pool.spawn().map_err(|e| HarnessError::Pool {
+                    jobs,
+                    message: e.to_string(),
+                })?;
+            }
+            continue;
+        }
+        match pool.events.recv() {
+            Ok(Event::Done {
+                worker,
+                seq,
+                outcome,
+            }) => {
+                let Some(work) = pool.finished(worker) else {
+                    continue;
+                };
+                debug_assert_eq!(work.seq, seq);
+                match outcome {
+                    Ok(outcome) => {
+                        pending.insert(
+                            seq,
+                            Processed {
+                                corpus: work.corpus,
+                                line: work.line,
+                                outcome: Ok(outcome),
+                            },
+                        );
+                    }
+                    // A bug of the harness itself: fail as loudly as the run would.
+                    Err(panic) => std::panic::resume_unwind(panic),
+                }
+            }
+            Ok(Event::Stuck { worker }) => {
+                pool.rescue(worker).map_err(|e| HarnessError::Pool {
+                    jobs,
+                    message: e.to_string(),
+                })?;
+            }
+            // The pool holds a sender itself: never reached.
+            Err(_) => break,
+        }
+    }
+    pool.finish();
     if let Some(e) = dump_error {
         return Err(HarnessError::Dump(e));
     }
@@ -131,135 +204,198 @@ where
     Ok(agg.finish())
 }
 
-/// How far the workers may run ahead of the fold.
-struct Window {
-    size: usize,
-    state: Mutex<WindowState>,
-    moved: Condvar,
+/// One session for a worker.
+#[derive(Clone)]
+struct Work {
+    seq: usize,
+    corpus: usize,
+    line: usize,
+    session: Arc<Session>,
+    /// Strategies whose calls overran on a worker that was given up.
+    replays: Vec<Replay>,
 }
 
-#[derive(Default)]
-struct WindowState {
-    /// Entries folded so far (the fold takes them in order).
-    folded: usize,
-    /// The fold is over: stop handing out entries.
-    closed: bool,
+enum Event {
+    Done {
+        worker: usize,
+        seq: usize,
+        outcome: std::thread::Result<SessionOutcome>,
+    },
+    /// The worker is stuck in a call that overran ([`recap_core::rescue`]).
+    Stuck { worker: usize },
 }
 
-impl Window {
-    fn new(size: usize) -> Self {
-        Window {
-            size: size.max(1),
-            state: Mutex::new(WindowState::default()),
-            moved: Condvar::new(),
-        }
-    }
+struct Worker {
+    work: mpsc::Sender<Work>,
+    /// The strategy and call it renders ([`crate::session_run::progress`]).
+    progress: Arc<AtomicU64>,
+    thread: JoinHandle<()>,
+    /// The session it processes.
+    current: Option<Work>,
+}
 
-    /// `entries` (numbered in input order), handing out entry n only once fewer than
-    /// `size` entries before it are unfolded.
-    fn admit<I: Iterator>(&self, entries: I) -> Admitted<'_, I> {
-        Admitted {
-            window: self,
-            inner: entries,
+/// The worker threads. They own what they use, so that one stuck in a call that never
+/// returns can be left behind: its session goes to a new worker, and the run ends
+/// without it.
+struct Pool {
+    runner: Arc<SessionRunner<'static>>,
+    corpora: Arc<[String]>,
+    workers: BTreeMap<usize, Worker>,
+    idle: Vec<usize>,
+    next_id: usize,
+    events: mpsc::Receiver<Event>,
+    events_tx: mpsc::Sender<Event>,
+    /// Sessions of workers given up, to be processed again.
+    requeued: VecDeque<Work>,
+    /// Entries taken from the input.
+    taken: usize,
+}
+
+impl Pool {
+    fn new(runner: SessionRunner<'static>, corpora: Vec<String>) -> Self {
+        let (events_tx, events) = mpsc::channel();
+        Pool {
+            runner: Arc::new(runner),
+            corpora: corpora.into(),
+            workers: BTreeMap::new(),
+            idle: Vec::new(),
+            next_id: 0,
+            events,
+            events_tx,
+            requeued: VecDeque::new(),
             taken: 0,
         }
     }
 
-    fn folder(&self) -> Folding<'_> {
-        Folding { window: self }
+    fn spawn(&mut self) -> io::Result<()> {
+        let id = self.next_id;
+        let (work, inbox) = mpsc::channel::<Work>();
+        let progress = Arc::new(AtomicU64::new(0));
+        let (runner, corpora) = (Arc::clone(&self.runner), Arc::clone(&self.corpora));
+        let (events, slot) = (self.events_tx.clone(), Arc::clone(&progress));
+        let thread = std::thread::Builder::new()
+            .name(format!("recap-worker-{id}"))
+            .spawn(move || work_loop(id, &inbox, &events, &runner, &corpora, slot))?;
+        self.next_id += 1;
+        self.workers.insert(
+            id,
+            Worker {
+                work,
+                progress,
+                thread,
+                current: None,
+            },
+        );
+        self.idle.push(id);
+        Ok(())
     }
 
-    fn update(&self, f: impl FnOnce(&mut WindowState)) {
-        f(&mut self.state.lock().unwrap_or_else(PoisonError::into_inner));
-        self.moved.notify_all();
+    fn has_idle(&self) -> bool {
+        !self.idle.is_empty()
     }
 
-    /// Waits until entry `n` may be taken; false when the fold is over.
-    fn wait_for(&self, n: usize) -> bool {
-        let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
-        while !state.closed && n >= state.folded + self.size {
-            state = self
-                .moved
-                .wait(state)
-                .unwrap_or_else(PoisonError::into_inner);
+    fn busy(&self) -> bool {
+        self.workers.values().any(|w| w.current.is_some())
+    }
+
+    fn assign(&mut self, work: Work) {
+        let Some(id) = self.idle.pop() else {
+            self.requeued.push_front(work);
+            return;
+        };
+        let Some(worker) = self.workers.get_mut(&id) else {
+            self.requeued.push_front(work);
+            return;
+        };
+        if worker.work.send(work.clone()).is_err() {
+            // The worker is gone (it panicked outside a session): give the work to
+            // another; its own panic, if any, comes as an event.
+            self.workers.remove(&id);
+            self.requeued.push_front(work);
+            return;
         }
-        !state.closed
+        worker.current = Some(work);
     }
-}
 
-/// The fold's side of the window: it moves the window on, and closes it when dropped
-/// (the fold finished, or panicked).
-struct Folding<'w> {
-    window: &'w Window,
-}
-
-impl Folding<'_> {
-    fn folded(&self, n: usize) {
-        self.window.update(|s| s.folded = n);
+    /// The work a worker finished, if the worker still counts (one given up does not).
+    fn finished(&mut self, id: usize) -> Option<Work> {
+        let worker = self.workers.get_mut(&id)?;
+        let work = worker.current.take()?;
+        self.idle.push(id);
+        Some(work)
     }
-}
 
-impl Drop for Folding<'_> {
-    fn drop(&mut self) {
-        self.window.update(|s| s.closed = true);
-    }
-}
-
-struct Admitted<'w, I> {
-    window: &'w Window,
-    inner: I,
-    taken: usize,
-}
-
-impl<I: Iterator> Iterator for Admitted<'_, I> {
-    type Item = I::Item;
-
-    fn next(&mut self) -> Option<I::Item> {
-        if !self.window.wait_for(self.taken) {
-            return None;
+    /// Gives up a stuck worker: its session is processed again by a new worker, with
+    /// the strategy it was rendering replayed up to the call that overran (a strategy
+    /// that overran twice in the same session is not run in it again).
+    fn rescue(&mut self, id: usize) -> io::Result<()> {
+        let Some(mut worker) = self.workers.remove(&id) else {
+            return Ok(());
+        };
+        let Some(mut work) = worker.current.take() else {
+            self.workers.insert(id, worker);
+            return Ok(());
+        };
+        let (strategy, call) = crate::session_run::progress(&worker.progress);
+        match work.replays.iter_mut().find(|r| r.strategy == strategy) {
+            Some(r) => r.overran_at = 0,
+            None => work.replays.push(Replay {
+                strategy,
+                overran_at: call,
+            }),
         }
-        let item = self.inner.next()?;
-        self.taken += 1;
-        Some(item)
+        // Left behind: it ends if its call ever returns, finding its inbox closed.
+        drop(worker);
+        self.requeued.push_back(work);
+        self.spawn()
+    }
+
+    /// Closes the inboxes and waits for the workers that were not given up.
+    fn finish(self) {
+        let threads: Vec<JoinHandle<()>> = self
+            .workers
+            .into_values()
+            .map(|w| {
+                drop(w.work);
+                w.thread
+            })
+            .collect();
+        for thread in threads {
+            // A worker's panic was reported as an event already.
+            let _ = thread.join();
+        }
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use std::sync::atomic::AtomicUsize;
-
-    /// With nothing folded, exactly `size` entries are handed out; each fold admits one
-    /// more; closing ends the input.
-    #[test]
-    fn window_hands_out_no_more_than_its_size_ahead_of_the_fold() {
-        let window = Window::new(3);
-        let taken = AtomicUsize::new(0);
-        std::thread::scope(|scope| {
-            let folding = window.folder();
-            let (window, taken) = (&window, &taken);
-            let worker = scope.spawn(move || {
-                for _ in window.admit(0..100) {
-                    taken.fetch_add(1, Ordering::SeqCst);
-                }
-            });
-            let settle = |want: usize| {
-                let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
-                while taken.load(Ordering::SeqCst) < want && std::time::Instant::now() < deadline {
-                    std::thread::yield_now();
-                }
-                // Give a wrongly unbounded worker time to run past the bound.
-                std::thread::sleep(std::time::Duration::from_millis(50));
-                taken.load(Ordering::SeqCst)
-            };
-            assert_eq!(settle(3), 3);
-            folding.folded(1);
-            assert_eq!(settle(4), 4);
-            folding.folded(4);
-            assert_eq!(settle(7), 7);
-            drop(folding);
-            worker.join().expect("worker ends once the window closes");
-            assert_eq!(taken.load(Ordering::SeqCst), 7);
-        });
+fn work_loop(
+    id: usize,
+    inbox: &mpsc::Receiver<Work>,
+    events: &mpsc::Sender<Event>,
+    runner: &SessionRunner<'static>,
+    corpora: &[String],
+    progress: Arc<AtomicU64>,
+) {
+    crate::session_run::note_progress_in(progress);
+    let stuck = events.clone();
+    recap_core::rescue::set_thread_rescue(Some(Arc::new(move || {
+        // The receiver only goes away when the run is over.
+        let _ = stuck.send(Event::Stuck { worker: id });
+    })));
+    for work in inbox {
+        let outcome = catch_unwind(AssertUnwindSafe(|| {
+            runner.process_replaying(&corpora[work.corpus], &work.session, &work.replays)
+        }));
+        if recap_core::rescue::take_abandoned() {
+            // This worker was given up while it waited: its session is done elsewhere.
+            return;
+        }
+        let done = Event::Done {
+            worker: id,
+            seq: work.seq,
+            outcome,
+        };
+        if events.send(done).is_err() {
+            return;
+        }
     }
 }

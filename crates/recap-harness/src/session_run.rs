@@ -13,8 +13,11 @@ use recap_core::invariants::{CheckContext, PrintLines, Sightings, Violation};
 use recap_core::{
     Invariant, Message, PromptDelta, RenderError, RenderRequest, Session, SessionState, Strategy,
 };
+use std::borrow::Cow;
 use std::cell::OnceCell;
 use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
 /// Processes one session under every strategy and tokenizer.
@@ -22,9 +25,46 @@ pub fn process_session(cfg: &RunConfig, corpus: &str, session: &Session) -> Sess
     SessionRunner::new(cfg).process(corpus, session)
 }
 
+/// A strategy of a session replayed because the thread rendering it was given up
+/// ([`recap_core::rescue`]): the call of it that overran.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Replay {
+    pub strategy: usize,
+    pub overran_at: usize,
+}
+
+thread_local! {
+    /// Where this thread notes the render it is in (a driver worker's, read when the
+    /// worker is given up).
+    static PROGRESS: OnceCell<Arc<AtomicU64>> = const { OnceCell::new() };
+}
+
+/// Makes this thread note in `slot` which strategy and call it renders ([`progress`]).
+pub(crate) fn note_progress_in(slot: Arc<AtomicU64>) {
+    PROGRESS.with(|p| {
+        let _ = p.set(slot);
+    });
+}
+
+fn note_progress(s: usize, k: usize) {
+    PROGRESS.with(|p| {
+        if let Some(slot) = p.get() {
+            let k = u32::try_from(k).unwrap_or(u32::MAX);
+            slot.store(((s as u64) << 32) | u64::from(k), Ordering::Release);
+        }
+    });
+}
+
+/// (strategy, call) as noted in a progress slot: the call after a strategy's last one
+/// while it closes its sessions.
+pub(crate) fn progress(slot: &AtomicU64) -> (usize, usize) {
+    let v = slot.load(Ordering::Acquire);
+    ((v >> 32) as usize, (v & u64::from(u32::MAX)) as usize)
+}
+
 /// A run's configuration with what every session needs computed once.
 pub(crate) struct SessionRunner<'a> {
-    cfg: &'a RunConfig,
+    cfg: Cow<'a, RunConfig>,
     /// The invariants each strategy declares.
     declared: Vec<Vec<Invariant>>,
     /// Per tokenizer.
@@ -45,8 +85,16 @@ struct Shared {
 
 impl<'a> SessionRunner<'a> {
     pub(crate) fn new(cfg: &'a RunConfig) -> Self {
+        Self::of(Cow::Borrowed(cfg))
+    }
+
+    /// A runner that owns its configuration, for threads that may outlive the caller's.
+    pub(crate) fn owning(cfg: RunConfig) -> SessionRunner<'static> {
+        SessionRunner::of(Cow::Owned(cfg))
+    }
+
+    fn of(cfg: Cow<'a, RunConfig>) -> Self {
         SessionRunner {
-            cfg,
             declared: cfg
                 .strategies
                 .iter()
@@ -58,10 +106,22 @@ impl<'a> SessionRunner<'a> {
                 .iter()
                 .map(|s| s.strategy.replays_record())
                 .collect(),
+            cfg,
         }
     }
 
     pub(crate) fn process(&self, corpus: &str, session: &Session) -> SessionOutcome {
+        self.process_replaying(corpus, session, &[])
+    }
+
+    /// [`SessionRunner::process`], with the strategies in `replays` rendered as a replay
+    /// of the calls they made before one overran.
+    pub(crate) fn process_replaying(
+        &self,
+        corpus: &str,
+        session: &Session,
+        replays: &[Replay],
+    ) -> SessionOutcome {
         let mut shared = Shared {
             retention: SessionRetention::new(session),
             counts: self.cfg.tokenizers.iter().map(SegmentCounts::new).collect(),
@@ -78,7 +138,13 @@ impl<'a> SessionRunner<'a> {
                     .iter()
                     .map(|c| (c.segments_tokenized, c.segments_reused))
                     .collect();
-                let mut o = self.process_strategy(s, corpus, session, &mut shared);
+                let replay = replays.iter().find(|r| r.strategy == s);
+                let mut o = match replay {
+                    Some(r) => recap_core::rescue::with_replay(r.overran_at, || {
+                        self.process_strategy(s, corpus, session, &mut shared)
+                    }),
+                    None => self.process_strategy(s, corpus, session, &mut shared),
+                };
                 for ((to, c), (t0, r0)) in o.toks.iter_mut().zip(&shared.counts).zip(before) {
                     to.segments_tokenized = c.segments_tokenized - t0;
                     to.segments_reused = c.segments_reused - r0;
@@ -103,7 +169,10 @@ impl<'a> SessionRunner<'a> {
         shared: &mut Shared,
     ) -> StratOutcome {
         let mut pass = StrategyPass::new(self, s, session);
-        for k in calls(session) {
+        let calls = calls(session);
+        let end = calls.end;
+        for k in calls {
+            note_progress(s, k);
             let before = self.cfg.call_records.then(|| CallStart::of(&pass.out));
             let Some(call) = pass.render_checked(session, k, &shared.print_lines) else {
                 if let Some(before) = before {
@@ -126,6 +195,8 @@ impl<'a> SessionRunner<'a> {
             }
             pass.prev = Some(call.messages);
         }
+        // Dropping the pass's states closes the strategy's sessions (a plugin's, say).
+        note_progress(s, end);
         pass.finish()
     }
 }
@@ -404,7 +475,7 @@ impl<'r> StrategyPass<'r> {
         diff: &CallDiff,
         lines: &mut [SegmentCounts],
     ) -> Vec<u64> {
-        let cfg = self.runner.cfg;
+        let cfg = &*self.runner.cfg;
         let recorded = if self.s == cfg.baseline || self.runner.replays_record[self.s] {
             recorded_input(session, k).filter(|&r| r > 0)
         } else {
@@ -447,7 +518,7 @@ impl<'r> StrategyPass<'r> {
             call: k,
             strategy: &self.runner.cfg.strategies[self.s].name,
         };
-        let line = dump_line(self.runner.cfg, at, messages, &self.counts, prompt_tokens);
+        let line = dump_line(&self.runner.cfg, at, messages, &self.counts, prompt_tokens);
         self.out.dumps.push(line);
     }
 

@@ -11,8 +11,10 @@ use crate::inprocess::{self, Fns, SessionFns, SessionPtr};
 use crate::isolated::{Isolated, Op, WorkerDown, plugin_answer};
 use crate::lanes::{Abandoned, Hung, Lane, Lanes, Slot};
 use crate::time_limit::{TimedOut, call_time_limit, limit_for_message};
+use crate::watchdog::Watch;
 use recap_abi::wire::{Description, Reuse};
 use recap_core::Message;
+use recap_core::rescue;
 use std::collections::VecDeque;
 use std::ptr::NonNull;
 use std::sync::Arc;
@@ -47,14 +49,14 @@ pub(crate) struct InProcess {
     hung: Arc<Hung>,
 }
 
-fn disabled() -> CallError {
+pub(crate) fn disabled() -> CallError {
     CallError::TimedOut(TimedOut {
         limit: limit_for_message(),
         earlier: true,
     })
 }
 
-fn overran() -> CallError {
+pub(crate) fn overran() -> CallError {
     CallError::TimedOut(TimedOut {
         limit: limit_for_message(),
         earlier: false,
@@ -70,6 +72,44 @@ fn abandoned_call<R>(slot: &Slot<R>) -> CallError {
     } else {
         disabled()
     }
+}
+
+/// Whether calls to a plugin that overran are refused: always, except in the replay of
+/// the session in which it overran, whose calls before that one are made again
+/// ([`recap_core::rescue`]).
+fn refused(hung: &Hung) -> bool {
+    hung.is_set() && rescue::replay_overran_at().is_none()
+}
+
+/// A watch over calls made on this thread itself, when the thread may be given up
+/// ([`recap_core::rescue`]): an overrun marks the plugin hung and hands the thread's work
+/// to another thread, so the limit costs two atomic stores per call instead of a
+/// hand-off to a lane.
+fn thread_watch(hung: &Arc<Hung>) -> Option<Arc<Watch>> {
+    let rescue = rescue::thread_rescue()?;
+    let hung = Arc::clone(hung);
+    Some(Watch::new(move || {
+        hung.set();
+        rescue();
+    }))
+}
+
+/// Makes `call` on this thread under `watch`. A call that overran and returned after all
+/// was given up meanwhile (its thread's work is done elsewhere): it is the time-out, and
+/// `overran` is set.
+fn watched<R>(
+    watch: &Watch,
+    overran_flag: &mut bool,
+    call: impl FnOnce() -> Result<R, CallError>,
+) -> Result<R, CallError> {
+    watch.arm();
+    let result = call();
+    if watch.disarm() {
+        rescue::note_abandoned();
+        *overran_flag = true;
+        return Err(overran());
+    }
+    result
 }
 
 /// Gives a lane back to its pool however the wait ends (a host-side panic included).
@@ -104,8 +144,11 @@ impl InProcess {
         if call_time_limit().is_none() {
             return call();
         }
-        if self.hung.is_set() {
+        if refused(&self.hung) {
             return Err(disabled());
+        }
+        if let Some(watch) = thread_watch(&self.hung) {
+            return watched(&watch, &mut false, call);
         }
         let Some(lane) = self.lanes.checkout() else {
             // No thread could be started: call without a limit rather than not at all.
@@ -259,17 +302,25 @@ pub(crate) struct InProcessChannel {
     queue: VecDeque<Vec<u8>>,
     /// Tells calls still queued on the lane that nobody wants them any more.
     cancelled: Arc<AtomicBool>,
-    /// A call overran: the lane and the session handle are abandoned.
+    /// Without a lane, under the limit: the watch over calls on the caller's thread.
+    watch: Option<Arc<Watch>>,
+    /// A call overran: the lane (or the caller's thread) and the session handle are
+    /// abandoned.
     overran: bool,
 }
 
 impl InProcessChannel {
     fn open(p: &InProcess, open: Option<Vec<u8>>) -> Result<Self, CallError> {
         let limited = call_time_limit().is_some();
-        if limited && p.hung.is_set() {
+        if limited && refused(&p.hung) {
             return Err(disabled());
         }
-        let lane = if limited { p.lanes.checkout() } else { None };
+        let watch = if limited { thread_watch(&p.hung) } else { None };
+        let lane = if limited && watch.is_none() {
+            p.lanes.checkout()
+        } else {
+            None
+        };
         let mut channel = Self {
             fns: p.fns,
             session: None,
@@ -279,6 +330,7 @@ impl InProcessChannel {
             slots: VecDeque::new(),
             queue: VecDeque::new(),
             cancelled: Arc::new(AtomicBool::new(false)),
+            watch,
             overran: false,
         };
         let (Some(request), Some(sessions)) = (open, p.fns.sessions) else {
@@ -294,7 +346,12 @@ impl InProcessChannel {
                     Err(abandoned_call(&slot))
                 })
             }
-            None => open_now(&fns, sessions, &request),
+            None => match channel.watch.clone() {
+                Some(watch) => watched(&watch, &mut channel.overran, || {
+                    open_now(&fns, sessions, &request)
+                }),
+                None => open_now(&fns, sessions, &request),
+            },
         };
         channel.session = Some((sessions, opened?));
         Ok(channel)
@@ -305,7 +362,7 @@ impl InProcessChannel {
             self.queue.push_back(request);
             return;
         };
-        if self.overran || self.hung.is_set() {
+        if self.overran || refused(&self.hung) {
             self.slots
                 .push_back(Slot::ready((Err(disabled()), request)));
             return;
@@ -325,10 +382,16 @@ impl InProcessChannel {
             let Some(request) = self.queue.pop_front() else {
                 return (Err(nothing_submitted()), Vec::new());
             };
-            if self.hung.is_set() {
+            if self.overran || refused(&self.hung) {
                 return (Err(disabled()), request);
             }
-            let result = call_now(&self.fns, self.session, &request);
+            let (fns, session) = (self.fns, self.session);
+            let result = match &self.watch {
+                Some(watch) => watched(watch, &mut self.overran, || {
+                    call_now(&fns, session, &request)
+                }),
+                None => call_now(&fns, session, &request),
+            };
             return (result, request);
         };
         let Some(slot) = self.slots.pop_front() else {
@@ -352,11 +415,27 @@ impl Drop for InProcessChannel {
     fn drop(&mut self) {
         self.cancelled.store(true, Ordering::Release);
         let Some(lane) = self.lane.take() else {
+            if self.overran {
+                // The plugin overran on this thread: its session is left as it is.
+                return;
+            }
             if let Some((sessions, ptr)) = self.session.take() {
-                // SAFETY: the handle came from this plugin's `session_open`, no call is
-                // using it (calls without a lane ran on the owner's thread, which is
-                // dropping the channel), and it is closed exactly once, here.
-                unsafe { inprocess::close(sessions, ptr) };
+                let close = || {
+                    // SAFETY: the handle came from this plugin's `session_open`, no call
+                    // is using it (calls without a lane ran on the owner's thread, which
+                    // is dropping the channel), and it is closed exactly once, here.
+                    unsafe { inprocess::close(sessions, ptr) };
+                    Ok(())
+                };
+                match &self.watch {
+                    // A close that hangs hands this thread's work on like a call.
+                    Some(watch) => {
+                        let _ = watched(watch, &mut self.overran, close);
+                    }
+                    None => {
+                        let _ = close();
+                    }
+                }
             }
             return;
         };

@@ -76,7 +76,7 @@ impl Hung {
     pub(crate) fn is_set(&self) -> bool {
         self.0.load(Ordering::Acquire)
     }
-    fn set(&self) {
+    pub(crate) fn set(&self) {
         self.0.store(true, Ordering::Release);
     }
 }

@@ -571,6 +571,18 @@ impl HostSession {
             .take()
             .filter(|&(_, len)| held == Some(len))
             .map(|(call, _)| call);
+        // The replay of a session in which this plugin overran at call `at` on a thread
+        // that was given up: that call is the time-out, the later ones are refused.
+        if let Some(at) = recap_core::rescue::replay_overran_at()
+            && k >= at
+        {
+            self.mode = Mode::Idle;
+            return Err(if k == at {
+                crate::backend::overran()
+            } else {
+                crate::backend::disabled()
+            });
+        }
         if let Mode::Failed { call } = self.mode {
             return Err(CallError::Worker(Box::new(WorkerFailure {
                 event: WorkerEvent::EarlierInSession { call },
