@@ -14,12 +14,12 @@
 # calls, prompt bytes, instructions (Ir) and Ir per prompt byte.
 #
 # Engine mode (--engine): `recap run --jobs 1 CORPUS` (default: each bench-data/*.jsonl)
-# with the default strategies and tokenizer; counted are parsing the corpus and the
-# fold into the report (`run_entries` on the calling thread, which reads the input) and
-# every session under every strategy (`SessionRunner::process_replaying` on the
-# workers: render, checks, retention, counting) — not loading the tokenizer's
-# vocabulary, not writing the report. (Each toggle flips collection on entry and exit,
-# so no toggled function may run inside another on the same thread.)
+# with the default strategies and tokenizer; counted are the workers
+# (`WorkLoop::run`: parsing the corpus, every session under every strategy — render,
+# checks, retention, counting) and the fold into the report (`run_entries` on the
+# calling thread) — not loading the tokenizer's vocabulary, not writing the report.
+# (Each toggle flips collection on entry and exit, so no toggled function may run
+# inside another on the same thread.)
 # Prints corpus, corpus bytes, Ir and Ir per corpus byte (the per-MB cost of a form).
 #
 # Plugin-run mode (--plugin-run): `recap run`'s engine over bench-data (CORPUS=generated:
@@ -101,7 +101,7 @@ elif $engine; then
     for corpus in "${specs[@]}"; do
         out="$tmp/callgrind.out"
         valgrind --tool=callgrind --callgrind-out-file="$out" \
-            --toggle-collect='recap_harness::session_run::SessionRunner::process_replaying' \
+            --toggle-collect='recap_harness::driver::WorkLoop::run' \
             --toggle-collect='recap_harness::driver::run_entries*' \
             "$bin" run --jobs 1 --format json "$corpus" > /dev/null 2> "$tmp/valgrind.txt" || {
             # Exit 1 is a run that reports problems (say, a rejected line): still counted.

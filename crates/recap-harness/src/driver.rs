@@ -2,12 +2,12 @@
 //! input order (corpus order, then line order), so every number in the report —
 //! floating point included — is the same whatever the job count.
 //!
-//! The calling thread reads the input (parsing each entry when a worker is free for
-//! it, as the workers themselves did before), hands one session at a time to an idle
-//! worker and folds the results. Memory stays bounded whatever the corpus: no entry is
-//! taken while [`MAX_IN_FLIGHT_PER_JOB`] × jobs entries are taken but not yet folded,
-//! so a slow session holds back at most that many finished ones in the reorder buffer,
-//! never the rest of the corpus.
+//! Each worker takes the next entry from the input itself (reading and parsing it under
+//! the input's lock, so that a session is built on the thread — and in the cache — that
+//! processes it) and the calling thread folds the results. Memory stays bounded
+//! whatever the corpus: no entry is taken while [`MAX_IN_FLIGHT_PER_JOB`] × jobs
+//! entries are taken but not yet folded, so a slow session holds back at most that
+//! many finished ones in the reorder buffer, never the rest of the corpus.
 //!
 //! Workers own what they use (the configuration, their session), so a worker stuck in
 //! a call that never returns — an in-process plugin past its time limit — can be left
@@ -27,7 +27,7 @@ use std::collections::{BTreeMap, VecDeque};
 use std::io;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, mpsc};
+use std::sync::{Arc, Condvar, Mutex, PoisonError, mpsc};
 use std::thread::JoinHandle;
 
 /// Entries taken from the input but not yet folded, per worker thread, at most.
@@ -61,65 +61,51 @@ pub fn run_entries<I>(
     bytes: Option<&AtomicU64>,
 ) -> Result<Report, HarnessError>
 where
-    I: Iterator<Item = (usize, Entry)>,
+    I: Iterator<Item = (usize, Entry)> + Send + 'static,
 {
     let jobs = cfg.jobs.max(1);
-    let mut pool = Pool::new(SessionRunner::owning(cfg.clone()), corpora.clone());
+    let pool_error = |e: io::Error| HarnessError::Pool {
+        jobs,
+        message: e.to_string(),
+    };
+    let source = Arc::new(Source::new(Box::new(entries), jobs * MAX_IN_FLIGHT_PER_JOB));
+    let mut pool = Pool::new(
+        SessionRunner::owning(cfg.clone()),
+        corpora.clone(),
+        Arc::clone(&source),
+    );
+    // Closes the source however this ends (a hook's panic included), so that no worker
+    // waits for work forever.
+    let closing = Closing(&source);
     for _ in 0..jobs {
-        pool.spawn().map_err(|e| HarnessError::Pool {
-            jobs,
-            message: e.to_string(),
-        })?;
+        pool.spawn().map_err(pool_error)?;
     }
     let mut agg = Aggregator::new(cfg, corpora);
     let mut dump_error: Option<io::Error> = None;
     let mut session_error: Option<io::Error> = None;
-    let window = jobs * MAX_IN_FLIGHT_PER_JOB;
-    let mut entries = entries.enumerate();
-    let mut input_done = false;
     let mut pending: BTreeMap<usize, Processed> = BTreeMap::new();
     let mut next = 0usize;
-    loop {
-        // Work for every idle worker: a session given up by a stuck worker first, then
-        // the next entries, as long as the window allows.
-        while pool.has_idle() {
-            let work = match pool.requeued.pop_front() {
-                Some(work) => work,
-                None if input_done || pool.taken >= next + window => break,
-                None => match entries.next() {
-                    None => {
-                        input_done = true;
-                        break;
+    while !source.all_folded(next) {
+        match pool.events.recv() {
+            Ok(Event::Done { worker, seq, done }) => {
+                if !pool.finished(worker) {
+                    continue;
+                }
+                match done {
+                    Ok(p) => {
+                        pending.insert(seq, p);
                     }
-                    Some((seq, (corpus, entry))) => {
-                        pool.taken = seq + 1;
-                        match entry.session {
-                            Ok(session) => Work {
-                                seq,
-                                corpus,
-                                line: entry.line,
-                                session: Arc::new(session),
-                                replays: Vec::new(),
-                            },
-                            Err(rejected) => {
-                                let line = entry.line;
-                                let outcome = Err(rejected);
-                                pending.insert(
-                                    seq,
-                                    Processed {
-                                        corpus,
-                                        line,
-                                        outcome,
-                                    },
-                                );
-                                continue;
-                            }
-                        }
-                    }
-                },
-            };
-            pool.assign(work);
+                    // A bug of the harness itself: fail as loudly as the run would.
+                    Err(panic) => std::panic::resume_unwind(panic),
+                }
+            }
+            Ok(Event::Stuck { worker }) => pool.rescue(worker).map_err(pool_error)?,
+            // The input ended: [`Source::all_folded`] can now say so.
+            Ok(Event::InputDone) => {}
+            // The pool holds a sender itself: never reached.
+            Err(_) => break,
         }
+        let before = next;
         while let Some(p) = pending.remove(&next) {
             next += 1;
             if let (Some(dump), Ok(o)) = (hooks.dump.as_mut(), &p.outcome)
@@ -145,55 +131,11 @@ where
                 progress(next as u64, bytes.map_or(0, |b| b.load(Ordering::Relaxed)));
             }
         }
-        if !pool.busy() {
-            // Nothing running: every entry taken is folded, so the window is open.
-            if input_done && pool.requeued.is_empty() {
-                break;
-            }
-            if !pool.has_idle() {
-                // Every worker was lost: start one rather than wait for nothing.
-                pool.spawn().map_err(|e| HarnessError::Pool {
-                    jobs,
-                    message: e.to_string(),
-                })?;
-            }
-            continue;
-        }
-        match pool.events.recv() {
-            Ok(Event::Done {
-                worker,
-                seq,
-                outcome,
-            }) => {
-                let Some(work) = pool.finished(worker) else {
-                    continue;
-                };
-                debug_assert_eq!(work.seq, seq);
-                match outcome {
-                    Ok(outcome) => {
-                        pending.insert(
-                            seq,
-                            Processed {
-                                corpus: work.corpus,
-                                line: work.line,
-                                outcome: Ok(outcome),
-                            },
-                        );
-                    }
-                    // A bug of the harness itself: fail as loudly as the run would.
-                    Err(panic) => std::panic::resume_unwind(panic),
-                }
-            }
-            Ok(Event::Stuck { worker }) => {
-                pool.rescue(worker).map_err(|e| HarnessError::Pool {
-                    jobs,
-                    message: e.to_string(),
-                })?;
-            }
-            // The pool holds a sender itself: never reached.
-            Err(_) => break,
+        if next != before {
+            source.folded(next);
         }
     }
+    drop(closing);
     pool.finish();
     if let Some(e) = dump_error {
         return Err(HarnessError::Dump(e));
@@ -203,6 +145,8 @@ where
     }
     Ok(agg.finish())
 }
+
+type Entries = Box<dyn Iterator<Item = (usize, Entry)> + Send>;
 
 /// One session for a worker.
 #[derive(Clone)]
@@ -215,23 +159,153 @@ struct Work {
     replays: Vec<Replay>,
 }
 
+/// What a worker takes next.
+enum Task {
+    Session(Work),
+    /// A rejected line: nothing to process, only to fold in its place.
+    Rejected(usize, Processed),
+}
+
+/// The input and what the workers may take from it: entries in order, each read (and
+/// parsed) by the worker that processes it, so a session is built on the thread that
+/// uses it; sessions of workers given up come first.
+struct Source {
+    state: Mutex<SourceState>,
+    moved: Condvar,
+    /// Entries taken but not yet folded, at most.
+    window: usize,
+}
+
+struct SourceState {
+    entries: Entries,
+    /// Entries taken from the input.
+    taken: usize,
+    /// Entries folded so far (the fold takes them in order).
+    folded: usize,
+    input_done: bool,
+    /// Sessions of workers given up, to be processed again.
+    requeued: VecDeque<Work>,
+    /// The run is over: workers stop.
+    closed: bool,
+}
+
+impl Source {
+    fn new(entries: Entries, window: usize) -> Self {
+        Source {
+            state: Mutex::new(SourceState {
+                entries,
+                taken: 0,
+                folded: 0,
+                input_done: false,
+                requeued: VecDeque::new(),
+                closed: false,
+            }),
+            moved: Condvar::new(),
+            window: window.max(1),
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, SourceState> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn update(&self, f: impl FnOnce(&mut SourceState)) {
+        f(&mut self.lock());
+        self.moved.notify_all();
+    }
+
+    /// The next task, waiting while the window is full; `None` once the run is closed.
+    /// Tells `events` when it finds the input's end.
+    fn next_task(&self, events: &mpsc::Sender<Event>) -> Option<Task> {
+        let mut state = self.lock();
+        loop {
+            if state.closed {
+                return None;
+            }
+            if let Some(work) = state.requeued.pop_front() {
+                return Some(Task::Session(work));
+            }
+            if !state.input_done && state.taken < state.folded + self.window {
+                match state.entries.next() {
+                    Some((corpus, entry)) => {
+                        let seq = state.taken;
+                        state.taken += 1;
+                        let line = entry.line;
+                        return Some(match entry.session {
+                            Ok(session) => Task::Session(Work {
+                                seq,
+                                corpus,
+                                line,
+                                session: Arc::new(session),
+                                replays: Vec::new(),
+                            }),
+                            Err(rejected) => Task::Rejected(
+                                seq,
+                                Processed {
+                                    corpus,
+                                    line,
+                                    outcome: Err(rejected),
+                                },
+                            ),
+                        });
+                    }
+                    None => {
+                        state.input_done = true;
+                        // The receiver only goes away when the run is over.
+                        let _ = events.send(Event::InputDone);
+                    }
+                }
+                continue;
+            }
+            state = self
+                .moved
+                .wait(state)
+                .unwrap_or_else(PoisonError::into_inner);
+        }
+    }
+
+    fn folded(&self, n: usize) {
+        self.update(|s| s.folded = n);
+    }
+
+    fn requeue(&self, work: Work) {
+        self.update(|s| s.requeued.push_back(work));
+    }
+
+    /// Whether the input ended and its `next` entries, all of them, are folded.
+    fn all_folded(&self, next: usize) -> bool {
+        let state = self.lock();
+        state.input_done && next == state.taken
+    }
+}
+
+/// Closes the source when dropped.
+struct Closing<'s>(&'s Source);
+
+impl Drop for Closing<'_> {
+    fn drop(&mut self) {
+        self.0.update(|s| s.closed = true);
+    }
+}
+
 enum Event {
     Done {
         worker: usize,
         seq: usize,
-        outcome: std::thread::Result<SessionOutcome>,
+        done: std::thread::Result<Processed>,
     },
     /// The worker is stuck in a call that overran ([`recap_core::rescue`]).
     Stuck { worker: usize },
+    /// A worker found the end of the input.
+    InputDone,
 }
 
 struct Worker {
-    work: mpsc::Sender<Work>,
+    /// The session it processes.
+    current: Arc<Mutex<Option<Work>>>,
     /// The strategy and call it renders ([`crate::session_run::progress`]).
     progress: Arc<AtomicU64>,
     thread: JoinHandle<()>,
-    /// The session it processes.
-    current: Option<Work>,
 }
 
 /// The worker threads. They own what they use, so that one stuck in a call that never
@@ -240,162 +314,154 @@ struct Worker {
 struct Pool {
     runner: Arc<SessionRunner<'static>>,
     corpora: Arc<[String]>,
+    source: Arc<Source>,
     workers: BTreeMap<usize, Worker>,
-    idle: Vec<usize>,
     next_id: usize,
     events: mpsc::Receiver<Event>,
     events_tx: mpsc::Sender<Event>,
-    /// Sessions of workers given up, to be processed again.
-    requeued: VecDeque<Work>,
-    /// Entries taken from the input.
-    taken: usize,
 }
 
 impl Pool {
-    fn new(runner: SessionRunner<'static>, corpora: Vec<String>) -> Self {
+    fn new(runner: SessionRunner<'static>, corpora: Vec<String>, source: Arc<Source>) -> Self {
         let (events_tx, events) = mpsc::channel();
         Pool {
             runner: Arc::new(runner),
             corpora: corpora.into(),
+            source,
             workers: BTreeMap::new(),
-            idle: Vec::new(),
             next_id: 0,
             events,
             events_tx,
-            requeued: VecDeque::new(),
-            taken: 0,
         }
     }
 
     fn spawn(&mut self) -> io::Result<()> {
         let id = self.next_id;
-        let (work, inbox) = mpsc::channel::<Work>();
+        let current = Arc::new(Mutex::new(None));
         let progress = Arc::new(AtomicU64::new(0));
-        let (runner, corpora) = (Arc::clone(&self.runner), Arc::clone(&self.corpora));
-        let (events, slot) = (self.events_tx.clone(), Arc::clone(&progress));
+        let worker = WorkLoop {
+            id,
+            source: Arc::clone(&self.source),
+            events: self.events_tx.clone(),
+            runner: Arc::clone(&self.runner),
+            corpora: Arc::clone(&self.corpora),
+            current: Arc::clone(&current),
+            progress: Arc::clone(&progress),
+        };
         let thread = std::thread::Builder::new()
             .name(format!("recap-worker-{id}"))
-            .spawn(move || work_loop(id, &inbox, &events, &runner, &corpora, slot))?;
+            .spawn(move || worker.run())?;
         self.next_id += 1;
         self.workers.insert(
             id,
             Worker {
-                work,
+                current,
                 progress,
                 thread,
-                current: None,
             },
         );
-        self.idle.push(id);
         Ok(())
     }
 
-    fn has_idle(&self) -> bool {
-        !self.idle.is_empty()
-    }
-
-    fn busy(&self) -> bool {
-        self.workers.values().any(|w| w.current.is_some())
-    }
-
-    fn assign(&mut self, work: Work) {
-        let Some(id) = self.idle.pop() else {
-            self.requeued.push_front(work);
-            return;
-        };
-        let Some(worker) = self.workers.get_mut(&id) else {
-            self.requeued.push_front(work);
-            return;
-        };
-        if worker.work.send(work.clone()).is_err() {
-            // The worker is gone (it panicked outside a session): give the work to
-            // another; its own panic, if any, comes as an event.
-            self.workers.remove(&id);
-            self.requeued.push_front(work);
-            return;
-        }
-        worker.current = Some(work);
-    }
-
-    /// The work a worker finished, if the worker still counts (one given up does not).
-    fn finished(&mut self, id: usize) -> Option<Work> {
-        let worker = self.workers.get_mut(&id)?;
-        let work = worker.current.take()?;
-        self.idle.push(id);
-        Some(work)
+    /// Whether a worker's result counts (one given up does not).
+    fn finished(&self, id: usize) -> bool {
+        self.workers.contains_key(&id)
     }
 
     /// Gives up a stuck worker: its session is processed again by a new worker, with
     /// the strategy it was rendering replayed up to the call that overran (a strategy
     /// that overran twice in the same session is not run in it again).
     fn rescue(&mut self, id: usize) -> io::Result<()> {
-        let Some(mut worker) = self.workers.remove(&id) else {
+        let Some(worker) = self.workers.remove(&id) else {
             return Ok(());
         };
-        let Some(mut work) = worker.current.take() else {
-            self.workers.insert(id, worker);
-            return Ok(());
-        };
-        let (strategy, call) = crate::session_run::progress(&worker.progress);
-        match work.replays.iter_mut().find(|r| r.strategy == strategy) {
-            Some(r) => r.overran_at = 0,
-            None => work.replays.push(Replay {
-                strategy,
-                overran_at: call,
-            }),
+        let current = worker
+            .current
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
+        if let Some(mut work) = current {
+            let (strategy, call) = crate::session_run::progress(&worker.progress);
+            match work.replays.iter_mut().find(|r| r.strategy == strategy) {
+                Some(r) => r.overran_at = 0,
+                None => work.replays.push(Replay {
+                    strategy,
+                    overran_at: call,
+                }),
+            }
+            self.source.requeue(work);
         }
-        // Left behind: it ends if its call ever returns, finding its inbox closed.
+        // Left behind, never joined: it ends if its call ever returns.
         drop(worker);
-        self.requeued.push_back(work);
         self.spawn()
     }
 
-    /// Closes the inboxes and waits for the workers that were not given up.
+    /// Waits for the workers that were not given up (the source is closed).
     fn finish(self) {
-        let threads: Vec<JoinHandle<()>> = self
-            .workers
-            .into_values()
-            .map(|w| {
-                drop(w.work);
-                w.thread
-            })
-            .collect();
-        for thread in threads {
+        for worker in self.workers.into_values() {
             // A worker's panic was reported as an event already.
-            let _ = thread.join();
+            let _ = worker.thread.join();
         }
     }
 }
 
-fn work_loop(
+/// A worker thread's side.
+struct WorkLoop {
     id: usize,
-    inbox: &mpsc::Receiver<Work>,
-    events: &mpsc::Sender<Event>,
-    runner: &SessionRunner<'static>,
-    corpora: &[String],
+    source: Arc<Source>,
+    events: mpsc::Sender<Event>,
+    runner: Arc<SessionRunner<'static>>,
+    corpora: Arc<[String]>,
+    current: Arc<Mutex<Option<Work>>>,
     progress: Arc<AtomicU64>,
-) {
-    crate::session_run::note_progress_in(progress);
-    let stuck = events.clone();
-    recap_core::rescue::set_thread_rescue(Some(Arc::new(move || {
-        // The receiver only goes away when the run is over.
-        let _ = stuck.send(Event::Stuck { worker: id });
-    })));
-    for work in inbox {
-        let outcome = catch_unwind(AssertUnwindSafe(|| {
-            runner.process_replaying(&corpora[work.corpus], &work.session, &work.replays)
-        }));
-        if recap_core::rescue::take_abandoned() {
-            // This worker was given up while it waited: its session is done elsewhere.
-            return;
-        }
-        let done = Event::Done {
-            worker: id,
-            seq: work.seq,
-            outcome,
-        };
-        if events.send(done).is_err() {
-            return;
+}
+
+impl WorkLoop {
+    fn run(self) {
+        crate::session_run::note_progress_in(Arc::clone(&self.progress));
+        let (stuck, id) = (self.events.clone(), self.id);
+        recap_core::rescue::set_thread_rescue(Some(Arc::new(move || {
+            // The receiver only goes away when the run is over.
+            let _ = stuck.send(Event::Stuck { worker: id });
+        })));
+        while let Some(task) = self.source.next_task(&self.events) {
+            let (seq, done) = match task {
+                Task::Rejected(seq, processed) => (seq, Ok(processed)),
+                Task::Session(work) => {
+                    let seq = work.seq;
+                    *self.current.lock().unwrap_or_else(PoisonError::into_inner) =
+                        Some(work.clone());
+                    let outcome = catch_unwind(AssertUnwindSafe(|| {
+                        self.runner.process_replaying(
+                            &self.corpora[work.corpus],
+                            &work.session,
+                            &work.replays,
+                        )
+                    }));
+                    if recap_core::rescue::take_abandoned() {
+                        // Given up while it waited: its session is done elsewhere.
+                        return;
+                    }
+                    self.current
+                        .lock()
+                        .unwrap_or_else(PoisonError::into_inner)
+                        .take();
+                    let done = outcome.map(|o| Processed {
+                        corpus: work.corpus,
+                        line: work.line,
+                        outcome: Ok(o),
+                    });
+                    (seq, done)
+                }
+            };
+            let done = Event::Done {
+                worker: self.id,
+                seq,
+                done,
+            };
+            if self.events.send(done).is_err() {
+                return;
+            }
         }
     }
 }
