@@ -547,3 +547,70 @@ impl Drop for WorkerChannel {
         self.isolated.give_back(worker);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::time_limit::set_call_time_limit;
+    use std::sync::atomic::AtomicUsize;
+    use std::time::Duration;
+
+    /// On a thread that may be given up, a call runs on that thread itself; one that
+    /// overruns marks the plugin hung and calls the thread's rescue (from the watchdog,
+    /// while the call still runs), and when it returns after all it is the time-out and
+    /// the thread learns it was given up. The plugin is then refused, except in the
+    /// replay of the session in which it overran.
+    #[test]
+    fn a_call_that_overruns_on_a_thread_that_may_be_given_up_hands_its_work_on() {
+        // The limit is process-wide; the other unit tests that set it use the same.
+        set_call_time_limit(Some(Duration::from_millis(300)));
+        let rescued = Arc::new(AtomicUsize::new(0));
+        let counter = Arc::clone(&rescued);
+        let watched_count = Arc::clone(&rescued);
+        std::thread::spawn(move || {
+            assert!(
+                thread_watch(&Arc::new(Hung::default())).is_none(),
+                "no rescue installed: calls go to a lane"
+            );
+            rescue::set_thread_rescue(Some(Arc::new(move || {
+                counter.fetch_add(1, Ordering::SeqCst);
+            })));
+            let hung = Arc::new(Hung::default());
+            let watch = thread_watch(&hung).expect("this thread may be given up");
+            let mut overran = false;
+
+            let me = std::thread::current().id();
+            let on = watched(&watch, &mut overran, || Ok(std::thread::current().id()));
+            assert_eq!(on.ok(), Some(me), "the call ran on the caller's thread");
+            assert!(!overran && !hung.is_set() && !rescue::take_abandoned());
+
+            let rescued_meanwhile = watched_count;
+            let late = watched(&watch, &mut overran, || {
+                let start = std::time::Instant::now();
+                while rescued_meanwhile.load(Ordering::SeqCst) == 0
+                    && start.elapsed() < Duration::from_secs(20)
+                {
+                    std::thread::sleep(Duration::from_millis(10));
+                }
+                Ok(())
+            });
+            assert!(
+                matches!(
+                    late,
+                    Err(CallError::TimedOut(TimedOut { earlier: false, .. }))
+                ),
+                "{late:?}"
+            );
+            assert!(overran && hung.is_set());
+            assert!(
+                rescue::take_abandoned(),
+                "the thread learns it was given up"
+            );
+            assert!(refused(&hung));
+            rescue::with_replay(3, || assert!(!refused(&hung), "a replay may call it"));
+        })
+        .join()
+        .expect("test thread");
+        assert_eq!(rescued.load(Ordering::SeqCst), 1, "rescued once");
+    }
+}
