@@ -48,6 +48,12 @@ pub fn take_abandoned() -> bool {
     ABANDONED.with(|a| a.replace(false))
 }
 
+/// Whether this thread was given up (and has not looked yet): what it does now is
+/// discarded, and it must not change what its rescuer reads about the call that overran.
+pub fn is_abandoned() -> bool {
+    ABANDONED.with(Cell::get)
+}
+
 /// While `f` runs on this thread, the strategy being replayed overran at call `call`
 /// when it was first rendered ([`replay_overran_at`]).
 pub fn with_replay<R>(call: usize, f: impl FnOnce() -> R) -> R {
@@ -95,7 +101,9 @@ mod tests {
     fn abandonment_is_read_once() {
         assert!(!take_abandoned());
         note_abandoned();
+        assert!(is_abandoned());
         assert!(take_abandoned());
+        assert!(!is_abandoned());
         assert!(!take_abandoned());
     }
 

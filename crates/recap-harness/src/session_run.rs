@@ -47,6 +47,11 @@ pub(crate) fn note_progress_in(slot: Arc<AtomicU64>) {
 }
 
 fn note_progress(s: usize, k: usize) {
+    // A worker given up goes on to the end of its session (its result is discarded):
+    // the slot keeps the call that overran for the replay.
+    if recap_core::rescue::is_abandoned() {
+        return;
+    }
     PROGRESS.with(|p| {
         if let Some(slot) = p.get() {
             let k = u32::try_from(k).unwrap_or(u32::MAX);

@@ -40,6 +40,16 @@ impl Gate {
     /// (from the watching thread, in the host), the call waits, and returns too late.
     fn hang(&self) -> Result<Vec<Message>, RenderError> {
         let rescue = rescue::thread_rescue().expect("a run's worker may be given up");
+        if *self.open.lock().expect("gate") {
+            // Overran by a hair: given up, and back at once.
+            rescue();
+            rescue::note_abandoned();
+            self.returned_late.fetch_add(1, Ordering::SeqCst);
+            return Err(RenderError::new(
+                "late",
+                "returned just after it was given up",
+            ));
+        }
         std::thread::spawn(move || rescue());
         let mut open = self.open.lock().expect("gate");
         while !*open {
@@ -110,10 +120,18 @@ fn run(
     sessions: Vec<Session>,
     jobs: usize,
 ) -> (Report, Vec<SessionOutcome>) {
+    run_with(vec![StrategyEntry::new(strategy)], sessions, jobs)
+}
+
+fn run_with(
+    strategies: Vec<StrategyEntry>,
+    sessions: Vec<Session>,
+    jobs: usize,
+) -> (Report, Vec<SessionOutcome>) {
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
         let mut cfg = RunConfig::new(
-            vec![StrategyEntry::new(strategy)],
+            strategies,
             arc(TestFull),
             vec![Tokenizer::get(Encoding::O200kBase, Backend::Fast)],
         )
@@ -229,4 +247,44 @@ fn a_strategy_that_hangs_again_in_its_replay_is_not_run_in_that_session_again() 
     assert!(outcomes[0].strategies[hanging].complete);
     assert!(outcomes[2].strategies[hanging].complete);
     gate.release();
+}
+
+/// A call back just after it was given up: its worker goes on to the end of the session
+/// (its other strategies, discarded), and the replay still starts from the call that
+/// overran, not from wherever that worker had got to.
+#[test]
+fn a_call_back_just_after_it_was_given_up_is_replayed_from_that_call() {
+    let gate = Gate::new();
+    gate.release();
+    let strategy = Arc::new(Hanging {
+        gate: Arc::clone(&gate),
+        hang_in: "back at once",
+        hang_at: 1,
+        hang_in_replay: false,
+        hung: AtomicUsize::new(0),
+    });
+    let strategies = vec![
+        StrategyEntry::new(Arc::clone(&strategy) as Arc<dyn Strategy>),
+        StrategyEntry::new(arc(TestSingle)),
+    ];
+    let (report, outcomes) = run_with(strategies, sessions(3, "back at once"), 1);
+    assert_eq!(strategy.hung.load(Ordering::SeqCst), 1);
+    assert_eq!(gate.returned_late.load(Ordering::SeqCst), 1);
+    let index = |name: &str| {
+        report
+            .runs
+            .iter()
+            .position(|r| r.strategy == name)
+            .expect("run")
+    };
+    let (hanging, single) = (index("test-hanging"), index("test-single"));
+    assert_eq!(
+        errors(&outcomes[1], hanging),
+        [(1, "overran".to_string()), (2, "disabled".to_string())]
+    );
+    for o in &outcomes {
+        assert!(o.strategies[single].complete, "{}", o.id);
+    }
+    assert!(outcomes[0].strategies[hanging].complete);
+    assert!(outcomes[2].strategies[hanging].complete);
 }
