@@ -577,8 +577,40 @@ fn check_numbers(offset: usize, numbers: impl Iterator<Item = u32>) -> Result<()
     Ok(())
 }
 
+/// Requests larger than this are not kept for the next call ([`decode_delta_once`]).
+const REMEMBERED_REQUEST_BYTES: usize = 4 << 20;
+
+thread_local! {
+    /// The last `session_render` request this thread decoded, and what it decoded to.
+    static LAST_DELTA: std::cell::RefCell<Option<(Vec<u8>, Form, wire::Delta)>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// [`wire::decode_delta`], parsed once for two sessions. recap renders every call twice,
+/// through two independent plugin-side sessions (its determinism check), and sends both
+/// the same request one after the other on the same thread: the second session gets a
+/// copy of what the first decoded (texts shared, values copied) instead of a second
+/// parse. Each session still holds and renders its own turns.
+fn decode_delta_once(bytes: &[u8], form: Form) -> Result<wire::Delta, wire::RequestError> {
+    let remembered = LAST_DELTA.with(|last| {
+        let mut last = last.borrow_mut();
+        match last.take() {
+            Some((request, f, delta)) if f == form && request == bytes => Some(delta),
+            _ => None,
+        }
+    });
+    if let Some(delta) = remembered {
+        return Ok(delta);
+    }
+    let delta = wire::decode_delta(bytes, form)?;
+    if bytes.len() <= REMEMBERED_REQUEST_BYTES {
+        LAST_DELTA.with(|last| *last.borrow_mut() = Some((bytes.to_vec(), form, delta.clone())));
+    }
+    Ok(delta)
+}
+
 fn session_step<T: Plugin>(state: &mut SdkSession<T>, bytes: &[u8]) -> Result<Vec<u8>, Failure> {
-    let delta = wire::decode_delta(bytes, state.session.form)?;
+    let delta = decode_delta_once(bytes, state.session.form)?;
     let offset = delta.turns_offset;
     let held = state.session.turn_count();
     if offset > held {
