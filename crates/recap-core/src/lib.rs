@@ -31,8 +31,8 @@ pub use session::{
 };
 pub use session_identity::SessionIdentity;
 pub use strategy::{
-    Invariant, PromptDelta, RenderError, RenderRequest, RequestError, SessionState, Strategy,
-    turns_line,
+    Invariant, PromptDelta, RenderError, RenderRequest, RequestError, SessionState, SharedSlot,
+    Strategy, turns_line,
 };
 pub use text::Text;
 pub use tokens::{TokenCounter, prompt_tokens};

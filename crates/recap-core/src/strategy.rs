@@ -349,11 +349,68 @@ pub fn not_applicable(strategy: &dyn Strategy, session: &Session) -> Option<Stri
 #[derive(Default)]
 pub struct SessionState {
     slot: Option<Box<dyn std::any::Any + Send>>,
+    /// The slot shared with the other state of a pair ([`SessionState::pair`]).
+    shared: Option<SharedSlot>,
+}
+
+/// One more slot that the two states of a pair share ([`SessionState::pair`]): for work
+/// that is the same for both renders of a call — the bytes of a request both send — and
+/// never for what a render produced, which the caller compares between the two.
+#[derive(Clone, Default)]
+pub struct SharedSlot(std::sync::Arc<std::sync::Mutex<Option<Box<dyn std::any::Any + Send>>>>);
+
+impl SharedSlot {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Option<Box<dyn std::any::Any + Send>>> {
+        self.0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Stores `value`, dropping whatever was there.
+    pub fn put<T: std::any::Any + Send>(&self, value: T) {
+        *self.lock() = Some(Box::new(value));
+    }
+
+    /// Takes the stored `T` out when `wanted` accepts it; otherwise leaves the slot as it is.
+    pub fn take<T: std::any::Any + Send>(&self, wanted: impl FnOnce(&T) -> bool) -> Option<T> {
+        let mut slot = self.lock();
+        if !slot
+            .as_ref()
+            .and_then(|b| b.downcast_ref::<T>())
+            .is_some_and(wanted)
+        {
+            return None;
+        }
+        slot.take().and_then(|b| b.downcast::<T>().ok()).map(|b| *b)
+    }
 }
 
 impl SessionState {
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// Two states for rendering every call of a session twice, each as independent as
+    /// two [`SessionState::new`] (the determinism check renders through the second so
+    /// that a stateful shortcut cannot vouch for itself), sharing one more slot
+    /// ([`SharedSlot`]) for what is the same for both.
+    pub fn pair() -> (Self, Self) {
+        let shared = SharedSlot::default();
+        (
+            SessionState {
+                slot: None,
+                shared: Some(shared.clone()),
+            },
+            SessionState {
+                slot: None,
+                shared: Some(shared),
+            },
+        )
+    }
+
+    /// The slot this state shares with the other of its pair, if it is one of a pair.
+    pub fn shared(&self) -> Option<SharedSlot> {
+        self.shared.clone()
     }
 
     /// The stored value of type `T`, or `None` when empty or holding another type.
@@ -388,7 +445,7 @@ impl SessionState {
             .expect("the state holds a T: kept or just stored")
     }
 
-    /// Drops the stored value.
+    /// Drops the stored value (not the pair's shared slot).
     pub fn clear(&mut self) {
         self.slot = None;
     }
@@ -405,6 +462,28 @@ impl std::fmt::Debug for SessionState {
 #[cfg(test)]
 mod tests {
     use super::SessionState;
+
+    #[test]
+    fn a_pair_shares_one_slot_and_nothing_else() {
+        let (mut a, mut b) = SessionState::pair();
+        a.set(1u32);
+        assert_eq!(b.get_mut::<u32>(), None, "each keeps its own state");
+        let shared = a.shared().expect("paired");
+        shared.put((3usize, vec![1u8, 2]));
+        let other = b.shared().expect("paired");
+        assert_eq!(other.take(|&(k, _): &(usize, Vec<u8>)| k == 4), None);
+        assert_eq!(other.take::<u32>(|_| true), None, "another type");
+        assert_eq!(
+            other.take(|&(k, _): &(usize, Vec<u8>)| k == 3),
+            Some((3, vec![1, 2]))
+        );
+        assert_eq!(
+            shared.take::<(usize, Vec<u8>)>(|_| true),
+            None,
+            "taken once"
+        );
+        assert!(SessionState::new().shared().is_none());
+    }
 
     #[test]
     fn reuse_or_set_keeps_what_fits_and_replaces_the_rest() {

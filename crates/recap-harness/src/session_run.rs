@@ -293,7 +293,9 @@ struct StrategyPass<'r> {
     counts: Vec<Vec<u32>>,
     // One scratch state per (strategy, session) lets strategies (plugins above all)
     // render call k+1 from call k's work; the determinism check renders through a second,
-    // independent state so a stateful shortcut cannot vouch for itself.
+    // independent state so a stateful shortcut cannot vouch for itself. The two are a
+    // pair: what both renders of a call need alike (a plugin request's bytes) is made
+    // once (`SessionState::pair`).
     state: SessionState,
     second_state: SessionState,
     /// Whether the second state's last render equalled the first's, so that it too
@@ -307,6 +309,7 @@ struct StrategyPass<'r> {
 impl<'r> StrategyPass<'r> {
     fn new(runner: &'r SessionRunner<'r>, s: usize, session: &Session) -> Self {
         let ntok = runner.cfg.tokenizers.len();
+        let (state, second_state) = SessionState::pair();
         StrategyPass {
             runner,
             s,
@@ -321,8 +324,8 @@ impl<'r> StrategyPass<'r> {
             scans: RetentionScans::default(),
             mems: vec![TokenMemory::default(); ntok],
             counts: vec![Vec::new(); ntok],
-            state: SessionState::new(),
-            second_state: SessionState::new(),
+            state,
+            second_state,
             second_in_step: false,
             sightings: Sightings::new(),
         }

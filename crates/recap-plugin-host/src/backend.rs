@@ -5,7 +5,7 @@
 
 use crate::call::{
     CallError, Then, WorkerEvent, WorkerFailure, no_handle, read_describe, read_open, read_render,
-    read_session_render,
+    read_session_render, read_session_render_once,
 };
 use crate::inprocess::{self, Fns, SessionFns, SessionPtr};
 use crate::isolated::{Isolated, Op, WorkerDown, plugin_answer};
@@ -186,7 +186,7 @@ fn call_now(
             // call, and makes its calls one after another (on its lane, or on its
             // owner's thread).
             let (status, out) = unsafe { inprocess::session_render(fns, sessions, ptr, request) };
-            out.read(status, read_session_render)
+            out.read(status, read_session_render_once)
         }
         None => {
             let (status, out) = inprocess::render(fns, request);

@@ -11,7 +11,7 @@ use recap_abi::tokens::count_turn;
 use recap_abi::wire::{self, Reuse, SessionHeader};
 use recap_core::{
     Form, Invariant, Message, PromptDelta, RenderError, RenderRequest, Session, SessionState,
-    SpecError, Strategy, StrategySpec, TokenCounter,
+    SharedSlot, SpecError, Strategy, StrategySpec, TokenCounter,
 };
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::Arc;
@@ -222,10 +222,12 @@ impl Strategy for PluginStrategy {
     ) -> Result<PromptDelta, RenderError> {
         RenderRequest::for_call(session, k)?;
         self.check_form(session.form)?;
+        let shared = state.shared();
         let host = state.reuse_or_set(
             |s: &HostSession| s.belongs_to(self.instance, session),
             || HostSession::new(self.instance, session),
         );
+        host.shared = shared;
         let result = host.render_delta(
             &self.plugin.backend,
             &self.options,
@@ -270,6 +272,20 @@ pub(crate) struct HostSession {
     /// The call whose messages were handed out last, and how many: a caller holding
     /// them is answered with what the next response keeps of them.
     handed: Option<(usize, usize)>,
+    /// Shared with the host session of the other state of a pair (recap's determinism
+    /// check renders every call twice): a request encoded for one is sent by the other.
+    shared: Option<SharedSlot>,
+}
+
+/// A `session_render` request as encoded for one host session of a pair: the other
+/// sends the same bytes when it asks for the same turns.
+struct EncodedRequest {
+    /// The plugin strategy, the session (where it lives, and its id) and the turns.
+    instance: u64,
+    session: (usize, String),
+    from: usize,
+    to: usize,
+    bytes: Vec<u8>,
 }
 
 enum Mode {
@@ -337,12 +353,39 @@ fn count_to(
 }
 
 impl Open {
-    /// Queues call `j` (its counts, when sent, cover `j` turns).
-    fn submit(&mut self, counts: Option<&TokenCounts>, session: &Session, j: usize) {
+    /// Queues call `j` (its counts, when sent, cover `j` turns); the request's bytes from
+    /// `shared` when the other host session of a pair encoded the same turns.
+    fn submit(
+        &mut self,
+        counts: Option<&TokenCounts>,
+        session: &Session,
+        j: usize,
+        shared: Option<(&SharedSlot, u64)>,
+    ) {
         let mut request = self.spare.pop().unwrap_or_default();
         match &mut self.shape {
             Shape::Plugin { planned, .. } => {
                 let from = j.min(*planned);
+                *planned = j;
+                let at = std::ptr::from_ref(session) as usize;
+                let encoded = shared.and_then(|(s, instance)| {
+                    s.take(|r: &EncodedRequest| {
+                        r.instance == instance
+                            && r.from == from
+                            && r.to == j
+                            && r.session.0 == at
+                            && r.session.1 == session.id
+                    })
+                });
+                if let Some(encoded) = encoded {
+                    if self.spare.len() < SPARE_BUFFERS {
+                        self.spare.push(request);
+                    }
+                    self.queued.push_back((j, encoded.bytes.len()));
+                    self.queued_bytes += encoded.bytes.len();
+                    self.channel.submit(encoded.bytes);
+                    return;
+                }
                 match session.form {
                     Form::Ptc => {
                         wire::put_session_render_request(
@@ -358,7 +401,15 @@ impl Open {
                         counts.map(|c| &c.turns[from..j]),
                     ),
                 }
-                *planned = j;
+                if let Some((shared, instance)) = shared {
+                    shared.put(EncodedRequest {
+                        instance,
+                        session: (at, session.id.clone()),
+                        from,
+                        to: j,
+                        bytes: request.clone(),
+                    });
+                }
             }
             Shape::Bytes { buf, ends } => {
                 while ends.len() <= j {
@@ -534,6 +585,7 @@ impl HostSession {
             counts: None,
             last: None,
             handed: None,
+            shared: None,
         }
     }
 
@@ -660,7 +712,8 @@ impl HostSession {
                 "the session did not start (a recap bug)",
             ));
         };
-        open.submit(self.counts.as_ref(), session, k);
+        let shared = self.shared.as_ref().map(|s| (s, self.instance));
+        open.submit(self.counts.as_ref(), session, k, shared);
         let (_, outcome) = open.receive();
         outcome.and_then(|reply| open.apply(reply, k, true, holds))
     }
@@ -712,7 +765,7 @@ impl HostSession {
             && RenderRequest::for_call(session, j).is_ok()
         {
             count_to(&mut self.counts, counter, session, j);
-            open.submit(self.counts.as_ref(), session, j);
+            open.submit(self.counts.as_ref(), session, j, None);
             j += 1;
         }
     }
