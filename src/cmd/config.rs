@@ -75,7 +75,7 @@ pub struct PluginRun {
     pub path: PathBuf,
     /// `key=value` pairs in the file's order.
     pub options: Vec<(String, String)>,
-    /// `FILE:LINE:COLUMN: `plugins[i].options``, for errors found once it is loaded.
+    /// `FILE:LINE:COLUMN: plugins[i].options`, for errors found once it is loaded.
     pub origin: String,
 }
 

@@ -90,7 +90,7 @@ pub struct Args {
     /// Price of a cached prompt token relative to an uncached one (0..=1). [default: 0.1]
     #[arg(long, value_name = "RATIO", value_parser = parse_ratio)]
     cache_read_ratio: Option<f64>,
-    /// With --out: write the exact prompt of every call to DIR/prompts/<strategy>.jsonl.
+    /// With --out: write the exact prompt of every call to DIR/prompts/STRATEGY.jsonl.
     #[arg(long)]
     dump_prompts: bool,
     /// Worker threads. Default: the number of CPUs.

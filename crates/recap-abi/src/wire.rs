@@ -3,8 +3,8 @@
 //!
 //! Requests are written by hand into a byte buffer rather than through a serde tree,
 //! because the host builds them incrementally: the fixed part of a session once, then
-//! one turn at a time. This module holds the requests; [`messages`] the responses and
-//! [`describe`] the description.
+//! one turn at a time. This module holds the requests; `wire/messages.rs` the responses
+//! and `wire/describe.rs` the description.
 //!
 //! ABI 1.1 added the chat form (SPEC 11): a chat request says `"form": "chat"`, carries
 //! chat turns, may have `"max_turns": null`, and may carry the host's per-message token

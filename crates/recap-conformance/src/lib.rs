@@ -6,7 +6,7 @@
 //! `type_of` against recap-core's printer, the renderer kinds (`suc.*`, `ns.*`,
 //! `exec.*`, `compression.*`) against `recap-ptc-runner`'s reference renderers, and
 //! `compaction.trim` against `recap-ptc-trim`. A kind that nobody evaluates fails with
-//! "not implemented: <fn>", so nothing passes silently.
+//! "not implemented: `<fn>`", so nothing passes silently.
 //! Cases with `"binding": false`, and cases whose name ends in `_quirk` (SPEC section 2:
 //! those document behaviour recap deliberately does not copy), are skipped.
 //!

@@ -3,7 +3,7 @@
 //! PTC-Lisp sessions render SYSTEM, USER and ASSISTANT messages with text content only.
 //! Chat-form sessions add TOOL messages and tool calls on ASSISTANT messages, in the
 //! shape provider APIs expect, so a rendered prompt can be sent as it is
-//! ([`Message::to_openai_json`]).
+//! ([`Message::openai`]).
 
 use crate::Text;
 use serde::{Deserialize, Serialize};

@@ -9,7 +9,7 @@
 //! - [`sample`], [`action`], [`probes`], [`bootstrap`]: the seeded stratified sample of
 //!   calls, next-action agreement, probe QA, and confidence intervals;
 //! - [`evaluation`] runs them and [`report`] renders the result;
-//! - with the `stand-in` feature, [`standin`]: a deterministic model served on
+//! - with the `stand-in` feature, `standin`: a deterministic model served on
 //!   127.0.0.1 for tests and measurements.
 //!
 //! Without an endpoint nothing here runs: recap stays offline by default.

@@ -9,7 +9,7 @@
 //! position p where the text before ends with `\n` and the character at p is neither
 //! whitespace nor `/`. Then
 //! 1. no piece crosses p: the pieces that can contain `\n` are `\s*[\r\n]+`, `\s+(?!\S)`
-//!    and `\s+` (whitespace only, and text[p] is not whitespace), and the punctuation
+//!    and `\s+` (whitespace only, and `text[p]` is not whitespace), and the punctuation
 //!    piece ` ?[^\s\p{L}\p{N}]+[\r\n/]*` (o200k; `[\r\n]*` in cl100k), whose tail only
 //!    continues over newlines and `/`; the letter pieces' optional first character
 //!    excludes `\r` and `\n`;

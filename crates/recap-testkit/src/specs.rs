@@ -17,7 +17,7 @@ const VARIANTS: &[&str] = &[
     "rolling-window:window=2,println_limit=3,tool_call_limit=1",
 ];
 
-/// Every strategy of `registry` by name (its defaults), then the [`VARIANTS`] of the
+/// Every strategy of `registry` by name (its defaults), then the `VARIANTS` of the
 /// strategies it has.
 pub fn builtin_specs(registry: &Registry) -> Vec<String> {
     let mut specs: Vec<String> = registry.infos().map(|i| i.name.clone()).collect();

@@ -65,7 +65,7 @@ pub struct TokenizerVocabulary {
     pub name: String,
     /// Ordinary tokens (special tokens are counted as text, so they play no part).
     pub vocabulary_size: u64,
-    /// See [`vocabulary_sha256`].
+    /// See `vocabulary_sha256`.
     pub vocabulary_sha256: String,
 }
 
