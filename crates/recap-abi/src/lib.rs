@@ -28,6 +28,7 @@ mod decode_chat;
 mod encode;
 pub mod ffi;
 pub mod json;
+pub mod last_read;
 mod lenient;
 #[cfg(test)]
 mod mutation;

@@ -15,6 +15,7 @@ use crate::ffi::{
     ABI_MAJOR, ABI_MINOR, DESCRIPTOR_V1_SIZE, MAGIC, PluginDescriptorV1, RecapBuf, RecapStr,
     STATUS_BAD_REQUEST, STATUS_ERROR, STATUS_OK, STATUS_PANIC,
 };
+use crate::last_read::LastRead;
 use crate::tokens::TokenCounts;
 use crate::wire::{self, DeltaTurns, Description, ErrorBody, InvariantWire, OptionWire};
 use recap_core::{
@@ -477,27 +478,16 @@ struct SdkSession<T> {
 }
 
 thread_local! {
-    /// The last `session_open` request this thread read, and what it read.
-    static LAST_OPEN: std::cell::RefCell<Option<(Vec<u8>, wire::Request)>> =
-        const { std::cell::RefCell::new(None) };
+    /// The last `session_open` request this thread read.
+    static LAST_OPEN: std::cell::RefCell<LastRead<wire::Request>> =
+        const { std::cell::RefCell::new(LastRead::new()) };
 }
 
 /// [`wire::decode_request`] of a `session_open` request, read once for the two
 /// plugin-side sessions of recap's determinism check, which are opened one after the
 /// other with the same bytes (as [`decode_delta_once`] for their calls).
 fn decode_open_once(bytes: &[u8]) -> Result<wire::Request, wire::RequestError> {
-    let remembered = LAST_OPEN.with(|last| match last.borrow_mut().take() {
-        Some((request, read)) if request == bytes => Some(read),
-        _ => None,
-    });
-    if let Some(read) = remembered {
-        return Ok(read);
-    }
-    let read = wire::decode_request(bytes)?;
-    if bytes.len() <= REMEMBERED_REQUEST_BYTES {
-        LAST_OPEN.with(|last| *last.borrow_mut() = Some((bytes.to_vec(), read.clone())));
-    }
-    Ok(read)
+    LAST_OPEN.with(|last| last.borrow_mut().read(0, bytes, wire::decode_request))
 }
 
 /// The session a `session_open` request describes.
@@ -650,7 +640,7 @@ fn encode_once(items: &[wire::Item<'_>], kept: usize) -> Vec<u8> {
         return bytes;
     }
     let bytes = wire::items_response(items, Some(kept));
-    if bytes.len() <= REMEMBERED_REQUEST_BYTES {
+    if bytes.len() <= crate::last_read::REMEMBERED_BYTES {
         let owned = items
             .iter()
             .map(|i| match i {
@@ -666,13 +656,10 @@ fn encode_once(items: &[wire::Item<'_>], kept: usize) -> Vec<u8> {
     bytes
 }
 
-/// Requests larger than this are not kept for the next call ([`decode_delta_once`]).
-const REMEMBERED_REQUEST_BYTES: usize = 4 << 20;
-
 thread_local! {
-    /// The last `session_render` request this thread decoded, and what it decoded to.
-    static LAST_DELTA: std::cell::RefCell<Option<(Vec<u8>, Form, wire::Delta)>> =
-        const { std::cell::RefCell::new(None) };
+    /// The last `session_render` request this thread decoded.
+    static LAST_DELTA: std::cell::RefCell<LastRead<wire::Delta>> =
+        const { std::cell::RefCell::new(LastRead::new()) };
 }
 
 /// [`wire::decode_delta`], parsed once for two sessions. recap renders every call twice,
@@ -681,21 +668,14 @@ thread_local! {
 /// copy of what the first decoded (texts shared, values copied) instead of a second
 /// parse. Each session still holds and renders its own turns.
 fn decode_delta_once(bytes: &[u8], form: Form) -> Result<wire::Delta, wire::RequestError> {
-    let remembered = LAST_DELTA.with(|last| {
-        let mut last = last.borrow_mut();
-        match last.take() {
-            Some((request, f, delta)) if f == form && request == bytes => Some(delta),
-            _ => None,
-        }
-    });
-    if let Some(delta) = remembered {
-        return Ok(delta);
-    }
-    let delta = wire::decode_delta(bytes, form)?;
-    if bytes.len() <= REMEMBERED_REQUEST_BYTES {
-        LAST_DELTA.with(|last| *last.borrow_mut() = Some((bytes.to_vec(), form, delta.clone())));
-    }
-    Ok(delta)
+    let tag = match form {
+        Form::Ptc => 0,
+        Form::Chat => 1,
+    };
+    LAST_DELTA.with(|last| {
+        last.borrow_mut()
+            .read(tag, bytes, |b| wire::decode_delta(b, form))
+    })
 }
 
 fn session_step<T: Plugin>(state: &mut SdkSession<T>, bytes: &[u8]) -> Result<Vec<u8>, Failure> {

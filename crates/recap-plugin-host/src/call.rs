@@ -339,15 +339,12 @@ pub(crate) fn read_session_render(
     ))
 }
 
-/// Responses larger than this are not kept for the next call ([`read_session_render_once`]).
-const REMEMBERED_RESPONSE_BYTES: usize = 4 << 20;
-
 type SessionAnswer = (usize, Vec<Message>, Vec<Reuse>);
 
 thread_local! {
-    /// The last session response this thread read, and what it read.
-    static LAST_ANSWER: std::cell::RefCell<Option<(Vec<u8>, SessionAnswer)>> =
-        const { std::cell::RefCell::new(None) };
+    /// The last session answer this thread read.
+    static LAST_ANSWER: std::cell::RefCell<recap_abi::last_read::LastRead<SessionAnswer>> =
+        const { std::cell::RefCell::new(recap_abi::last_read::LastRead::new()) };
 }
 
 /// [`read_session_render`], read once for two sessions. recap renders every call twice,
@@ -355,28 +352,17 @@ thread_local! {
 /// deterministic plugin answers both with the same bytes, one after the other on the
 /// same thread: the second answer is a copy of the first's (its texts shared, which
 /// also makes the check's comparison of the two prompts a comparison of pointers). A
-/// read is a function of the bytes alone, so this changes no answer.
+/// read is a function of the status and the bytes alone, so this changes no answer.
 pub(crate) fn read_session_render_once(
     status: i32,
     bytes: &[u8],
 ) -> Result<SessionAnswer, CallError> {
-    if status == STATUS_OK {
-        let remembered = LAST_ANSWER.with(|last| {
-            let mut last = last.borrow_mut();
-            match last.take() {
-                Some((response, answer)) if response == bytes => Some(answer),
-                _ => None,
-            }
-        });
-        if let Some(answer) = remembered {
-            return Ok(answer);
-        }
-    }
-    let answer = read_session_render(status, bytes)?;
-    if status == STATUS_OK && bytes.len() <= REMEMBERED_RESPONSE_BYTES {
-        LAST_ANSWER.with(|last| *last.borrow_mut() = Some((bytes.to_vec(), answer.clone())));
-    }
-    Ok(answer)
+    // The status is part of what is read (a tag); as u32 so that no two statuses meet.
+    let tag = u64::from(status as u32);
+    LAST_ANSWER.with(|last| {
+        last.borrow_mut()
+            .read(tag, bytes, |b| read_session_render(status, b))
+    })
 }
 
 #[cfg(test)]
