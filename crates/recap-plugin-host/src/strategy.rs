@@ -282,7 +282,8 @@ pub(crate) struct HostSession {
 struct EncodedRequest {
     /// The plugin strategy, the session (where it lives, and its id) and the turns.
     instance: u64,
-    session: (usize, String),
+    session_at: usize,
+    session_id: String,
     from: usize,
     to: usize,
     bytes: Vec<u8>,
@@ -362,8 +363,7 @@ impl Open {
         j: usize,
         shared: Option<(&SharedSlot, u64)>,
     ) {
-        let mut request = self.spare.pop().unwrap_or_default();
-        match &mut self.shape {
+        let request = match &mut self.shape {
             Shape::Plugin { planned, .. } => {
                 let from = j.min(*planned);
                 *planned = j;
@@ -373,42 +373,39 @@ impl Open {
                         r.instance == instance
                             && r.from == from
                             && r.to == j
-                            && r.session.0 == at
-                            && r.session.1 == session.id
+                            && r.session_at == at
+                            && r.session_id == session.id
                     })
                 });
-                if let Some(encoded) = encoded {
-                    if self.spare.len() < SPARE_BUFFERS {
-                        self.spare.push(request);
+                match encoded {
+                    Some(encoded) => encoded.bytes,
+                    None => {
+                        let mut request = self.spare.pop().unwrap_or_default();
+                        match session.form {
+                            Form::Ptc => wire::put_session_render_request(
+                                &mut request,
+                                from,
+                                &session.turns[from..j],
+                            ),
+                            Form::Chat => wire::put_chat_session_render_request(
+                                &mut request,
+                                from,
+                                &session.chat_turns[from..j],
+                                counts.map(|c| &c.turns[from..j]),
+                            ),
+                        }
+                        if let Some((shared, instance)) = shared {
+                            shared.put(EncodedRequest {
+                                instance,
+                                session_at: at,
+                                session_id: session.id.clone(),
+                                from,
+                                to: j,
+                                bytes: request.clone(),
+                            });
+                        }
+                        request
                     }
-                    self.queued.push_back((j, encoded.bytes.len()));
-                    self.queued_bytes += encoded.bytes.len();
-                    self.channel.submit(encoded.bytes);
-                    return;
-                }
-                match session.form {
-                    Form::Ptc => {
-                        wire::put_session_render_request(
-                            &mut request,
-                            from,
-                            &session.turns[from..j],
-                        );
-                    }
-                    Form::Chat => wire::put_chat_session_render_request(
-                        &mut request,
-                        from,
-                        &session.chat_turns[from..j],
-                        counts.map(|c| &c.turns[from..j]),
-                    ),
-                }
-                if let Some((shared, instance)) = shared {
-                    shared.put(EncodedRequest {
-                        instance,
-                        session: (at, session.id.clone()),
-                        from,
-                        to: j,
-                        bytes: request.clone(),
-                    });
                 }
             }
             Shape::Bytes { buf, ends } => {
@@ -423,11 +420,13 @@ impl Open {
                     }
                     ends.push(buf.len());
                 }
+                let mut request = self.spare.pop().unwrap_or_default();
                 request.clear();
                 request.extend_from_slice(&buf[..ends[j]]);
                 wire::put_request_end(&mut request, counts.map(|c| (c, &c.turns[..j])));
+                request
             }
-        }
+        };
         self.queued.push_back((j, request.len()));
         self.queued_bytes += request.len();
         self.channel.submit(request);
