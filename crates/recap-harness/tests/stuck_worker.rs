@@ -163,6 +163,16 @@ fn run_with(
         .expect("the run")
 }
 
+/// Where the report's run of strategy `name` is (also its index in each session's
+/// outcomes).
+fn run_index(report: &Report, name: &str) -> usize {
+    report
+        .runs
+        .iter()
+        .position(|r| r.strategy == name)
+        .expect("run")
+}
+
 /// The failed calls of strategy `s` in a session: (call, message).
 fn errors(o: &SessionOutcome, s: usize) -> Vec<(usize, String)> {
     o.strategies[s]
@@ -188,11 +198,7 @@ fn the_only_worker_stuck_is_left_behind_and_its_session_replayed() {
     // Every session, in input order; the baseline complete in all of them.
     let ids: Vec<&str> = outcomes.iter().map(|o| o.id.as_str()).collect();
     assert_eq!(ids, ["s0", "s1", "s2", "s3"]);
-    let hanging = report
-        .runs
-        .iter()
-        .position(|r| r.strategy == "test-hanging")
-        .expect("run");
+    let hanging = run_index(&report, "test-hanging");
     let baseline = 1 - hanging;
     for o in &outcomes {
         assert!(o.strategies[baseline].complete, "{}", o.id);
@@ -230,11 +236,7 @@ fn a_strategy_that_hangs_again_in_its_replay_is_not_run_in_that_session_again() 
         2,
         "once, then once in the replay"
     );
-    let hanging = report
-        .runs
-        .iter()
-        .position(|r| r.strategy == "test-hanging")
-        .expect("run");
+    let hanging = run_index(&report, "test-hanging");
     // The second time the strategy is not called at all: call 0 is the time-out.
     assert_eq!(
         errors(&outcomes[1], hanging),
@@ -270,14 +272,10 @@ fn a_call_back_just_after_it_was_given_up_is_replayed_from_that_call() {
     let (report, outcomes) = run_with(strategies, sessions(3, "back at once"), 1);
     assert_eq!(strategy.hung.load(Ordering::SeqCst), 1);
     assert_eq!(gate.returned_late.load(Ordering::SeqCst), 1);
-    let index = |name: &str| {
-        report
-            .runs
-            .iter()
-            .position(|r| r.strategy == name)
-            .expect("run")
-    };
-    let (hanging, single) = (index("test-hanging"), index("test-single"));
+    let (hanging, single) = (
+        run_index(&report, "test-hanging"),
+        run_index(&report, "test-single"),
+    );
     assert_eq!(
         errors(&outcomes[1], hanging),
         [(1, "overran".to_string()), (2, "disabled".to_string())]
