@@ -73,6 +73,17 @@ fn write_generated(dir: &std::path::Path) -> Result<PathBuf> {
     Ok(path)
 }
 
+/// `PLUGIN_RUN_REPS` (default 1): how many times the one run `PLUGIN_RUN_ONLY` names is
+/// made, so that a sampling profiler sees it rather than the tokenizer's loading.
+fn reps() -> Result<usize> {
+    match std::env::var("PLUGIN_RUN_REPS") {
+        Ok(n) => n
+            .parse()
+            .with_context(|| format!("PLUGIN_RUN_REPS={n:?}: expected a whole number")),
+        Err(_) => Ok(1),
+    }
+}
+
 fn main() -> Result<()> {
     let mut args = std::env::args().skip(1);
     let usage = "usage: plugin-run-instructions <wrapped-builtin-lib> <strategy> <corpus.jsonl | generated>...";
@@ -106,11 +117,15 @@ fn main() -> Result<()> {
     match std::env::var("PLUGIN_RUN_ONLY").as_deref() {
         Ok("setup") => return Ok(()),
         Ok("builtin") => {
-            run(&builtin_cfg, &corpora)?;
+            for _ in 0..reps()? {
+                run(&builtin_cfg, &corpora)?;
+            }
             return Ok(());
         }
         Ok("plugin") => {
-            run(&plugin_cfg, &corpora)?;
+            for _ in 0..reps()? {
+                run(&plugin_cfg, &corpora)?;
+            }
             return Ok(());
         }
         Ok(other) => bail!("PLUGIN_RUN_ONLY={other:?}: expected setup, builtin or plugin"),

@@ -246,6 +246,32 @@ fn plugin_breaking_invariants_has_them_counted() {
     );
 }
 
+/// The two renders of recap's determinism check go through two plugin-side sessions
+/// that share one copy of the turns; each still has its own strategy state, so a
+/// render that depends on that state is caught.
+#[test]
+fn plugin_rendering_from_its_session_state_is_caught_by_the_determinism_check() {
+    let (r, _dir) = run_with_plugin(
+        &fixture("rt_state_per_session"),
+        "rt-state-per-session",
+        false,
+    );
+    assert_eq!(r.code, 1, "stderr: {}", r.stderr);
+    assert_builtins_complete(&r.report, 3);
+    let run = run_of(&r.report, "rt-state-per-session");
+    assert_eq!(run["render_errors"]["count"], 0, "{run}");
+    let violations = &run["invariant_violations"];
+    // Every call from 3 completed turns on, in each of the 3 sessions.
+    assert!(
+        violations["by_invariant"]["deterministic"].as_u64() >= Some(3),
+        "{run}"
+    );
+    assert_eq!(
+        violations["count"], violations["by_invariant"]["deterministic"],
+        "only the determinism check fails: {run}"
+    );
+}
+
 #[test]
 fn faulty_plugin_run_still_writes_every_report_file() {
     let (r, dir) = run_with_plugin(&fixture("rt_invalid_json"), "rt-invalid-json", true);

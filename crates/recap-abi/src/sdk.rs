@@ -17,7 +17,7 @@ use crate::ffi::{
 };
 use crate::last_read::LastRead;
 use crate::tokens::TokenCounts;
-use crate::wire::{self, DeltaTurns, Description, ErrorBody, InvariantWire, OptionWire};
+use crate::wire::{self, Description, ErrorBody, InvariantWire, OptionWire};
 use recap_core::{
     Form, Message, OptionInfo, PromptDelta, RenderError, RenderRequest, Session, SessionState,
     SpecError, Strategy, StrategySpec,
@@ -25,6 +25,9 @@ use recap_core::{
 use std::collections::BTreeMap;
 use std::ffi::c_void;
 use std::panic::{AssertUnwindSafe, catch_unwind};
+
+mod held;
+use held::{Held, Turns};
 
 /// A strategy that can be exported as a plugin.
 pub trait Plugin: Strategy + Sized + 'static {
@@ -460,11 +463,12 @@ const MAX_RESERVED_TURNS: usize = 64;
 /// The plugin side of one open session.
 struct SdkSession<T> {
     strategy: T,
-    session: Session,
+    form: Form,
+    /// The turns held and the host's token counts of them (chat sessions, when sent):
+    /// this session's own, or a pair's.
+    held: Held,
     /// The strategy's own per-session state for [`Strategy::render_session`].
     state: SessionState,
-    /// The host's token counts of the turns held (chat sessions, when sent).
-    tokens: Option<TokenCounts>,
     /// The messages of the previous response, for `messages_kept` and references.
     previous: Vec<Message>,
     /// Whether `previous` is what the strategy's state rendered last (not after a
@@ -504,11 +508,16 @@ fn open_session<T: Plugin>(bytes: &[u8]) -> Result<SdkSession<T>, Failure> {
         Form::Ptc => parsed.turns.reserve(room),
         Form::Chat => parsed.chat_turns.reserve(room),
     }
+    let form = parsed.form;
+    let turns = Turns {
+        session: parsed,
+        tokens: request.token_counts,
+    };
     Ok(SdkSession {
         strategy,
-        session: parsed,
+        form,
+        held: Held::open(turns, request.pair, bytes),
         state: SessionState::new(),
-        tokens: request.token_counts,
         previous: Vec::new(),
         previous_rendered: false,
         host_reads_references: request.host_abi_minor >= 2,
@@ -679,77 +688,56 @@ fn decode_delta_once(bytes: &[u8], form: Form) -> Result<wire::Delta, wire::Requ
 }
 
 fn session_step<T: Plugin>(state: &mut SdkSession<T>, bytes: &[u8]) -> Result<Vec<u8>, Failure> {
-    let delta = decode_delta_once(bytes, state.session.form)?;
-    let offset = delta.turns_offset;
-    let held = state.session.turn_count();
-    if offset > held {
-        return Err(Failure::bad_request(format!(
-            "turns_offset {offset} is past the {held} turns this session holds"
-        )));
-    }
-    if offset < held {
-        // The host went back: the history the strategy's state was built from is gone.
-        state.state = SessionState::new();
-    }
-    match delta.turns {
-        DeltaTurns::Ptc(turns) => {
-            check_numbers(offset, turns.iter().map(|t| t.number))?;
-            state.session.turns.truncate(offset);
-            state.session.turns.extend(turns);
+    let SdkSession {
+        strategy,
+        form,
+        held,
+        state,
+        previous,
+        previous_rendered,
+        host_reads_references,
+        ..
+    } = state;
+    held.step(bytes, *form, |turns, went_back| {
+        if went_back {
+            // The host went back: the history the strategy's state was built from is gone.
+            *state = SessionState::new();
         }
-        DeltaTurns::Chat(turns) => {
-            check_numbers(offset, turns.iter().map(|t| t.number))?;
-            state.session.chat_turns.truncate(offset);
-            state.session.chat_turns.extend(turns);
-        }
-    }
-    match (&mut state.tokens, delta.token_counts) {
-        (Some(tokens), Some(counts)) if tokens.turns.len() >= offset => {
-            tokens.turns.truncate(offset);
-            tokens.turns.extend(counts);
-        }
-        // Counts for only part of the session count nothing: drop them all.
-        (tokens, _) => *tokens = None,
-    }
-    let k = state.session.turn_count();
-    let request = RenderRequest::for_call(&state.session, k)
-        .map_err(|e| Failure::bad_request(e.to_string()))?;
-    let delta = if T::USES_TOKEN_COUNTS {
-        PromptDelta::whole(
-            state
-                .strategy
-                .render_with_tokens(&request, state.tokens.as_ref())?,
-        )
-    } else {
-        // The strategy's incremental path (equal to `render` by the trait's contract,
-        // held to it by recap's parity tests for the built-ins), answered as what it
-        // keeps of the previous response: the kept messages are not copied again.
-        let held = state.previous_rendered.then_some(state.previous.len());
-        state.previous_rendered = false;
-        state
-            .strategy
-            .render_session_delta(&state.session, k, &mut state.state, held)?
-            .within(held)?
-    };
-    // The longest prefix shared with the previous response: what the strategy kept, and
-    // any of its new messages equal to the previous ones after that.
-    let kept = delta.kept
-        + delta
-            .tail
-            .iter()
-            .zip(&state.previous[delta.kept..])
-            .take_while(|(a, b)| a == b)
-            .count();
-    let new = &delta.tail[kept - delta.kept..];
-    let response = if state.host_reads_references {
-        encode_once(&reuse_previous(new, &state.previous), kept)
-    } else {
-        wire::messages_response(new, Some(kept))
-    };
-    state.previous.truncate(delta.kept);
-    state.previous.extend(delta.tail);
-    state.previous_rendered = !T::USES_TOKEN_COUNTS;
-    Ok(response)
+        let k = turns.session.turn_count();
+        let request = RenderRequest::for_call(&turns.session, k)
+            .map_err(|e| Failure::bad_request(e.to_string()))?;
+        let delta = if T::USES_TOKEN_COUNTS {
+            PromptDelta::whole(strategy.render_with_tokens(&request, turns.tokens.as_ref())?)
+        } else {
+            // The strategy's incremental path (equal to `render` by the trait's contract,
+            // held to it by recap's parity tests for the built-ins), answered as what it
+            // keeps of the previous response: the kept messages are not copied again.
+            let held = previous_rendered.then_some(previous.len());
+            *previous_rendered = false;
+            strategy
+                .render_session_delta(&turns.session, k, state, held)?
+                .within(held)?
+        };
+        // The longest prefix shared with the previous response: what the strategy kept,
+        // and any of its new messages equal to the previous ones after that.
+        let kept = delta.kept
+            + delta
+                .tail
+                .iter()
+                .zip(&previous[delta.kept..])
+                .take_while(|(a, b)| a == b)
+                .count();
+        let new = &delta.tail[kept - delta.kept..];
+        let response = if *host_reads_references {
+            encode_once(&reuse_previous(new, previous), kept)
+        } else {
+            wire::messages_response(new, Some(kept))
+        };
+        previous.truncate(delta.kept);
+        previous.extend(delta.tail);
+        *previous_rendered = !T::USES_TOKEN_COUNTS;
+        Ok(response)
+    })
 }
 
 /// `messages` as items of a response: runs of messages equal to consecutive messages of
@@ -853,7 +841,7 @@ mod tests {
             .system("You fix bugs.")
             .build();
         let header = wire::SessionHeader::of_session(&s);
-        let bytes = wire::session_open_request(&BTreeMap::new(), &header, None);
+        let bytes = wire::session_open_request(&BTreeMap::new(), &header, None, None);
         let reference = wire::decode_request(&bytes).expect("a request");
         assert_eq!(decode_open_once(&bytes).ok(), Some(reference.clone()));
         assert_eq!(decode_open_once(&bytes).ok(), Some(reference));
@@ -1031,7 +1019,7 @@ mod tests {
     fn references_go_only_to_a_host_that_reads_them() {
         let session = recap_gen::generate_corpus(3, 1, 6..=6).remove(0);
         let header = wire::SessionHeader::of_session(&session);
-        let open = wire::session_open_request(&BTreeMap::new(), &header, None);
+        let open = wire::session_open_request(&BTreeMap::new(), &header, None, None);
         assert!(replay(&open, &session), "a 1.2 host is sent references");
         let text = String::from_utf8(open).expect("UTF-8");
         let minor = format!("\"minor\":{ABI_MINOR}");

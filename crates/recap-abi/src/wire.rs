@@ -263,16 +263,25 @@ pub fn chat_render_request(
 
 /// The request for `session_open`: a render request without `turns` (and, in a chat
 /// session, the counts of SYSTEM and USER(mission) alone).
+///
+/// `pair`: the id this session shares with the other session of a pair, whose calls
+/// bring the same turns (recap's determinism check renders every call through two
+/// sessions): a plugin may hold their turns once. A hint that changes no answer.
 pub fn session_open_request(
     options: &BTreeMap<String, String>,
     header: &SessionHeader<'_>,
     counts: Option<&TokenCounts>,
+    pair: Option<u64>,
 ) -> Vec<u8> {
     let mut out = Vec::with_capacity(512);
     put_envelope(&mut out, options);
     put_header(&mut out, header);
     if let Some(counts) = counts {
         put_token_counts(&mut out, counts, &[]);
+    }
+    if let Some(pair) = pair {
+        out.extend_from_slice(b",\"pair\":");
+        json::put_u64(&mut out, pair);
     }
     out.push(b'}');
     out
@@ -456,6 +465,8 @@ pub struct Request {
     /// The ABI minor the host speaks (`abi.minor`; 0 when absent): what the plugin's
     /// responses may use.
     pub host_abi_minor: u64,
+    /// `session_open`'s `pair`: the id of the pair of sessions this one belongs to.
+    pub pair: Option<u64>,
 }
 
 /// Reads a render or `session_open` request: the options, the session (with the turns
@@ -471,6 +482,13 @@ pub fn decode_request(bytes: &[u8]) -> Result<Request, RequestError> {
     let options = options_of(&obj)?;
     let declared = form_of(&obj)?;
     let counts = counts_wire(&mut obj)?;
+    let pair = match obj.remove("pair") {
+        None | Some(Json::Null) => None,
+        Some(p) => Some(
+            p.as_u64()
+                .ok_or_else(|| RequestError(format!("pair: expected a whole number, got {p}")))?,
+        ),
+    };
     let budget_absent = matches!(obj.get("max_turns"), None | Some(Json::Null));
     lenient::session(&mut obj);
     // A request need not name its session; Session::from_json insists on an id.
@@ -521,6 +539,7 @@ pub fn decode_request(bytes: &[u8]) -> Result<Request, RequestError> {
         session,
         token_counts,
         host_abi_minor,
+        pair,
     })
 }
 
@@ -762,7 +781,8 @@ mod tests {
         let (offset, turns) = decode_session_delta(&bytes).unwrap();
         assert_eq!(offset, 1);
         assert_eq!(Turn::from_json(&turns[0], "turns[1]").unwrap(), s.turns[1]);
-        let open = session_open_request(&BTreeMap::new(), &SessionHeader::of_session(&s), None);
+        let open =
+            session_open_request(&BTreeMap::new(), &SessionHeader::of_session(&s), None, None);
         let (_, header) = decode_session_request(&open).unwrap();
         assert!(header.turns.is_empty());
         assert_eq!(header.data, s.data);
@@ -789,7 +809,7 @@ mod tests {
                 assert_eq!(request.token_counts.as_ref(), c, "{}", s.id);
 
                 // The same session opened, then sent turn by turn.
-                let open = session_open_request(&BTreeMap::new(), &header, c);
+                let open = session_open_request(&BTreeMap::new(), &header, c, None);
                 let opened = decode_request(&open).unwrap();
                 assert_eq!(opened.session.form, Form::Chat);
                 assert_eq!(opened.session.budget(), s.budget(), "{}", s.id);
@@ -918,6 +938,18 @@ mod tests {
         let bad = br#"{"abi":{"major":2,"minor":0},"mission":"m"}"#;
         let err = decode_session_request(bad).unwrap_err();
         assert!(err.0.contains("ABI 2"), "{err:?}");
+    }
+
+    #[test]
+    fn an_open_request_names_its_pair() {
+        let s = recap_gen::generate_corpus(5, 1, 2..=2).remove(0);
+        let header = SessionHeader::of_session(&s);
+        let open = session_open_request(&BTreeMap::new(), &header, None, Some(42));
+        assert_eq!(decode_request(&open).map(|r| r.pair).ok(), Some(Some(42)));
+        let open = session_open_request(&BTreeMap::new(), &header, None, None);
+        assert_eq!(decode_request(&open).map(|r| r.pair).ok(), Some(None));
+        let err = decode_request(br#"{"mission":"m","pair":"one"}"#).unwrap_err();
+        assert!(err.0.contains("pair: expected a whole number"), "{err:?}");
     }
 
     #[test]

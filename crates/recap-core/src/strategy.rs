@@ -356,12 +356,30 @@ pub struct SessionState {
 /// One more slot that the two states of a pair share ([`SessionState::pair`]): for work
 /// that is the same for both renders of a call — the bytes of a request both send — and
 /// never for what a render produced, which the caller compares between the two.
-#[derive(Clone, Default)]
-pub struct SharedSlot(std::sync::Arc<std::sync::Mutex<Option<Box<dyn std::any::Any + Send>>>>);
+#[derive(Clone)]
+pub struct SharedSlot {
+    id: u64,
+    slot: std::sync::Arc<std::sync::Mutex<Option<Box<dyn std::any::Any + Send>>>>,
+}
+
+impl Default for SharedSlot {
+    fn default() -> Self {
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+        SharedSlot {
+            id: NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
+            slot: Default::default(),
+        }
+    }
+}
 
 impl SharedSlot {
+    /// Names the pair: distinct for every pair made in this process, never 0.
+    pub fn id(&self) -> u64 {
+        self.id
+    }
+
     fn lock(&self) -> std::sync::MutexGuard<'_, Option<Box<dyn std::any::Any + Send>>> {
-        self.0
+        self.slot
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }

@@ -703,6 +703,7 @@ impl HostSession {
                 options,
                 self.counts.as_ref(),
                 session,
+                self.shared.as_ref().map(SharedSlot::id),
             )?));
         }
         let Mode::Open(open) = &mut self.mode else {
@@ -717,15 +718,18 @@ impl HostSession {
         outcome.and_then(|reply| open.apply(reply, k, true, holds))
     }
 
+    /// Opens the plugin-side session; `pair` names the pair of states this one renders
+    /// for, so that the plugin may hold the turns of both once.
     fn start(
         backend: &Backend,
         options: &BTreeMap<String, String>,
         counts: Option<&TokenCounts>,
         session: &Session,
+        pair: Option<u64>,
     ) -> Result<Open, CallError> {
         let header = SessionHeader::of_session(session);
         let (channel, shape) = if backend.has_sessions() {
-            let request = wire::session_open_request(options, &header, counts);
+            let request = wire::session_open_request(options, &header, counts, pair);
             let shape = Shape::Plugin {
                 planned: 0,
                 previous: Vec::new(),

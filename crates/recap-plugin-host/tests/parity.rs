@@ -130,13 +130,14 @@ fn every_builtin_through_the_abi_renders_the_same_bytes() {
                 .iter()
                 .filter(|(_, s)| want.forms().contains(&s.form))
             {
-                let mut state = SessionState::new();
                 let mut direct_state = SessionState::new();
                 // A third walk as the harness makes it: answered against the prompt it
                 // holds, which it forgets now and then (as after a failed render); a
                 // call it skips leaves it holding an older prompt than the plugin's
-                // last response.
-                let mut delta_state = SessionState::new();
+                // last response. It and the second walk are a pair, as the harness's two
+                // renders are: their plugin-side sessions hold one copy of the turns
+                // until the skipped call sets them apart.
+                let (mut state, mut delta_state) = SessionState::pair();
                 let mut held: Option<Vec<recap_core::Message>> = None;
                 let last = calls(session).last().unwrap_or(0);
                 for k in calls(session) {
