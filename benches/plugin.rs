@@ -41,111 +41,32 @@
 
 mod common;
 
-use recap_testkit::plugins as support;
-
+use common::plugin_twins::{
+    run_corpora, token_totals, twin, twin_library, twin_names, wrapped_libraries,
+};
 use common::{
     bench_data_sessions, engine, engine_config, measuring, render_calls, render_sessions, request,
-    write_corpus,
 };
 use criterion::measurement::Measurement;
 use criterion::{Criterion, SamplingMode, Throughput};
 use recap_core::invariants::calls;
-use recap_core::{Registry, Session, Strategy};
-use recap_harness::Report;
 use recap_plugin_host::{Isolation, IsolationConfig};
-use std::collections::BTreeMap;
 use std::hint::black_box;
-use std::path::{Path, PathBuf};
 use std::sync::Arc;
-
-/// The wrapped built-ins by target name (`wrap_full_history`, …).
-fn wrapped_libraries() -> BTreeMap<String, PathBuf> {
-    let manifest = support::fixtures_manifest();
-    let mut args = vec![
-        "--manifest-path",
-        manifest.to_str().expect("UTF-8 workspace path"),
-        "-p",
-        "recap-plugin-wrapped-builtins",
-        "--examples",
-    ];
-    if measuring() {
-        // Same optimisation as the bench binary, or the comparison is meaningless.
-        args.push("--release");
-    }
-    eprintln!(
-        "building the wrapped built-ins: cargo build {}",
-        args.join(" ")
-    );
-    support::build_cdylibs(&args)
-}
-
-/// Prompt tokens per run, in report order: what both sides of `plugin-run` must agree on.
-fn token_totals(report: &Report) -> Vec<(String, u64)> {
-    report
-        .runs
-        .iter()
-        .map(|r| (r.strategy.clone(), r.prompt_tokens_total))
-        .collect()
-}
-
-/// The corpus files `plugin-run` replays: bench-data and a generated corpus (smaller in
-/// the smoke run).
-fn run_corpora(dir: &Path, bench_data: &[Session]) -> Vec<(&'static str, PathBuf, u64)> {
-    let (n, turns) = if measuring() {
-        (30, 8..=40)
-    } else {
-        (2, 4..=6)
-    };
-    let mut generated = recap_gen::generate_corpus(7, n, turns.clone());
-    generated.extend(recap_gen::generate_chat_corpus(7, n, turns));
-    [
-        ("bench-data", bench_data.to_vec()),
-        ("generated", generated),
-    ]
-    .into_iter()
-    .map(|(name, sessions)| {
-        let path = dir.join(format!("{name}.jsonl"));
-        write_corpus(&path, &sessions);
-        let bytes = std::fs::metadata(&path).map_or(0, |m| m.len());
-        (name, path, bytes)
-    })
-    .collect()
-}
-
-/// The wrapped built-in `name` loaded as `isolation` says, built from its own registry.
-fn twin(lib: &Path, name: &str, isolation: &Isolation) -> Arc<dyn Strategy> {
-    let plugin = recap_plugin_host::load_with(lib, isolation).unwrap_or_else(|e| panic!("{e}"));
-    let mut registry = Registry::new();
-    recap_plugin_host::register(&mut registry, &plugin).unwrap_or_else(|e| panic!("{e}"));
-    registry.build(name).expect("wrapped built-in builds")
-}
 
 fn plugin<M: Measurement>(c: &mut Criterion<M>) {
     let all_sessions = bench_data_sessions();
     let tmp = tempfile::tempdir().expect("temporary directory");
-    let corpora = run_corpora(tmp.path(), &all_sessions);
-    let libs = wrapped_libraries();
+    let corpora = run_corpora(tmp.path(), &all_sessions, measuring());
+    let libs = wrapped_libraries(measuring());
     // The recap cargo built for this bench serves as the worker of isolated plugins.
     let isolated = Isolation::Process(IsolationConfig::new(env!("CARGO_BIN_EXE_recap")));
     let direct = recap_builtins::registry();
     // What `recap` uses unless told otherwise (the environment may override it).
     let default_limit =
         recap_plugin_host::call_time_limit().unwrap_or(recap_plugin_host::DEFAULT_CALL_TIME_LIMIT);
-    for (info, _) in recap_builtins::builtins() {
-        let name = info.name;
-        // A plugin gets token counts, not a tokenizer: the built-ins that need one to be
-        // built have no wrapper (see the parity test).
-        if let Err(recap_core::SpecError::NeedsTokenizer { .. }) = direct.build(&name) {
-            continue;
-        }
-        // `recorded` replays a session's record: nothing for a plugin twin to do.
-        if direct.build(&name).is_ok_and(|s| s.replays_record()) {
-            continue;
-        }
-        let target = format!("wrap_{}", name.replace('-', "_"));
-        let lib = libs.get(&target).unwrap_or_else(|| {
-            panic!("no wrapped plugin {target} was built for built-in {name}; built: {libs:?}")
-        });
+    for name in twin_names() {
+        let lib = twin_library(&libs, &name);
         let want = direct.build(&name).expect("built-in builds");
         let got = twin(lib, &name, &Isolation::InProcess);
         // The sessions of the forms it renders: a plugin is sent no other.

@@ -24,15 +24,10 @@
 mod common;
 
 use anyhow::{Context, Result, bail};
-use common::cpu::process_cpu_time;
+use common::pairs::{SIDE, alternate, number_after, quantile, reps_for};
 use common::{engine, engine_config, run_strategies};
-use recap_harness::RunConfig;
 use std::hint::black_box;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
-
-/// How long one side of a pair should last: many ticks of the CPU clock.
-const SIDE: Duration = Duration::from_millis(250);
 
 struct Args {
     pairs: usize,
@@ -57,11 +52,7 @@ fn parse_args() -> Result<Args> {
     while let Some(a) = it.next() {
         match a.as_str() {
             "--pairs" | "--warm" | "--reps" => {
-                let n: usize = it
-                    .next()
-                    .with_context(|| format!("{a} needs a number"))?
-                    .parse()
-                    .with_context(|| format!("{a} needs a number"))?;
+                let n = number_after(&mut it, &a)?;
                 match a.as_str() {
                     "--pairs" => args.pairs = n.max(1),
                     "--warm" => args.warm = n,
@@ -84,34 +75,6 @@ fn parse_args() -> Result<Args> {
     Ok(args)
 }
 
-/// CPU time of `reps` engine runs over `corpus`.
-fn side(cfg: &RunConfig, corpus: &Path, reps: usize) -> Result<Duration> {
-    let start = process_cpu_time().context("process CPU time needs /proc/self/stat")?;
-    for _ in 0..reps {
-        black_box(engine(cfg, corpus));
-    }
-    let end = process_cpu_time().context("process CPU time needs /proc/self/stat")?;
-    Ok(end.saturating_sub(start))
-}
-
-/// Runs over `corpus` needed for one side to last about [`SIDE`].
-fn reps_for(cfg: &RunConfig, corpus: &Path) -> Result<usize> {
-    let mut reps = 1;
-    loop {
-        let t = side(cfg, corpus, reps)?;
-        if t >= SIDE / 4 || reps >= 1 << 12 {
-            let per_run = t.as_secs_f64() / reps as f64;
-            return Ok(((SIDE.as_secs_f64() / per_run.max(1e-6)).ceil() as usize).max(1));
-        }
-        reps *= 2;
-    }
-}
-
-fn quantile(sorted: &[f64], q: f64) -> f64 {
-    let i = ((sorted.len() - 1) as f64 * q).round() as usize;
-    sorted[i]
-}
-
 fn main() -> Result<()> {
     let args = parse_args()?;
     let bytes = |p: &Path| -> Result<f64> {
@@ -122,24 +85,35 @@ fn main() -> Result<()> {
     };
     let (chat_mb, ptc_mb) = (bytes(&args.chat)?, bytes(&args.ptc)?);
     let cfg = engine_config(&run_strategies());
+    let mut chat_run = || drop(black_box(engine(&cfg, &args.chat)));
+    let mut ptc_run = || drop(black_box(engine(&cfg, &args.ptc)));
     let (chat_reps, ptc_reps) = match args.reps {
         Some(n) => (n, n),
-        None => (reps_for(&cfg, &args.chat)?, reps_for(&cfg, &args.ptc)?),
+        None => (
+            reps_for(&mut chat_run, SIDE)?,
+            reps_for(&mut ptc_run, SIDE)?,
+        ),
     };
-    let per_mb = |t: Duration, reps: usize, mb: f64| t.as_secs_f64() * 1e3 / reps as f64 / mb;
-    let (mut chat, mut ptc, mut ratios) = (Vec::new(), Vec::new(), Vec::new());
-    for pair in 0..args.warm + args.pairs {
-        let c = per_mb(side(&cfg, &args.chat, chat_reps)?, chat_reps, chat_mb);
-        let p = per_mb(side(&cfg, &args.ptc, ptc_reps)?, ptc_reps, ptc_mb);
-        if pair >= args.warm {
-            chat.push(c);
-            ptc.push(p);
-            ratios.push(c / p);
-        }
-    }
-    for v in [&mut chat, &mut ptc, &mut ratios] {
+    let pairs = alternate(
+        &mut chat_run,
+        &mut ptc_run,
+        (chat_reps, ptc_reps),
+        args.warm,
+        args.pairs,
+    )?;
+    let per_mb = |v: &[f64], mb: f64| {
+        let mut v: Vec<f64> = v.iter().map(|ms| ms / mb).collect();
         v.sort_by(f64::total_cmp);
-    }
+        v
+    };
+    let (chat, ptc) = (per_mb(&pairs.a, chat_mb), per_mb(&pairs.b, ptc_mb));
+    let mut ratios: Vec<f64> = pairs
+        .ratios
+        .iter()
+        // chat per byte / PTC per byte = (chat ms / PTC ms) × (PTC MB / chat MB).
+        .map(|ptc_over_chat| ptc_mb / (ptc_over_chat * chat_mb))
+        .collect();
+    ratios.sort_by(f64::total_cmp);
     println!(
         "chat {} ({chat_mb:.2} MB, {chat_reps} runs a side): median {:.1} ms/MB",
         args.chat.display(),

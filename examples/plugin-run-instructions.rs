@@ -6,6 +6,8 @@
 //! must count the same tokens. `PLUGIN_RUN_ONLY=builtin|plugin|setup` runs
 //! one of them (or neither) for `valgrind --tool=callgrind`: a run's instructions are
 //! its count minus the `setup` count (loading, configuring), every thread included.
+//! `PLUGIN_RUN_REPS=n` makes that one run n times (for `perf` or `perf stat`, which
+//! would otherwise see mostly the tokenizer's loading).
 //!
 //! ```text
 //! cargo build --release --manifest-path crates/recap-plugin-host/tests/fixtures/Cargo.toml \

@@ -11,6 +11,7 @@
 use recap_testkit::cli::{Run, run};
 use recap_testkit::faulty_runs::{
     TimedRun, assert_builtins_complete, beside_builtins, corpus, run_of, run_timed,
+    timeless_figures,
 };
 use recap_testkit::plugins::{reliability_fixture as fixture, sample};
 use recap_testkit::recap_command;
@@ -278,35 +279,6 @@ fn output_a_plugin_prints_does_not_disturb_its_worker() {
     assert!(r.elapsed < Duration::from_secs(60));
 }
 
-/// The figures of a run that do not depend on time.
-fn figures(report: &Json) -> Vec<(String, Json)> {
-    let keys = [
-        "sessions",
-        "not_applicable",
-        "calls",
-        "prompt_tokens_total",
-        "cached_tokens",
-        "retention",
-        "invariant_violations",
-        "render_errors",
-    ];
-    report["runs"]
-        .as_array()
-        .expect("runs")
-        .iter()
-        .map(|r| {
-            let mut kept = serde_json::Map::new();
-            for key in keys {
-                kept.insert(key.into(), r[key].clone());
-            }
-            (
-                r["strategy"].as_str().unwrap_or_default().to_string(),
-                Json::Object(kept),
-            )
-        })
-        .collect()
-}
-
 #[test]
 fn an_isolated_plugin_gives_the_same_report_as_in_process() {
     let corpora: Vec<PathBuf> = ["chat-handwritten.jsonl", "handwritten.jsonl"]
@@ -332,7 +304,7 @@ fn an_isolated_plugin_gives_the_same_report_as_in_process() {
             .arg(&lib)
             .args(["--plugin-isolation", isolation, "--format", "json"]));
         assert_eq!(r.code, 0, "{isolation}: {}", r.stderr);
-        figures(&r.json())
+        timeless_figures(&r.json())
     };
     let in_process = report("in-process");
     assert!(in_process.len() >= 3, "{in_process:?}");

@@ -7,6 +7,7 @@
 
 use recap_core::{Registry, Strategy};
 use recap_harness::{Backend, Encoding, Hooks, RunConfig, StrategyEntry, Tokenizer, run_corpora};
+use recap_testkit::faulty_runs::timeless_figures;
 use recap_testkit::plugins::wrapped_builtin;
 use serde_json::Value as Json;
 use std::path::PathBuf;
@@ -24,7 +25,7 @@ fn bench_data() -> Vec<PathBuf> {
 }
 
 /// The run's figures that do not depend on time, per strategy, in report order.
-fn figures(strategy: Arc<dyn Strategy>) -> Vec<Json> {
+fn figures(strategy: Arc<dyn Strategy>) -> Vec<(String, Json)> {
     let baseline = recap_builtins::registry()
         .build("full-history")
         .expect("full-history builds");
@@ -37,30 +38,7 @@ fn figures(strategy: Arc<dyn Strategy>) -> Vec<Json> {
     .expect("a run configuration");
     cfg.jobs = 2;
     let report = run_corpora(&cfg, &bench_data(), Hooks::default()).expect("the run");
-    let report = serde_json::to_value(&report).expect("the report as JSON");
-    report["runs"]
-        .as_array()
-        .expect("runs")
-        .iter()
-        .map(|r| {
-            let keys = [
-                "strategy",
-                "sessions",
-                "not_applicable",
-                "calls",
-                "prompt_tokens_total",
-                "cached_tokens",
-                "retention",
-                "invariant_violations",
-                "render_errors",
-            ];
-            Json::Object(
-                keys.iter()
-                    .map(|k| (k.to_string(), r[*k].clone()))
-                    .collect(),
-            )
-        })
-        .collect()
+    timeless_figures(&serde_json::to_value(&report).expect("the report as JSON"))
 }
 
 #[test]
@@ -78,8 +56,8 @@ fn a_twin_in_recap_run_gives_its_builtins_figures() {
         let want = figures(builtin);
         let got = figures(twin);
         assert_eq!(got, want, "{name}");
-        let run = &got[1];
-        assert_eq!(run["strategy"], name, "{run}");
+        let (strategy, run) = &got[1];
+        assert_eq!(strategy, name, "{run}");
         assert!(run["calls"].as_u64() > Some(0), "{run}");
         assert_eq!(run["invariant_violations"]["count"], 0, "{run}");
         assert_eq!(run["render_errors"]["count"], 0, "{run}");

@@ -6,6 +6,8 @@
 #![allow(dead_code)]
 
 pub mod cpu;
+pub mod pairs;
+pub mod plugin_twins;
 
 /// The benches allocate as the `recap` binary does (src/main.rs says why mimalloc), so
 /// that they time the work the real command does, and the naive loop and the floor in

@@ -96,6 +96,37 @@ pub fn run_of<'a>(report: &'a Json, strategy: &str) -> &'a Json {
         .unwrap_or_else(|| panic!("no run of {strategy} in {report}"))
 }
 
+/// The figures of each run of a JSON report that do not depend on time — its
+/// sessions, calls, tokens, retention, violations and errors — by strategy, in report
+/// order: what two runs that should agree are compared on.
+pub fn timeless_figures(report: &Json) -> Vec<(String, Json)> {
+    let keys = [
+        "sessions",
+        "not_applicable",
+        "calls",
+        "prompt_tokens_total",
+        "cached_tokens",
+        "retention",
+        "invariant_violations",
+        "render_errors",
+    ];
+    report["runs"]
+        .as_array()
+        .expect("runs")
+        .iter()
+        .map(|r| {
+            let kept: serde_json::Map<String, Json> = keys
+                .iter()
+                .map(|k| (k.to_string(), r[*k].clone()))
+                .collect();
+            (
+                r["strategy"].as_str().unwrap_or_default().to_string(),
+                Json::Object(kept),
+            )
+        })
+        .collect()
+}
+
 /// full-history and single-user-coalesced ran completely over the `sessions` sessions
 /// of [`corpus`] next to the faulty plugin.
 pub fn assert_builtins_complete(report: &Json, sessions: u64) {

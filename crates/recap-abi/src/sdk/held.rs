@@ -224,6 +224,15 @@ mod tests {
         NEXT.fetch_add(1, Ordering::Relaxed)
     }
 
+    /// Two sessions opened as a pair, with the default options.
+    fn pair(s: &Session) -> (Held, Held) {
+        let id = pair_id();
+        (
+            open(s, Some(id), &BTreeMap::new()),
+            open(s, Some(id), &BTreeMap::new()),
+        )
+    }
+
     fn open(s: &Session, pair: Option<u64>, options: &BTreeMap<String, String>) -> Held {
         let bytes = wire::session_open_request(options, &SessionHeader::of_session(s), None, pair);
         let mut header = s.clone();
@@ -262,11 +271,7 @@ mod tests {
     #[test]
     fn two_sessions_in_step_render_from_one_copy_of_the_turns() {
         let s = recorded();
-        let id = pair_id();
-        let (mut a, mut b) = (
-            open(&s, Some(id), &BTreeMap::new()),
-            open(&s, Some(id), &BTreeMap::new()),
-        );
+        let (mut a, mut b) = pair(&s);
         assert!(shares(&a, &b));
         for k in 0..=s.turns.len() {
             let from = k.saturating_sub(1);
@@ -284,11 +289,7 @@ mod tests {
     #[test]
     fn a_session_going_back_takes_its_own_copy_and_the_other_goes_on() {
         let s = recorded();
-        let id = pair_id();
-        let (mut a, mut b) = (
-            open(&s, Some(id), &BTreeMap::new()),
-            open(&s, Some(id), &BTreeMap::new()),
-        );
+        let (mut a, mut b) = pair(&s);
         for k in 1..=4 {
             let bytes = delta(&s, k - 1, k - 1, k);
             step(&mut a, &bytes).expect("a");
@@ -308,11 +309,7 @@ mod tests {
     #[test]
     fn a_session_left_behind_keeps_the_turns_it_took() {
         let s = recorded();
-        let id = pair_id();
-        let (mut a, mut b) = (
-            open(&s, Some(id), &BTreeMap::new()),
-            open(&s, Some(id), &BTreeMap::new()),
-        );
+        let (mut a, mut b) = pair(&s);
         step(&mut a, &delta(&s, 0, 0, 1)).expect("a");
         step(&mut b, &delta(&s, 0, 0, 1)).expect("b");
         for k in 2..=4 {
@@ -330,11 +327,7 @@ mod tests {
     #[test]
     fn a_refused_delta_changes_nothing_either_session_sees() {
         let s = recorded();
-        let id = pair_id();
-        let (mut a, mut b) = (
-            open(&s, Some(id), &BTreeMap::new()),
-            open(&s, Some(id), &BTreeMap::new()),
-        );
+        let (mut a, mut b) = pair(&s);
         step(&mut a, &delta(&s, 0, 0, 1)).expect("a");
         // Turn 3 does not follow turn 1; an offset past the turns held.
         assert!(step(&mut a, &delta(&s, 1, 2, 3)).is_err());

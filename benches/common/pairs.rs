@@ -1,0 +1,111 @@
+//! Two costs compared in alternating pairs of process CPU time, for the examples that
+//! check a ratio target (`form-cost`, `plugin-cost`).
+//!
+//! On a shared VM the CPU time of identical runs drifts by 10–15 % from one minute to
+//! the next, and the criterion benches time each side in its own minute: more than some
+//! targets' margins. Here each pair runs one side and then the other, each repeated so
+//! that it lasts about a quarter of a second against the 10 ms tick of
+//! `/proc/self/stat`, and keeps the ratio of the two; drift slower than a pair cancels
+//! out of it. Warm-up pairs come first and are not counted.
+
+use super::cpu::process_cpu_time;
+use anyhow::{Context, Result};
+use std::time::Duration;
+
+/// How long one side of a pair should last by default: many ticks of the CPU clock.
+pub const SIDE: Duration = Duration::from_millis(250);
+
+/// CPU time of `reps` calls of `run`.
+pub fn side(run: &mut dyn FnMut(), reps: usize) -> Result<Duration> {
+    let start = process_cpu_time().context("process CPU time needs /proc/self/stat")?;
+    for _ in 0..reps {
+        run();
+    }
+    let end = process_cpu_time().context("process CPU time needs /proc/self/stat")?;
+    Ok(end.saturating_sub(start))
+}
+
+/// Calls of `run` needed for one side to last about `side_length` ([`SIDE`] unless a
+/// caller wants longer sides, for a finer reading of the 10 ms clock).
+pub fn reps_for(run: &mut dyn FnMut(), side_length: Duration) -> Result<usize> {
+    let mut reps = 1;
+    loop {
+        let t = side(run, reps)?;
+        if t >= side_length / 4 || reps >= 1 << 12 {
+            let per_run = t.as_secs_f64() / reps as f64;
+            return Ok(((side_length.as_secs_f64() / per_run.max(1e-6)).ceil() as usize).max(1));
+        }
+        reps *= 2;
+    }
+}
+
+/// The value at quantile `q` of `sorted` (nearest rank).
+pub fn quantile(sorted: &[f64], q: f64) -> f64 {
+    let i = ((sorted.len() - 1) as f64 * q).round() as usize;
+    sorted[i]
+}
+
+/// Milliseconds per call of each side in every counted pair, and the ratios b / a.
+pub struct Pairs {
+    pub a: Vec<f64>,
+    pub b: Vec<f64>,
+    pub ratios: Vec<f64>,
+}
+
+impl Pairs {
+    /// Median and quartiles of the ratios.
+    pub fn ratio_quartiles(&self) -> (f64, f64, f64) {
+        let mut r = self.ratios.clone();
+        r.sort_by(f64::total_cmp);
+        (quantile(&r, 0.25), quantile(&r, 0.5), quantile(&r, 0.75))
+    }
+
+    pub fn median_a(&self) -> f64 {
+        median(&self.a)
+    }
+
+    pub fn median_b(&self) -> f64 {
+        median(&self.b)
+    }
+}
+
+fn median(v: &[f64]) -> f64 {
+    let mut v = v.to_vec();
+    v.sort_by(f64::total_cmp);
+    quantile(&v, 0.5)
+}
+
+/// `warm` uncounted pairs, then `pairs` counted ones, of `reps.0` calls of `a` then
+/// `reps.1` calls of `b`.
+pub fn alternate(
+    a: &mut dyn FnMut(),
+    b: &mut dyn FnMut(),
+    reps: (usize, usize),
+    warm: usize,
+    pairs: usize,
+) -> Result<Pairs> {
+    let per_call = |t: Duration, reps: usize| t.as_secs_f64() * 1e3 / reps as f64;
+    let mut out = Pairs {
+        a: Vec::new(),
+        b: Vec::new(),
+        ratios: Vec::new(),
+    };
+    for pair in 0..warm + pairs {
+        let ta = per_call(side(a, reps.0)?, reps.0);
+        let tb = per_call(side(b, reps.1)?, reps.1);
+        if pair >= warm {
+            out.a.push(ta);
+            out.b.push(tb);
+            out.ratios.push(tb / ta);
+        }
+    }
+    Ok(out)
+}
+
+/// The number after the option `flag` on a command line (`--pairs 30`).
+pub fn number_after(args: &mut impl Iterator<Item = String>, flag: &str) -> Result<usize> {
+    args.next()
+        .with_context(|| format!("{flag} needs a number"))?
+        .parse()
+        .with_context(|| format!("{flag} needs a number"))
+}
