@@ -116,7 +116,10 @@ typedef int32_t (*RecapDescribeFn)(const uint8_t *request, size_t request_len, R
 
 /* Optional incremental rendering of one session; set all three or none.
  * session_open: a render request without "turns" in (its "form" is the session's);
- *   on RECAP_STATUS_OK *session is a non-NULL handle and *out may be left empty.
+ *   on RECAP_STATUS_OK *session is a non-NULL handle and *out may be left empty. It
+ *   may carry "pair": N, a hint that another session opened with the same N and the
+ *   same request will be sent the same turns (recap's determinism check); ignore it or
+ *   hold those turns once — the answers must not depend on it.
  * session_render: {"turns_offset": m, "turns": [...]} in (keep the first m turns the
  *   session holds, append these; in a chat session with token counts also
  *   "token_counts": {"turns": [...]} for the turns appended); out: {"messages": [...],
