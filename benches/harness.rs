@@ -36,80 +36,17 @@
 
 mod common;
 
+use common::naive::{distinct_prompt_lines, floor, naive, report_total};
 use common::{
-    applies, bench_data_files, each_session_prompt, engine, engine_config, measuring, read_corpus,
-    run_strategies, run_tokenizer, shared_corpus, write_corpus,
+    bench_data_files, engine, engine_config, measuring, read_corpus, run_strategies, run_tokenizer,
+    shared_corpus, write_corpus,
 };
 use criterion::measurement::Measurement;
 use criterion::{Criterion, SamplingMode, Throughput};
-use recap_core::{CorpusReader, Message, Session, Strategy};
-use recap_harness::counting::prompt_tokens;
-use recap_harness::segments::segments;
-use recap_harness::{Backend, Encoding, Report, Tokenizer};
+use recap_harness::{Backend, Encoding, Tokenizer};
 use recap_import::Kind;
-use std::collections::BTreeSet;
 use std::hint::black_box;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
-
-/// Prompt tokens of every call `recap run` replays, counted the straightforward way.
-fn naive(strategies: &[Arc<dyn Strategy>], tok: &Tokenizer, corpus: &Path) -> u64 {
-    let mut total = 0;
-    let reader = CorpusReader::open(corpus).expect("corpus opens");
-    for entry in reader {
-        let session = entry.session.expect("bench corpora are valid");
-        each_replayed_prompt(strategies, &session, |messages| {
-            total += prompt_tokens(tok, messages);
-        });
-    }
-    total
-}
-
-/// Every prompt `recap run` replays from `session`, rendered once: each strategy that
-/// renders its form, each call, through one state per strategy.
-fn each_replayed_prompt(
-    strategies: &[Arc<dyn Strategy>],
-    session: &Session,
-    mut f: impl FnMut(&[Message]),
-) {
-    for strategy in strategies {
-        if applies(strategy.as_ref(), session) {
-            each_session_prompt(strategy.as_ref(), session, |messages| f(&messages));
-        }
-    }
-}
-
-/// The distinct lines of every prompt `recap run` renders from the corpus (what a
-/// floor must tokenize at least once), in a fixed order.
-fn distinct_prompt_lines(strategies: &[Arc<dyn Strategy>], corpus: &Path) -> Vec<String> {
-    let mut lines = BTreeSet::new();
-    for session in read_corpus(corpus) {
-        each_replayed_prompt(strategies, &session, |messages| {
-            for m in messages {
-                let texts = m
-                    .tool_calls
-                    .iter()
-                    .flat_map(|c| [c.name.as_str(), c.arguments.as_str()]);
-                for text in std::iter::once(m.content.as_str()).chain(texts) {
-                    lines.extend(segments(text).map(str::to_string));
-                }
-            }
-        });
-    }
-    lines.into_iter().collect()
-}
-
-/// Parses the corpus and tokenizes each of `lines` once.
-fn floor(tok: &Tokenizer, corpus: &Path, lines: &[String]) -> usize {
-    let reader = CorpusReader::open(corpus).expect("corpus opens");
-    let sessions = reader.filter(|e| e.session.is_ok()).count();
-    sessions + lines.iter().map(|l| tok.count_tokens(l)).sum::<usize>()
-}
-
-/// The prompt tokens of every run of a report (one tokenizer): what `naive` adds up.
-fn report_total(report: &Report) -> u64 {
-    report.runs.iter().map(|r| r.prompt_tokens_total).sum()
-}
 
 /// (name, corpus file) pairs; the temporary directory holds the imported corpora.
 fn corpora(tmp: &Path) -> Vec<(String, PathBuf)> {

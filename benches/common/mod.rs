@@ -6,6 +6,7 @@
 #![allow(dead_code)]
 
 pub mod cpu;
+pub mod naive;
 pub mod pairs;
 pub mod plugin_twins;
 

@@ -53,26 +53,18 @@ pub struct Pairs {
 }
 
 impl Pairs {
-    /// Median and quartiles of the ratios.
+    /// Lower quartile, median and upper quartile of the ratios.
     pub fn ratio_quartiles(&self) -> (f64, f64, f64) {
-        let mut r = self.ratios.clone();
-        r.sort_by(f64::total_cmp);
-        (quantile(&r, 0.25), quantile(&r, 0.5), quantile(&r, 0.75))
+        quartiles(&self.ratios)
     }
 
     pub fn median_a(&self) -> f64 {
-        median(&self.a)
+        quartiles(&self.a).1
     }
 
     pub fn median_b(&self) -> f64 {
-        median(&self.b)
+        quartiles(&self.b).1
     }
-}
-
-fn median(v: &[f64]) -> f64 {
-    let mut v = v.to_vec();
-    v.sort_by(f64::total_cmp);
-    quantile(&v, 0.5)
 }
 
 /// `warm` uncounted pairs, then `pairs` counted ones, of `reps.0` calls of `a` then
@@ -84,22 +76,39 @@ pub fn alternate(
     warm: usize,
     pairs: usize,
 ) -> Result<Pairs> {
-    let per_call = |t: Duration, reps: usize| t.as_secs_f64() * 1e3 / reps as f64;
-    let mut out = Pairs {
-        a: Vec::new(),
-        b: Vec::new(),
-        ratios: Vec::new(),
-    };
-    for pair in 0..warm + pairs {
-        let ta = per_call(side(a, reps.0)?, reps.0);
-        let tb = per_call(side(b, reps.1)?, reps.1);
-        if pair >= warm {
-            out.a.push(ta);
-            out.b.push(tb);
-            out.ratios.push(tb / ta);
+    let mut sides = rounds(&mut [a, b], &[reps.0, reps.1], warm, pairs)?;
+    let b = sides.pop().context("two sides")?;
+    let a = sides.pop().context("two sides")?;
+    let ratios = a.iter().zip(&b).map(|(ta, tb)| tb / ta).collect();
+    Ok(Pairs { a, b, ratios })
+}
+
+/// `warm` uncounted rounds, then `counted` ones, each running every side in turn
+/// (`reps[i]` calls of `sides[i]`): milliseconds per call, per side, per counted round.
+/// Ratios between sides are taken within a round, so drift slower than a round cancels.
+pub fn rounds(
+    sides: &mut [&mut dyn FnMut()],
+    reps: &[usize],
+    warm: usize,
+    counted: usize,
+) -> Result<Vec<Vec<f64>>> {
+    let mut out = vec![Vec::with_capacity(counted); sides.len()];
+    for round in 0..warm + counted {
+        for (i, side_run) in sides.iter_mut().enumerate() {
+            let t = side(*side_run, reps[i])?;
+            if round >= warm {
+                out[i].push(t.as_secs_f64() * 1e3 / reps[i] as f64);
+            }
         }
     }
     Ok(out)
+}
+
+/// Median and quartiles of `values`.
+pub fn quartiles(values: &[f64]) -> (f64, f64, f64) {
+    let mut v = values.to_vec();
+    v.sort_by(f64::total_cmp);
+    (quantile(&v, 0.25), quantile(&v, 0.5), quantile(&v, 0.75))
 }
 
 /// The number after the option `flag` on a command line (`--pairs 30`).

@@ -1,0 +1,115 @@
+//! `recap run`'s engine against the naive loop and the floor, in process CPU time,
+//! measured in rounds that run the three in turn (the engine-speed targets of
+//! `docs/performance.md`: the engine ≥ 4× the naive loop, within 2× of the floor).
+//!
+//! The `harness` bench times the engine, the naive loop and the floor each in its own
+//! few seconds, and on a shared VM identical runs drift by 5–20 % between them: the
+//! floor's unchanged code has come out 20 % slower from one run to the next. Here each
+//! round runs the three one after the other (`benches/common/pairs.rs`), each side about
+//! a second of CPU time, and the ratios are taken within a round. The three are the
+//! bench's own (`benches/common/naive.rs`): the engine configured as `recap run` runs by
+//! default with one job, the naive loop with the same tokenizer (checked to count the
+//! engine's total), the floor over the corpus's distinct prompt lines.
+//!
+//! ```text
+//! cargo run --profile bench --example engine-cost -- [--rounds N] [--warm N] [--side-ms N] [CORPUS ...]
+//! ```
+//!
+//! Defaults: 9 rounds after 1 warm-up round, every `bench-data/*.jsonl`. Prints, per
+//! corpus, the median ms of each and the median and quartiles of naive / engine and
+//! engine / floor.
+
+#[path = "../benches/common/mod.rs"]
+mod common;
+
+use anyhow::{Result, bail};
+use common::naive::{distinct_prompt_lines, floor, naive, report_total};
+use common::pairs::{number_after, quartiles, reps_for, rounds};
+use common::{bench_data_files, engine, engine_config, run_strategies, run_tokenizer};
+use std::hint::black_box;
+use std::path::PathBuf;
+use std::time::Duration;
+
+struct Args {
+    rounds: usize,
+    warm: usize,
+    side_ms: u64,
+    corpora: Vec<PathBuf>,
+}
+
+fn parse_args() -> Result<Args> {
+    let mut args = Args {
+        rounds: 9,
+        warm: 1,
+        side_ms: 1000,
+        corpora: Vec::new(),
+    };
+    let mut it = std::env::args().skip(1);
+    while let Some(a) = it.next() {
+        match a.as_str() {
+            "--rounds" | "--warm" | "--side-ms" => {
+                let n = number_after(&mut it, &a)?;
+                match a.as_str() {
+                    "--rounds" => args.rounds = n.max(1),
+                    "--warm" => args.warm = n,
+                    _ => args.side_ms = n.max(10) as u64,
+                }
+            }
+            "--bench" => {} // passed by `cargo bench`-style runners; nothing to do
+            _ if a.starts_with("--") => bail!("unknown option {a}"),
+            _ => args.corpora.push(PathBuf::from(a)),
+        }
+    }
+    if args.corpora.is_empty() {
+        args.corpora = bench_data_files();
+    }
+    Ok(args)
+}
+
+fn main() -> Result<()> {
+    let args = parse_args()?;
+    let strategies = run_strategies();
+    let cfg = engine_config(&strategies);
+    let tok = run_tokenizer();
+    let side = Duration::from_millis(args.side_ms);
+    println!(
+        "corpus                       engine ms  naive ms  floor ms   naive / engine         engine / floor"
+    );
+    for corpus in &args.corpora {
+        let want = report_total(&engine(&cfg, corpus));
+        let got = naive(&strategies, &tok, corpus);
+        if got != want {
+            bail!(
+                "{}: the naive loop counted {got} tokens, the engine {want}",
+                corpus.display()
+            );
+        }
+        let lines = distinct_prompt_lines(&strategies, corpus);
+        let mut e = || drop(black_box(engine(&cfg, corpus)));
+        let mut n = || {
+            black_box(naive(&strategies, &tok, corpus));
+        };
+        let mut f = || {
+            black_box(floor(&tok, corpus, &lines));
+        };
+        let reps = [
+            reps_for(&mut e, side)?,
+            reps_for(&mut n, side)?,
+            reps_for(&mut f, side)?,
+        ];
+        let ms = rounds(&mut [&mut e, &mut n, &mut f], &reps, args.warm, args.rounds)?;
+        let ratio = |num: &[f64], den: &[f64]| -> Vec<f64> {
+            num.iter().zip(den).map(|(a, b)| a / b).collect()
+        };
+        let (n1, n2, n3) = quartiles(&ratio(&ms[1], &ms[0]));
+        let (f1, f2, f3) = quartiles(&ratio(&ms[0], &ms[2]));
+        let name = corpus.file_name().unwrap_or_default().to_string_lossy();
+        println!(
+            "{name:<28} {:>9.1} {:>9.1} {:>9.1}   {n2:.2} ({n1:.2} – {n3:.2})    {f2:.2} ({f1:.2} – {f3:.2})",
+            quartiles(&ms[0]).1,
+            quartiles(&ms[1]).1,
+            quartiles(&ms[2]).1,
+        );
+    }
+    Ok(())
+}
