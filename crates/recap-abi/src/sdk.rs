@@ -489,7 +489,7 @@ thread_local! {
 
 /// [`wire::decode_request`] of a `session_open` request, read once for the two
 /// plugin-side sessions of recap's determinism check, which are opened one after the
-/// other with the same bytes (as [`decode_delta_once`] for their calls).
+/// other with the same bytes (their calls share one copy of the turns, `held`).
 fn decode_open_once(bytes: &[u8]) -> Result<wire::Request, wire::RequestError> {
     LAST_OPEN.with(|last| last.borrow_mut().read(0, bytes, wire::decode_request))
 }
@@ -630,7 +630,7 @@ thread_local! {
 /// [`wire::items_response`], written once for two sessions: the two plugin-side sessions
 /// of recap's determinism check answer the same call one after the other on the same
 /// thread, and a deterministic strategy answers both alike (their messages mostly the
-/// same texts, shared by [`decode_delta_once`], so comparing them is cheap).
+/// same texts, taken from the turns the two sessions share, so comparing them is cheap).
 fn encode_once(items: &[wire::Item<'_>], kept: usize) -> Vec<u8> {
     let remembered = LAST_ANSWER.with(|last| {
         let mut last = last.borrow_mut();
@@ -663,28 +663,6 @@ fn encode_once(items: &[wire::Item<'_>], kept: usize) -> Vec<u8> {
         LAST_ANSWER.with(|last| *last.borrow_mut() = Some((kept, owned, bytes.clone())));
     }
     bytes
-}
-
-thread_local! {
-    /// The last `session_render` request this thread decoded.
-    static LAST_DELTA: std::cell::RefCell<LastRead<wire::Delta>> =
-        const { std::cell::RefCell::new(LastRead::new()) };
-}
-
-/// [`wire::decode_delta`], parsed once for two sessions. recap renders every call twice,
-/// through two independent plugin-side sessions (its determinism check), and sends both
-/// the same request one after the other on the same thread: the second session gets a
-/// copy of what the first decoded (texts shared, values copied) instead of a second
-/// parse. Each session still holds and renders its own turns.
-fn decode_delta_once(bytes: &[u8], form: Form) -> Result<wire::Delta, wire::RequestError> {
-    let tag = match form {
-        Form::Ptc => 0,
-        Form::Chat => 1,
-    };
-    LAST_DELTA.with(|last| {
-        last.borrow_mut()
-            .read(tag, bytes, |b| wire::decode_delta(b, form))
-    })
 }
 
 fn session_step<T: Plugin>(state: &mut SdkSession<T>, bytes: &[u8]) -> Result<Vec<u8>, Failure> {
@@ -806,33 +784,6 @@ pub unsafe extern "C" fn session_close<T: Plugin>(session: *mut c_void) {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// The two plugin-side sessions of recap's determinism check get the same request one
-    /// after the other: the second gets a copy of what the first decoded, equal to a
-    /// decode of its own; another request is decoded afresh, a bad one still refused.
-    #[test]
-    fn a_request_sent_twice_in_a_row_is_decoded_once_and_alike() {
-        let s = recap_gen::chat::ChatSessionBuilder::new("find the bug")
-            .tool_turn("let me look", &[("c1", "read", "{}")], &["fn main() {}\n"])
-            .text_turn("found it", &["thanks"])
-            .build();
-        let mut bytes = Vec::new();
-        wire::put_chat_session_render_request(&mut bytes, 0, &s.chat_turns, None);
-        let reference = wire::decode_delta(&bytes, Form::Chat).expect("a request");
-        assert_eq!(
-            decode_delta_once(&bytes, Form::Chat).ok(),
-            Some(reference.clone())
-        );
-        assert_eq!(decode_delta_once(&bytes, Form::Chat).ok(), Some(reference));
-        let mut other = Vec::new();
-        wire::put_chat_session_render_request(&mut other, 1, &s.chat_turns[1..], None);
-        assert_eq!(
-            decode_delta_once(&other, Form::Chat).ok(),
-            wire::decode_delta(&other, Form::Chat).ok()
-        );
-        assert!(decode_delta_once(b"{", Form::Chat).is_err());
-        assert!(decode_delta_once(b"{", Form::Chat).is_err());
-    }
 
     /// A `session_open` request sent twice in a row is read once, alike.
     #[test]

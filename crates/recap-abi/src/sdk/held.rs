@@ -11,7 +11,7 @@
 //! — leaves a session with its own copy of the turns it has taken, and it goes on alone
 //! as an unpaired session does.
 
-use super::{Failure, check_numbers, decode_delta_once};
+use super::{Failure, check_numbers};
 use crate::tokens::TokenCounts;
 use crate::wire::{self, DeltaTurns};
 use recap_core::{Form, Session};
@@ -187,7 +187,7 @@ impl Held {
         let Held::Own(turns) = self else {
             unreachable!("a paired session has returned above or become its own")
         };
-        let back = turns.apply(decode_delta_once(bytes, form)?)?;
+        let back = turns.apply(wire::decode_delta(bytes, form)?)?;
         render(turns, back)
     }
 }
