@@ -24,7 +24,7 @@ mod common;
 
 use anyhow::{Result, bail};
 use common::naive::{distinct_prompt_lines, floor, naive, report_total};
-use common::pairs::{number_after, quartiles, reps_for, rounds};
+use common::pairs::{number_after, quartiles, ratios, reps_for, rounds};
 use common::{bench_data_files, engine, engine_config, run_strategies, run_tokenizer};
 use std::hint::black_box;
 use std::path::PathBuf;
@@ -98,11 +98,8 @@ fn main() -> Result<()> {
             reps_for(&mut f, side)?,
         ];
         let ms = rounds(&mut [&mut e, &mut n, &mut f], &reps, args.warm, args.rounds)?;
-        let ratio = |num: &[f64], den: &[f64]| -> Vec<f64> {
-            num.iter().zip(den).map(|(a, b)| a / b).collect()
-        };
-        let (n1, n2, n3) = quartiles(&ratio(&ms[1], &ms[0]));
-        let (f1, f2, f3) = quartiles(&ratio(&ms[0], &ms[2]));
+        let (n1, n2, n3) = quartiles(&ratios(&ms[1], &ms[0]));
+        let (f1, f2, f3) = quartiles(&ratios(&ms[0], &ms[2]));
         let name = corpus.file_name().unwrap_or_default().to_string_lossy();
         println!(
             "{name:<28} {:>9.1} {:>9.1} {:>9.1}   {n2:.2} ({n1:.2} – {n3:.2})    {f2:.2} ({f1:.2} – {f3:.2})",

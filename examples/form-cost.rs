@@ -108,7 +108,7 @@ fn main() -> Result<()> {
     };
     let (chat, ptc) = (per_mb(&pairs.a, chat_mb), per_mb(&pairs.b, ptc_mb));
     let mut ratios: Vec<f64> = pairs
-        .ratios
+        .ratios()
         .iter()
         // chat per byte / PTC per byte = (chat ms / PTC ms) × (PTC MB / chat MB).
         .map(|ptc_over_chat| ptc_mb / (ptc_over_chat * chat_mb))

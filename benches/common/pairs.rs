@@ -45,17 +45,21 @@ pub fn quantile(sorted: &[f64], q: f64) -> f64 {
     sorted[i]
 }
 
-/// Milliseconds per call of each side in every counted pair, and the ratios b / a.
+/// Milliseconds per call of each side in every counted pair.
 pub struct Pairs {
     pub a: Vec<f64>,
     pub b: Vec<f64>,
-    pub ratios: Vec<f64>,
 }
 
 impl Pairs {
+    /// Each pair's ratio b / a.
+    pub fn ratios(&self) -> Vec<f64> {
+        ratios(&self.b, &self.a)
+    }
+
     /// Lower quartile, median and upper quartile of the ratios.
     pub fn ratio_quartiles(&self) -> (f64, f64, f64) {
-        quartiles(&self.ratios)
+        quartiles(&self.ratios())
     }
 
     pub fn median_a(&self) -> f64 {
@@ -79,8 +83,7 @@ pub fn alternate(
     let mut sides = rounds(&mut [a, b], &[reps.0, reps.1], warm, pairs)?;
     let b = sides.pop().context("two sides")?;
     let a = sides.pop().context("two sides")?;
-    let ratios = a.iter().zip(&b).map(|(ta, tb)| tb / ta).collect();
-    Ok(Pairs { a, b, ratios })
+    Ok(Pairs { a, b })
 }
 
 /// `warm` uncounted rounds, then `counted` ones, each running every side in turn
@@ -102,6 +105,11 @@ pub fn rounds(
         }
     }
     Ok(out)
+}
+
+/// `num[i] / den[i]` for each round `i`: ratios taken within a round.
+pub fn ratios(num: &[f64], den: &[f64]) -> Vec<f64> {
+    num.iter().zip(den).map(|(n, d)| n / d).collect()
 }
 
 /// Median and quartiles of `values`.
