@@ -34,6 +34,7 @@ use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_m
 use recap_core::{Form, Message, Session, Strategy, Value};
 use recap_harness::Tokenizer;
 use recap_harness::counting::{CallDiff, Prev, RoleTokens, SegmentCounts, TokenMemory, count_call};
+use recap_harness::line_table::LineTable;
 use std::hint::black_box;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -99,14 +100,17 @@ fn by_turns(c: &mut Criterion) {
 }
 
 /// The harness's counting of one strategy's prompts over one session (`calls` in call
-/// order), with the session's line cache `lines`; returns the prompt tokens.
+/// order), with the session's line counts `counts` over its line table `lines` (here
+/// counting walks each changed text itself; in `recap run` retention, which reads the
+/// same texts first, walks them); returns the prompt tokens.
 fn count_as_harness(
     tok: &Tokenizer,
     roles: &RoleTokens,
     calls: &[Vec<Message>],
-    lines: &mut SegmentCounts,
+    counts: &mut SegmentCounts,
+    lines: &mut LineTable,
 ) -> u64 {
-    let (mut mem, mut counts) = (TokenMemory::default(), Vec::new());
+    let (mut mem, mut per_message) = (TokenMemory::default(), Vec::new());
     let mut prev: Option<&[Message]> = None;
     let mut total = 0;
     for cur in calls {
@@ -119,8 +123,9 @@ fn count_as_harness(
             cur,
             &diff,
             &mut mem,
-            lines,
-            &mut counts,
+            counts,
+            &mut lines.call(),
+            &mut per_message,
         )
         .prompt;
         prev = Some(cur);
@@ -153,11 +158,18 @@ fn count_in_run(tok: &Tokenizer, prompts: &RunPrompts, x: usize, iters: u64) -> 
     let mut spent = Duration::ZERO;
     for _ in 0..iters {
         for per_strategy in prompts {
-            let mut lines = SegmentCounts::new(tok);
+            let mut counts = SegmentCounts::new(tok);
+            let mut lines = LineTable::default();
             for (s, calls) in per_strategy.iter().enumerate().take(x + 1) {
                 let Some(calls) = calls else { continue };
                 let start = Instant::now();
-                black_box(count_as_harness(tok, &roles, black_box(calls), &mut lines));
+                black_box(count_as_harness(
+                    tok,
+                    &roles,
+                    black_box(calls),
+                    &mut counts,
+                    &mut lines,
+                ));
                 if s == x {
                     spent += start.elapsed();
                 }

@@ -15,6 +15,7 @@ pub mod counting;
 mod driver;
 pub mod engine;
 pub mod inspect;
+pub mod line_table;
 mod outcome;
 pub mod output;
 mod prompt_dump;

@@ -6,6 +6,7 @@ use crate::config::RunConfig;
 use crate::counting::{
     CallDiff, CallTokens, Prev, RoleTokens, SegmentCounts, TokenMemory, count_call,
 };
+use crate::line_table::{CallLines, LineTable};
 use crate::outcome::{CallError, CallRecord, SessionOutcome, StratOutcome, TokOutcome};
 use crate::prompt_dump::{DumpedCall, dump_line};
 use crate::retention::{RetentionScans, SessionRetention};
@@ -81,6 +82,8 @@ pub(crate) struct SessionRunner<'a> {
 /// What the strategies of one session share: its retention and, per tokenizer, the
 /// token counts of the lines seen so far (strategies render many of the same lines).
 struct Shared {
+    /// The session's distinct lines, which counting and retention read together.
+    lines: LineTable,
     retention: SessionRetention,
     counts: Vec<SegmentCounts>,
     /// The session's print line counts, once a strategy whose summaries have limits
@@ -128,6 +131,7 @@ impl<'a> SessionRunner<'a> {
         replays: &[Replay],
     ) -> SessionOutcome {
         let mut shared = Shared {
+            lines: LineTable::default(),
             retention: SessionRetention::new(session),
             counts: self.cfg.tokenizers.iter().map(SegmentCounts::new).collect(),
             print_lines: OnceCell::new(),
@@ -188,9 +192,21 @@ impl<'a> SessionRunner<'a> {
             let messages = &call.messages;
             let prev = call.previous();
             let diff = CallDiff::new(prev, messages, call.kept);
-            pass.retention(k, messages, &diff, &mut shared.retention);
-            let prompt_tokens =
-                pass.count_tokens(session, k, messages, prev, &diff, &mut shared.counts);
+            // One read of the session's lines for retention and counting together; it
+            // borrows the call's messages, so it ends before they become `prev`.
+            let prompt_tokens = {
+                let mut lines = shared.lines.call();
+                pass.retention(k, messages, &diff, &mut shared.retention, &mut lines);
+                pass.count_tokens(
+                    session,
+                    k,
+                    messages,
+                    prev,
+                    &diff,
+                    &mut shared.counts,
+                    &mut lines,
+                )
+            };
             if self.cfg.dump_prompts {
                 pass.dump(corpus, session, k, messages, &prompt_tokens);
             }
@@ -461,27 +477,30 @@ impl<'r> StrategyPass<'r> {
         call
     }
 
-    fn retention(
+    fn retention<'m>(
         &mut self,
         k: usize,
-        messages: &[Message],
+        messages: &'m [Message],
         diff: &CallDiff,
         retention: &mut SessionRetention,
+        lines: &mut CallLines<'_, 'm>,
     ) {
-        let call = self.scans.mark(retention, k, messages, &diff.reuse);
+        let call = self.scans.mark(retention, k, messages, &diff.reuse, lines);
         self.out.facts += call.facts;
         self.out.retained += call.retained;
     }
 
     /// Counts call `k` under every tokenizer; returns its prompt tokens per tokenizer.
-    fn count_tokens(
+    #[allow(clippy::too_many_arguments)]
+    fn count_tokens<'m>(
         &mut self,
         session: &Session,
         k: usize,
-        messages: &[Message],
+        messages: &'m [Message],
         prev: Option<Prev<'_>>,
         diff: &CallDiff,
-        lines: &mut [SegmentCounts],
+        counts: &mut [SegmentCounts],
+        lines: &mut CallLines<'_, 'm>,
     ) -> Vec<u64> {
         let cfg = &*self.runner.cfg;
         let recorded = if self.s == cfg.baseline || self.runner.replays_record[self.s] {
@@ -498,7 +517,8 @@ impl<'r> StrategyPass<'r> {
                 messages,
                 diff,
                 &mut self.mems[t],
-                &mut lines[t],
+                &mut counts[t],
+                lines,
                 &mut self.counts[t],
             );
             let o = &mut self.out.toks[t];

@@ -5,7 +5,9 @@
 //! tokens. Message contents are tokenized on their own, so a message whose content
 //! equals a message of the previous call has the same count and is not tokenized again;
 //! a changed message is counted line by line ([`crate::segments`]), and only the lines
-//! not yet seen in the session (by any strategy) are tokenized.
+//! not yet seen in the session (by any strategy) are tokenized. The lines are those of
+//! the session's [`LineTable`], which retention reads too: a message text retention
+//! walked in this call is not looked up again.
 //!
 //! Cache reuse: the tokens of a call that lie in the longest common prefix with the
 //! previous call's prompt. Whole equal messages (role and content) count entirely; the
@@ -18,11 +20,11 @@ mod diff;
 
 pub use diff::{CallDiff, Prev};
 
+use crate::line_table::{CallLines, PerLine};
 use crate::segments::segments;
 use crate::text_memo::TextMemo;
 use crate::tokenizer::{MESSAGE_OVERHEAD, PROMPT_OVERHEAD, Tokenizer};
 use recap_core::{Message, Role, Text};
-use rustc_hash::FxHashMap;
 
 /// Per-session, per-strategy, per-tokenizer memory of the previous call.
 #[derive(Debug, Default, Clone)]
@@ -35,15 +37,12 @@ pub struct TokenMemory {
     pub reused: u64,
 }
 
-/// Bytes of distinct segments a [`SegmentCounts`] keeps before it starts over: bounds
-/// memory on pathological sessions (the cache is only a shortcut).
-const CACHE_BYTES: usize = 64 << 20;
-
 /// Content token counts of the segments seen in one session, for one tokenizer; shared
-/// by every strategy of the session (they render many of the same lines).
+/// by every strategy of the session (they render many of the same lines). The segments
+/// are the lines of the session's [`crate::line_table::LineTable`].
 pub struct SegmentCounts {
-    counts: FxHashMap<Box<str>, u32>,
-    bytes: usize,
+    /// Each line's count, by the line's id.
+    counts: PerLine<u32>,
     /// Whole shared texts' counts ([`TextMemo`]), each with how many lines it has (a
     /// hit reuses them all, as `segments_reused` reports).
     texts: TextMemo<(u32, u64)>,
@@ -56,8 +55,7 @@ pub struct SegmentCounts {
 impl SegmentCounts {
     pub fn new(tok: &Tokenizer) -> Self {
         SegmentCounts {
-            counts: FxHashMap::default(),
-            bytes: 0,
+            counts: PerLine::default(),
             texts: TextMemo::default(),
             split: tok.encoding().line_additive(),
             segments_tokenized: 0,
@@ -65,52 +63,77 @@ impl SegmentCounts {
         }
     }
 
-    fn segment(&mut self, tok: &Tokenizer, seg: &str) -> u32 {
-        if let Some(&n) = self.counts.get(seg) {
+    /// The count of the line with id `id`.
+    fn line(&mut self, tok: &Tokenizer, lines: &CallLines<'_, '_>, id: u32) -> u32 {
+        if let Some(&n) = self.counts.get(lines, id) {
             self.segments_reused += 1;
             return n;
         }
         self.segments_tokenized += 1;
         // Strategies with budgets may have counted this line already.
-        let n = crate::token_memo::segment_tokens(tok, seg);
-        if self.bytes + seg.len() > CACHE_BYTES {
-            self.counts.clear();
-            self.bytes = 0;
-        }
-        self.bytes += seg.len();
-        self.counts.insert(seg.into(), n);
+        let n = crate::token_memo::segment_tokens(tok, lines.line(id));
+        self.counts.set(lines, id, n);
         n
     }
 
-    /// [`SegmentCounts::count`] of a message's text, remembered for a shared text.
-    pub fn count_text(&mut self, tok: &Tokenizer, text: &Text) -> u32 {
-        if let Some(&(n, lines)) = self.texts.get(text) {
-            self.segments_reused += lines;
+    fn segment(&mut self, tok: &Tokenizer, lines: &mut CallLines<'_, '_>, seg: &str) -> u32 {
+        let id = lines.id(seg);
+        self.line(tok, lines, id)
+    }
+
+    /// [`SegmentCounts::count`] of a message's text, remembered for a shared text; its
+    /// lines are read once per call for every tokenizer and retention together
+    /// ([`CallLines::walk_text`]).
+    pub fn count_text<'m>(
+        &mut self,
+        tok: &Tokenizer,
+        text: &'m Text,
+        lines: &mut CallLines<'_, 'm>,
+    ) -> u32 {
+        if let Some(&(n, seen)) = self.texts.get(text) {
+            self.segments_reused += seen;
             return n;
         }
         let before = self.segments_tokenized + self.segments_reused;
-        let n = self.count(tok, text);
-        let lines = self.segments_tokenized + self.segments_reused - before;
-        self.texts.insert_with(text, || (n, lines));
+        let n = if self.split {
+            let walk = lines.walk_text(text);
+            walk.map(|i| {
+                let id = lines.walked_id(i);
+                self.line(tok, lines, id)
+            })
+            .sum()
+        } else {
+            self.count(tok, lines, text)
+        };
+        let seen = self.segments_tokenized + self.segments_reused - before;
+        self.texts.insert_with(text, || (n, seen));
         n
     }
 
     /// The content token count of `text`.
-    pub fn count(&mut self, tok: &Tokenizer, text: &str) -> u32 {
+    pub fn count(&mut self, tok: &Tokenizer, lines: &mut CallLines<'_, '_>, text: &str) -> u32 {
         if !self.split {
             return if text.is_empty() {
                 0
             } else {
-                self.segment(tok, text)
+                self.segment(tok, lines, text)
             };
         }
-        segments(text).map(|seg| self.segment(tok, seg)).sum()
+        segments(text)
+            .map(|seg| self.segment(tok, lines, seg))
+            .sum()
     }
 
     /// Length of the common prefix of the token ids of `a` and `b` (contents tokenized
     /// on their own). Equal leading lines count whole from the cache; only the first
     /// differing lines (and, rarely, those after them) are encoded.
-    pub fn common_prefix(&mut self, tok: &Tokenizer, a: &str, b: &str) -> u64 {
+    pub fn common_prefix(
+        &mut self,
+        tok: &Tokenizer,
+        lines: &mut CallLines<'_, '_>,
+        a: &str,
+        b: &str,
+    ) -> u64 {
         if !self.split {
             return stream_prefix(tok, [a].into_iter(), [b].into_iter());
         }
@@ -118,7 +141,7 @@ impl SegmentCounts {
         let mut common = 0u64;
         loop {
             match (sa.next(), sb.next()) {
-                (Some(x), Some(y)) if x == y => common += u64::from(self.segment(tok, x)),
+                (Some(x), Some(y)) if x == y => common += u64::from(self.segment(tok, lines, x)),
                 // Lines that differ in their first byte differ in their first token
                 // (a token is a byte string, and distinct strings have distinct ids):
                 // nothing more is common, and nothing needs encoding.
@@ -198,7 +221,7 @@ pub const TOOL_CALL_OVERHEAD: u32 = 3;
 
 /// A message's body tokens: its content, and for each tool call `3 + tokens(name) +
 /// tokens(arguments)` (SPEC 11.2; ids are not counted). `count` counts one text.
-pub fn body_tokens(m: &Message, mut count: impl FnMut(&Text) -> u32) -> u32 {
+pub fn body_tokens<'m>(m: &'m Message, mut count: impl FnMut(&'m Text) -> u32) -> u32 {
     let mut n = count(&m.content);
     for call in &m.tool_calls {
         n += TOOL_CALL_OVERHEAD + count(&call.name) + count(&call.arguments);
@@ -209,14 +232,15 @@ pub fn body_tokens(m: &Message, mut count: impl FnMut(&Text) -> u32) -> u32 {
 /// Counts one call's tokens. `prev` must be the messages `mem` was last updated with.
 /// `counts_out` receives each message's content token count.
 #[allow(clippy::too_many_arguments)]
-pub fn count_call(
+pub fn count_call<'m>(
     tok: &Tokenizer,
     roles: &RoleTokens,
     prev: Option<Prev<'_>>,
-    cur: &[Message],
+    cur: &'m [Message],
     diff: &CallDiff,
     mem: &mut TokenMemory,
     cache: &mut SegmentCounts,
+    lines: &mut CallLines<'_, 'm>,
     counts_out: &mut Vec<u32>,
 ) -> CallTokens {
     counts_out.clear();
@@ -226,7 +250,7 @@ pub fn count_call(
             mem.counts[j]
         } else {
             mem.tokenized += 1;
-            body_tokens(m, |text| cache.count_text(tok, text))
+            body_tokens(m, |text| cache.count_text(tok, text, lines))
         };
         counts_out.push(n);
     }
@@ -250,10 +274,11 @@ pub fn count_call(
         cached += 1;
         if a.role == b.role {
             // The role, `<|message|>`, then the common content prefix.
-            cached +=
-                roles.get(a.role) as u64 + 1 + cache.common_prefix(tok, &a.content, &b.content);
+            cached += roles.get(a.role) as u64
+                + 1
+                + cache.common_prefix(tok, lines, &a.content, &b.content);
             if a.content == b.content {
-                cached += common_calls_prefix(tok, cache, a, b);
+                cached += common_calls_prefix(tok, cache, lines, a, b);
             }
         }
     }
@@ -270,6 +295,7 @@ pub fn count_call(
 fn common_calls_prefix(
     tok: &Tokenizer,
     cache: &mut SegmentCounts,
+    lines: &mut CallLines<'_, '_>,
     a: &Message,
     b: &Message,
 ) -> u64 {
@@ -277,13 +303,15 @@ fn common_calls_prefix(
     for (x, y) in a.tool_calls.iter().zip(&b.tool_calls) {
         if x.name == y.name && x.arguments == y.arguments {
             cached += u64::from(
-                TOOL_CALL_OVERHEAD + cache.count(tok, &x.name) + cache.count(tok, &x.arguments),
+                TOOL_CALL_OVERHEAD
+                    + cache.count(tok, lines, &x.name)
+                    + cache.count(tok, lines, &x.arguments),
             );
             continue;
         }
-        cached += 1 + cache.common_prefix(tok, &x.name, &y.name);
+        cached += 1 + cache.common_prefix(tok, lines, &x.name, &y.name);
         if x.name == y.name {
-            cached += 1 + cache.common_prefix(tok, &x.arguments, &y.arguments);
+            cached += 1 + cache.common_prefix(tok, lines, &x.arguments, &y.arguments);
         }
         break;
     }

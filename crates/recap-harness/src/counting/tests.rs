@@ -1,4 +1,5 @@
 use super::*;
+use crate::line_table::LineTable;
 use crate::tokenizer::{Backend, Encoding};
 
 fn tok() -> Tokenizer {
@@ -30,12 +31,22 @@ fn line_cache_counts_and_prefixes_equal_whole_text_ones() {
     ] {
         let t = Tokenizer::get(e, Backend::Fast);
         let mut cache = SegmentCounts::new(&t);
+        let mut table = LineTable::default();
         // Twice: the second count of each text comes from the cache.
         for a in texts.iter().chain(&texts) {
-            assert_eq!(cache.count(&t, a) as usize, t.count_tokens(a), "{e} {a:?}");
+            let mut lines = table.call();
+            assert_eq!(
+                cache.count(&t, &mut lines, a) as usize,
+                t.count_tokens(a),
+                "{e} {a:?}"
+            );
             for b in texts {
                 let want = common_prefix(&t.encode(a), &t.encode(b)) as u64;
-                assert_eq!(cache.common_prefix(&t, a, b), want, "{e} {a:?} {b:?}");
+                assert_eq!(
+                    cache.common_prefix(&t, &mut lines, a, b),
+                    want,
+                    "{e} {a:?} {b:?}"
+                );
             }
         }
         assert!(cache.segments_reused > 0);
@@ -51,14 +62,21 @@ fn shared_texts_are_counted_once_with_the_same_figures() {
     let text = Text::from("first line\nsecond line\n\nthird");
     let held = text.clone();
     let (mut memo, mut plain) = (SegmentCounts::new(&t), SegmentCounts::new(&t));
+    let (mut memo_lines, mut plain_lines) = (LineTable::default(), LineTable::default());
     for _ in 0..3 {
-        assert_eq!(memo.count_text(&t, &text), plain.count(&t, &text));
+        assert_eq!(
+            memo.count_text(&t, &text, &mut memo_lines.call()),
+            plain.count(&t, &mut plain_lines.call(), &text)
+        );
         assert_eq!(memo.segments_tokenized, plain.segments_tokenized);
         assert_eq!(memo.segments_reused, plain.segments_reused);
     }
     assert_eq!(memo.texts.len(), 1);
     let alone = Text::from("made for one prompt");
-    assert_eq!(memo.count_text(&t, &alone), plain.count(&t, &alone));
+    assert_eq!(
+        memo.count_text(&t, &alone, &mut memo_lines.call()),
+        plain.count(&t, &mut plain_lines.call(), &alone)
+    );
     assert_eq!(memo.texts.len(), 1, "an unshared text is not kept");
     drop(held);
     assert!(
@@ -91,6 +109,7 @@ fn partial_prefix_of_single_user_prompts() {
     ];
     let mut mem = TokenMemory::default();
     let mut cache = SegmentCounts::new(&t);
+    let mut table = LineTable::default();
     let mut counts = Vec::new();
     let mut prev: Option<&[Message]> = None;
     for cur in &calls {
@@ -103,6 +122,7 @@ fn partial_prefix_of_single_user_prompts() {
             &diff,
             &mut mem,
             &mut cache,
+            &mut table.call(),
             &mut counts,
         );
         assert_eq!(got.prompt, prompt_tokens(&t, cur));
@@ -117,5 +137,30 @@ fn partial_prefix_of_single_user_prompts() {
             assert_eq!(got.cached, expect);
         }
         prev = Some(cur);
+    }
+}
+
+/// A text another reader (retention) walked earlier in the call is counted from that
+/// walk, with the counts and line statistics of a text counted on its own; and a second
+/// tokenizer reads the same walk.
+#[test]
+fn a_text_walked_earlier_in_the_call_is_counted_as_one_counted_alone() {
+    let text = Text::from("mission\n\nline one\nline one\nindented\nlast");
+    for e in [Encoding::O200kBase, Encoding::Cl100kBase] {
+        let t = Tokenizer::get(e, Backend::Fast);
+        let (mut walked, mut alone) = (SegmentCounts::new(&t), SegmentCounts::new(&t));
+        let (mut shared, mut own) = (LineTable::default(), LineTable::default());
+        for _ in 0..2 {
+            let mut lines = shared.call();
+            let walk = lines.walk_text(&text);
+            assert_eq!(walk.len(), 5, "four distinct lines, one twice");
+            let n = walked.count_text(&t, &text, &mut lines);
+            assert_eq!(n, alone.count(&t, &mut own.call(), &text));
+            assert_eq!(n as usize, t.count_tokens(&text));
+            assert_eq!(walked.segments_tokenized, alone.segments_tokenized);
+            assert_eq!(walked.segments_reused, alone.segments_reused);
+            assert_eq!(lines.walk_text(&text), walk, "the count read the same walk");
+        }
+        assert_eq!((walked.segments_tokenized, walked.segments_reused), (4, 6));
     }
 }

@@ -8,6 +8,8 @@
 //! fewer instructions on generated and imported corpora (`docs/performance.md`).
 
 use super::facts::Facts;
+use crate::line_table::{CallLines, PerLine};
+use recap_core::Text;
 
 /// Facts per automaton: a bound on one automaton's size (daachorse holds at most 2^24
 /// patterns), far above what a session records. Chunks once had to be small: building
@@ -113,16 +115,13 @@ impl Chunk {
     }
 }
 
-/// Bytes of distinct lines a [`FactLines`] keeps before it starts over.
-const LINES_BYTES: usize = 64 << 20;
-
 /// The facts found in each line (segment, [`crate::segments`]) seen so far in one
-/// session, whichever strategy rendered it: a changed message is searched only in its
-/// new lines.
+/// session, whichever strategy rendered it, by the line's id in the session's
+/// [`LineTable`](crate::line_table::LineTable): a changed message is searched only in
+/// its new lines.
 #[derive(Default)]
 pub struct FactLines {
-    found: rustc_hash::FxHashMap<Box<str>, Box<[u32]>>,
-    bytes: usize,
+    found: PerLine<Box<[u32]>>,
 }
 
 impl FactMatcher {
@@ -154,10 +153,16 @@ impl FactMatcher {
     }
 
     /// Indices (ascending, unique) of the facts found in `content`, searching only the
-    /// lines of `content` not in `lines` yet. Same result as [`FactMatcher::scan`]: a
+    /// lines of `content` not in `found` yet. Same result as [`FactMatcher::scan`]: a
     /// fact without a line break lies within one line, and the (rare) facts with one
     /// are searched in the whole content.
-    pub fn scan_lines(&self, content: &str, facts: &Facts, lines: &mut FactLines) -> Vec<u32> {
+    pub fn scan_lines<'m>(
+        &self,
+        content: &'m Text,
+        facts: &Facts,
+        found_in: &mut FactLines,
+        lines: &mut CallLines<'_, 'm>,
+    ) -> Vec<u32> {
         if self.n == 0 {
             return Vec::new();
         }
@@ -165,20 +170,16 @@ impl FactMatcher {
         // a table per line made a session with n distinct prints cost O(n²) (100,000
         // prints: 11 s, 86 % of it walking the tables).
         let mut found: Vec<u32> = Vec::new();
-        for seg in crate::segments::segments(content) {
-            let in_seg = match lines.found.get(seg) {
-                Some(f) => f,
+        for i in lines.walk_text(content) {
+            let id = lines.walked_id(i);
+            match found_in.found.get(lines, id) {
+                Some(f) => found.extend_from_slice(f),
                 None => {
-                    if lines.bytes + seg.len() > LINES_BYTES {
-                        lines.found.clear();
-                        lines.bytes = 0;
-                    }
-                    lines.bytes += seg.len();
-                    let f = self.scan(seg, facts).into_boxed_slice();
-                    lines.found.entry(seg.into()).or_insert(f)
+                    let f = self.scan(lines.line(id), facts).into_boxed_slice();
+                    found.extend_from_slice(&f);
+                    found_in.found.set(lines, id, f);
                 }
-            };
-            found.extend_from_slice(in_seg);
+            }
         }
         found.sort_unstable();
         found.dedup();
@@ -245,6 +246,23 @@ impl FactMatcher {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::line_table::LineTable;
+
+    /// A session's line table and the facts found in its lines; each text is scanned in
+    /// a call of its own.
+    #[derive(Default)]
+    struct Lines {
+        table: LineTable,
+        found: FactLines,
+    }
+
+    impl Lines {
+        fn scan(&mut self, m: &FactMatcher, text: &str, facts: &Facts) -> Vec<u32> {
+            let text = Text::from(text);
+            let mut call = self.table.call();
+            m.scan_lines(&text, facts, &mut self.found, &mut call)
+        }
+    }
 
     /// The definition, searched fact by fact: which facts appear in some message.
     fn naive(facts: &Facts, messages: &[&str]) -> Vec<u32> {
@@ -277,7 +295,7 @@ mod tests {
             facts.add(f);
         }
         let m = FactMatcher::new(&facts);
-        let mut lines = FactLines::default();
+        let mut lines = Lines::default();
         for text in [
             "a\nb and line two",
             "x\nzz\nq",
@@ -286,7 +304,7 @@ mod tests {
             "line\ntwo",
         ] {
             assert_eq!(
-                m.scan_lines(text, &facts, &mut lines),
+                lines.scan(&m, text, &facts),
                 m.scan(text, &facts),
                 "{text:?}"
             );
@@ -333,13 +351,13 @@ mod tests {
         let facts = Facts::from_turns(std::slice::from_ref(&turn));
         assert_eq!(facts.len(), n);
         let m = FactMatcher::new(&facts);
-        let mut lines = FactLines::default();
+        let mut lines = Lines::default();
         let all = turn.prints.join("\n");
-        let found = m.scan_lines(&all, &facts, &mut lines);
+        let found = lines.scan(&m, &all, &facts);
         assert_eq!(found, (0..n as u32).collect::<Vec<_>>());
         // Lines p100..p199 carry p1, p10..p19 and p100..p199 as substrings.
         let part = turn.prints[100..200].join("\n");
-        let found = m.scan_lines(&part, &facts, &mut lines);
+        let found = lines.scan(&m, &part, &facts);
         assert_eq!(found, m.scan(&part, &facts));
         assert_eq!(found, naive(&facts, &[&part]));
         assert_eq!(found.len(), 1 + 10 + 100);
@@ -407,11 +425,11 @@ mod tests {
                 facts.add(f);
             }
             let m = FactMatcher::new(&facts);
-            let mut lines = FactLines::default();
+            let mut lines = Lines::default();
             for text in &texts {
                 let want = naive(&facts, &[text]);
                 proptest::prop_assert_eq!(m.scan(text, &facts), want.clone());
-                proptest::prop_assert_eq!(m.scan_lines(text, &facts, &mut lines), want);
+                proptest::prop_assert_eq!(lines.scan(&m, text, &facts), want);
             }
         }
     }

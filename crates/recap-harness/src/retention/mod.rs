@@ -19,6 +19,7 @@ pub use facts::{Facts, PRINT_FACT_CHARS, print_fact};
 pub use matcher::{FactLines, FactMatcher};
 
 use crate::calls::calls;
+use crate::line_table::{CallLines, LineTable};
 use crate::text_memo::TextMemo;
 use recap_core::{Form, Message, Session, Text};
 
@@ -64,8 +65,19 @@ impl SessionRetention {
     /// Which of the facts recorded before call `k` the prompt `messages` keeps, in the
     /// order of [`SessionRetention::facts_before`].
     pub fn marks(&mut self, k: usize, messages: &[Message]) -> Vec<bool> {
+        // Its own line table, and so its own per-line results: those held for the
+        // session's table are indexed by that table's ids.
+        let mut table = LineTable::default();
+        let session_lines = std::mem::take(&mut self.lines);
         let mut scans = RetentionScans::default();
-        scans.mark(self, k, messages, &vec![None; messages.len()]);
+        scans.mark(
+            self,
+            k,
+            messages,
+            &vec![None; messages.len()],
+            &mut table.call(),
+        );
+        self.lines = session_lines;
         scans.present[..self.before_call[k]]
             .iter()
             .map(|&c| c > 0)
@@ -73,24 +85,24 @@ impl SessionRetention {
     }
 
     /// Indices of the session's facts (any call's) found in `content`.
-    fn scan(&mut self, content: &Text) -> Vec<u32> {
+    fn scan<'m>(&mut self, content: &'m Text, lines: &mut CallLines<'_, 'm>) -> Vec<u32> {
         if let Some(found) = self.texts.get(content) {
             return found.clone();
         }
         let found = self
             .matcher
-            .scan_lines(content, &self.facts, &mut self.lines);
+            .scan_lines(content, &self.facts, &mut self.lines, lines);
         self.texts.insert_with(content, || found.clone());
         found
     }
 
     /// Indices of the facts found in a message: in its content or in one of its tool
     /// calls' arguments (a fact must lie inside one of these texts), ascending.
-    fn scan_message(&mut self, m: &Message) -> Vec<u32> {
-        let mut found = self.scan(&m.content);
+    fn scan_message<'m>(&mut self, m: &'m Message, lines: &mut CallLines<'_, 'm>) -> Vec<u32> {
+        let mut found = self.scan(&m.content, lines);
         if !m.tool_calls.is_empty() {
             for call in &m.tool_calls {
-                found.extend(self.scan(&call.arguments));
+                found.extend(self.scan(&call.arguments, lines));
             }
             found.sort_unstable();
             found.dedup();
@@ -127,13 +139,15 @@ pub struct RetentionScans {
 impl RetentionScans {
     /// Marks the facts recorded before call `k` that `messages` carry verbatim.
     /// `reuse[i]`, when set, is the index of a message of the previous call marked here
-    /// with the same content as `messages[i]`.
-    pub fn mark(
+    /// with the same content as `messages[i]`. `lines` are the session's lines, as
+    /// [`SessionRetention`]'s per-line results were found with.
+    pub fn mark<'m>(
         &mut self,
         retention: &mut SessionRetention,
         k: usize,
-        messages: &[Message],
+        messages: &'m [Message],
         reuse: &[Option<usize>],
+        lines: &mut CallLines<'_, 'm>,
     ) -> CallRetention {
         let n_facts = retention.before_call[k];
         if self.present.len() < retention.facts.len() {
@@ -183,7 +197,7 @@ impl RetentionScans {
                     }
                 },
                 None => {
-                    let found = retention.scan_message(m);
+                    let found = retention.scan_message(m, lines);
                     self.add(&found);
                     found
                 }
@@ -274,11 +288,12 @@ mod tests {
         let shared = Text::from("alpha and boom: gamma, total-a");
         let held = shared.clone();
         let copy = Text::from(shared.as_str());
-        let fresh = r.scan(&copy);
+        let mut table = LineTable::default();
+        let fresh = r.scan(&copy, &mut table.call());
         assert_eq!(fresh, [0, 1, 3]);
         assert!(r.texts.is_empty(), "an unshared text is not kept");
-        assert_eq!(r.scan(&shared), fresh);
-        assert_eq!(r.scan(&shared), fresh);
+        assert_eq!(r.scan(&shared, &mut table.call()), fresh);
+        assert_eq!(r.scan(&shared, &mut table.call()), fresh);
         assert_eq!(r.texts.len(), 1);
         drop(held);
         let m = Message::user(shared);
@@ -294,8 +309,9 @@ mod tests {
     fn reused_scans_mark_what_a_fresh_scan_marks() {
         let mut r = SessionRetention::new(&session());
         let mut scans = RetentionScans::default();
+        let mut table = LineTable::default();
         let first = [Message::user("alpha beta total-a")];
-        let call = scans.mark(&mut r, 1, &first, &[None]);
+        let call = scans.mark(&mut r, 1, &first, &[None], &mut table.call());
         assert_eq!(
             call,
             CallRetention {
@@ -307,7 +323,7 @@ mod tests {
             Message::user("boom: gamma"),
             Message::user("alpha beta total-a"),
         ];
-        let call = scans.mark(&mut r, 2, &second, &[None, Some(0)]);
+        let call = scans.mark(&mut r, 2, &second, &[None, Some(0)], &mut table.call());
         assert_eq!(
             call,
             CallRetention {
@@ -350,6 +366,7 @@ mod tests {
                 ["alpha", "beta total-a", "boom: gamma", "nothing", "alpha beta", "total-a"];
             let mut r = SessionRetention::new(&session());
             let mut scans = RetentionScans::default();
+            let mut table = LineTable::default();
             let mut prev: Vec<&str> = Vec::new();
             for (k, picks, failed) in calls {
                 if failed {
@@ -365,7 +382,7 @@ mod tests {
                     })
                     .collect();
                 let messages: Vec<Message> = texts.iter().map(|t| Message::user(*t)).collect();
-                let call = scans.mark(&mut r, k, &messages, &reuse);
+                let call = scans.mark(&mut r, k, &messages, &reuse, &mut table.call());
                 let fresh = r.marks(k, &messages);
                 proptest::prop_assert_eq!(call.facts, fresh.len() as u64);
                 proptest::prop_assert_eq!(
