@@ -157,6 +157,39 @@ impl SegmentCounts {
             }
         }
     }
+
+    /// [`SegmentCounts::common_prefix`] of `a` and a message text `b` of this call, read
+    /// from `b`'s walk ([`CallLines::walk_text`], most often retention's): the equal
+    /// leading lines are counted by id, without hashing them again.
+    pub fn common_prefix_text<'m>(
+        &mut self,
+        tok: &Tokenizer,
+        lines: &mut CallLines<'_, 'm>,
+        a: &str,
+        b: &'m Text,
+    ) -> u64 {
+        if !self.split {
+            return self.common_prefix(tok, lines, a, b);
+        }
+        let walk = lines.walk_text(b);
+        let mut sa = segments(a);
+        let mut common = 0u64;
+        for i in walk.clone() {
+            let id = lines.walked_id(i);
+            let y = lines.line(id);
+            match sa.next() {
+                Some(x) if x == y => common += u64::from(self.line(tok, lines, id)),
+                // As in `common_prefix`: a differing first byte ends the prefix.
+                Some(x) if x.as_bytes().first() != y.as_bytes().first() => return common,
+                x => {
+                    let rest = (i..walk.end).map(|j| lines.line(lines.walked_id(j)));
+                    return common + stream_prefix(tok, x.into_iter().chain(sa), rest);
+                }
+            }
+        }
+        // Every line of `b` is a line of `a`: nothing after them is common.
+        common
+    }
 }
 
 /// Common prefix length of the concatenated ids of two sequences of texts, encoding
@@ -276,7 +309,7 @@ pub fn count_call<'m>(
             // The role, `<|message|>`, then the common content prefix.
             cached += roles.get(a.role) as u64
                 + 1
-                + cache.common_prefix(tok, lines, &a.content, &b.content);
+                + cache.common_prefix_text(tok, lines, &a.content, &b.content);
             if a.content == b.content {
                 cached += common_calls_prefix(tok, cache, lines, a, b);
             }

@@ -32,6 +32,7 @@ fn line_cache_counts_and_prefixes_equal_whole_text_ones() {
         let t = Tokenizer::get(e, Backend::Fast);
         let mut cache = SegmentCounts::new(&t);
         let mut table = LineTable::default();
+        let as_texts: Vec<Text> = texts.iter().map(|b| Text::from(*b)).collect();
         // Twice: the second count of each text comes from the cache.
         for a in texts.iter().chain(&texts) {
             let mut lines = table.call();
@@ -40,10 +41,16 @@ fn line_cache_counts_and_prefixes_equal_whole_text_ones() {
                 t.count_tokens(a),
                 "{e} {a:?}"
             );
-            for b in texts {
+            for (b, bt) in texts.iter().zip(&as_texts) {
                 let want = common_prefix(&t.encode(a), &t.encode(b)) as u64;
                 assert_eq!(
                     cache.common_prefix(&t, &mut lines, a, b),
+                    want,
+                    "{e} {a:?} {b:?}"
+                );
+                // From the walk of `b`, whether or not it was walked before.
+                assert_eq!(
+                    cache.common_prefix_text(&t, &mut lines, a, bt),
                     want,
                     "{e} {a:?} {b:?}"
                 );
