@@ -35,6 +35,12 @@ pub struct LineTable {
     /// in `walked_ids`.
     walked: FxHashMap<(usize, usize), Range<usize>>,
     walked_ids: Vec<u32>,
+    /// This call's walks in the order they were made, and the previous call's
+    /// (`previous_ids`): the n-th text walked in a call is read first as a continuation
+    /// of the n-th of the call before ([`CallLines::walk_text`]).
+    walk_order: Vec<Range<usize>>,
+    previous_order: Vec<Range<usize>>,
+    previous_ids: Vec<u32>,
 }
 
 impl LineTable {
@@ -46,12 +52,17 @@ impl LineTable {
     /// text's address a safe key for the call.
     pub fn call<'m>(&mut self) -> CallLines<'_, 'm> {
         self.walked.clear();
+        std::mem::swap(&mut self.walked_ids, &mut self.previous_ids);
+        std::mem::swap(&mut self.walk_order, &mut self.previous_order);
         self.walked_ids.clear();
+        self.walk_order.clear();
         if self.bytes > TABLE_BYTES {
             self.ids.clear();
             self.lines.clear();
             self.bytes = 0;
             self.epoch += 1;
+            self.previous_ids.clear();
+            self.previous_order.clear();
         }
         CallLines {
             table: self,
@@ -102,18 +113,43 @@ impl<'m> CallLines<'_, 'm> {
 
     /// The ids of `text`'s lines in order, as positions in [`CallLines::walked_id`]: read
     /// line by line at its first walk in this call, then remembered.
+    ///
+    /// A strategy's prompt is mostly its previous prompt, and a rebuilt message mostly
+    /// the message it replaces (a PTC-Lisp summary gains a turn at the end), so the
+    /// lines of the text walked in the same place of the previous call are tried first,
+    /// in order, by comparing bytes: each that `text` continues with, ending where a
+    /// segment of `text` ends ([`crate::segments::ends_segment`]), is a segment of
+    /// `text` with a known id. From the first that is not, the rest is looked up line by
+    /// line. Either way the ids are those of `text`'s own segments.
     pub fn walk_text(&mut self, text: &'m Text) -> Range<usize> {
         let key = (text.address(), text.len());
         if let Some(r) = self.table.walked.get(&key) {
             return r.clone();
         }
-        let start = self.table.walked_ids.len();
-        for seg in crate::segments::segments(text) {
+        let t = &mut *self.table;
+        let start = t.walked_ids.len();
+        let mut at = 0;
+        if let Some(before) = t.previous_order.get(t.walk_order.len()) {
+            for &id in &t.previous_ids[before.clone()] {
+                let line = &*t.lines[id as usize];
+                let end = at + line.len();
+                if !text.as_bytes()[at..].starts_with(line.as_bytes())
+                    || !crate::segments::ends_segment(text, end)
+                {
+                    break;
+                }
+                t.walked_ids.push(id);
+                at = end;
+            }
+        }
+        for seg in crate::segments::segments(&text[at..]) {
             let id = self.id(seg);
             self.table.walked_ids.push(id);
         }
-        let r = start..self.table.walked_ids.len();
-        self.table.walked.insert(key, r.clone());
+        let t = &mut *self.table;
+        let r = start..t.walked_ids.len();
+        t.walk_order.push(r.clone());
+        t.walked.insert(key, r.clone());
         r
     }
 
@@ -196,6 +232,59 @@ mod tests {
         assert_eq!(r.start, 0);
         let again: Vec<u32> = r.map(|i| lines.walked_id(i)).collect();
         assert_eq!(first, again);
+    }
+
+    proptest::proptest! {
+        /// A text walked as the continuation of the one walked in its place in the call
+        /// before has the ids of its own segments, whatever the two share: a prefix
+        /// ending inside a line, a last line the new text continues, a line break
+        /// followed by a blank or `/` (no segment starts there), multi-byte characters.
+        #[test]
+        fn a_continued_walk_has_the_ids_of_the_texts_own_segments(
+            before in proptest::collection::vec("[ab /é\n]{0,12}", 0..3),
+            after in proptest::collection::vec("[ab /é\n]{0,12}", 0..3),
+            shared in "[ab /é\n]{0,40}",
+        ) {
+            let mut table = LineTable::default();
+            let texts = |tails: &[String]| -> Vec<Text> {
+                tails.iter().map(|t| Text::from(format!("{shared}{t}"))).collect()
+            };
+            let (first, second) = (texts(&before), texts(&after));
+            {
+                let mut lines = table.call();
+                for t in &first {
+                    lines.walk_text(t);
+                }
+            }
+            let mut lines = table.call();
+            for t in &second {
+                let r = lines.walk_text(t);
+                let walked: Vec<String> =
+                    r.map(|i| lines.line(lines.walked_id(i)).to_owned()).collect();
+                let own: Vec<&str> = crate::segments::segments(t).collect();
+                proptest::prop_assert_eq!(walked, own);
+            }
+        }
+    }
+
+    #[test]
+    fn a_text_walked_in_the_place_of_one_before_reads_its_lines_first() {
+        let mut table = LineTable::default();
+        let before = Text::from("mission\n; turn 1\nTurns left: 2");
+        let after = Text::from("mission\n; turn 1\n; turn 2\nTurns left: 1");
+        let first: Vec<u32> = {
+            let mut lines = table.call();
+            let r = lines.walk_text(&before);
+            r.map(|i| lines.walked_id(i)).collect()
+        };
+        let mut lines = table.call();
+        let r = lines.walk_text(&after);
+        let second: Vec<u32> = r.map(|i| lines.walked_id(i)).collect();
+        // The two shared lines keep their ids; "Turns left: 2" is not a line of the new
+        // text, which has two new ones.
+        assert_eq!(first, [0, 1, 2]);
+        assert_eq!(second, [0, 1, 3, 4]);
+        assert_eq!(lines.line(3), "; turn 2\n");
     }
 
     #[test]

@@ -71,6 +71,14 @@ impl<'a> Iterator for Segments<'a> {
     }
 }
 
+/// Whether a segment of `text` ends at byte `p`: the end of the text, or a line break
+/// before a character a segment may start with. A substring `text[s..p]` that equals a
+/// segment of another text and starts where a segment of `text` starts is then a segment
+/// of `text` too: whether a position inside it splits depends only on its own bytes.
+pub(crate) fn ends_segment(text: &str, p: usize) -> bool {
+    p == text.len() || (p > 0 && text.as_bytes()[p - 1] == b'\n' && safe_start(text, p))
+}
+
 fn memchr_newline(bytes: &[u8]) -> Option<usize> {
     memchr::memchr(b'\n', bytes)
 }
