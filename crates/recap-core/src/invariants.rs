@@ -528,16 +528,13 @@ fn limits(ctx: &CheckContext<'_>, tool_call_limit: usize, println_limit: usize) 
             .next_if(|l| l.starts_with("; ") && *l != "; Output:")
             .is_some()
         {}
-        if lines.next() != Some("; Output:") {
+        let Some(output) = lines.next().filter(|l| *l == "; Output:") else {
             continue;
-        }
-        let mut n = 0;
-        while let Some(line) = lines.next() {
-            if line.is_empty() && lines.peek().is_some_and(|next| ends_section(next)) {
-                break;
-            }
-            n += 1;
-        }
+        };
+        // The section is most of a summary: its lines are counted from the text after
+        // the `; Output:` line rather than split off one by one.
+        let end = output.as_ptr() as usize - summary.as_ptr() as usize + output.len();
+        let n = summary.get(end + 1..).map_or(0, output_lines);
         // Each print is at least one line: the common case needs no more work.
         if n > println_limit {
             let most = most_lines(ctx, println_limit);
@@ -549,6 +546,26 @@ fn limits(ctx: &CheckContext<'_>, tool_call_limit: usize, println_limit: usize) 
         }
     }
     None
+}
+
+/// How many lines a summary's Output section has, given the text after its `; Output:`
+/// line: its lines up to the first empty line followed by a line that ends the section
+/// ([`ends_section`]), or all of them.
+fn output_lines(rest: &str) -> usize {
+    let mut count = 0;
+    let mut line_start = 0;
+    for q in memchr::memchr_iter(b'\n', rest.as_bytes()) {
+        if q == line_start {
+            let after = &rest[q + 1..];
+            let next = &after[..memchr::memchr(b'\n', after.as_bytes()).unwrap_or(after.len())];
+            if ends_section(next) {
+                return count;
+            }
+        }
+        count += 1;
+        line_start = q + 1;
+    }
+    count + 1
 }
 
 /// The line that starts the part after a summary: a failed-turn block or a turns line.
@@ -932,5 +949,42 @@ mod tests {
         let ctx = single_render(&s, 1, &msgs);
         let v = check(&[Invariant::TurnsLine], &ctx);
         assert!(v[0].detail.contains("FINAL TURN"), "{v:?}");
+    }
+
+    /// The Output section's lines, counted as the limits rule counted them before it
+    /// read the section whole: line by line, stopping at an empty line followed by one
+    /// that ends the section.
+    fn output_lines_split(rest: &str) -> usize {
+        let mut lines = rest.split('\n').peekable();
+        let mut n = 0;
+        while let Some(line) = lines.next() {
+            if line.is_empty() && lines.peek().is_some_and(|next| ends_section(next)) {
+                break;
+            }
+            n += 1;
+        }
+        n
+    }
+
+    proptest::proptest! {
+        /// Over texts made of the lines that matter (empty ones, section ends, near
+        /// misses), the section's count is the line-by-line count.
+        #[test]
+        fn output_lines_are_counted_as_line_by_line(
+            parts in proptest::collection::vec(
+                proptest::sample::select(vec![
+                    "", "a", "---", "--", "Turns left: 3", "Turns left:", FINAL_TURN_LINE,
+                    "x\r", "\u{e9}",
+                ]),
+                0..12,
+            ),
+            trailing_break in proptest::bool::ANY,
+        ) {
+            let mut rest = parts.join("\n");
+            if trailing_break {
+                rest.push('\n');
+            }
+            proptest::prop_assert_eq!(output_lines(&rest), output_lines_split(&rest));
+        }
     }
 }
