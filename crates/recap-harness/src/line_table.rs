@@ -118,7 +118,7 @@ impl<'m> CallLines<'_, 'm> {
     /// the message it replaces (a PTC-Lisp summary gains a turn at the end), so the
     /// lines of the text walked in the same place of the previous call are tried first,
     /// in order, by comparing bytes: each that `text` continues with, ending where a
-    /// segment of `text` ends ([`crate::segments::ends_segment`]), is a segment of
+    /// segment of `text` ends (`segments::ends_segment`), is a segment of
     /// `text` with a known id. From the first that is not, the rest is looked up line by
     /// line. Either way the ids are those of `text`'s own segments.
     pub fn walk_text(&mut self, text: &'m Text) -> Range<usize> {

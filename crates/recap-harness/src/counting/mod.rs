@@ -6,7 +6,7 @@
 //! equals a message of the previous call has the same count and is not tokenized again;
 //! a changed message is counted line by line ([`crate::segments`]), and only the lines
 //! not yet seen in the session (by any strategy) are tokenized. The lines are those of
-//! the session's [`LineTable`], which retention reads too: a message text retention
+//! the session's [`LineTable`](crate::line_table::LineTable), which retention reads too: a message text retention
 //! walked in this call is not looked up again.
 //!
 //! Cache reuse: the tokens of a call that lie in the longest common prefix with the
