@@ -125,43 +125,11 @@ impl SegmentCounts {
     }
 
     /// Length of the common prefix of the token ids of `a` and `b` (contents tokenized
-    /// on their own). Equal leading lines count whole from the cache; only the first
-    /// differing lines (and, rarely, those after them) are encoded.
-    pub fn common_prefix(
-        &mut self,
-        tok: &Tokenizer,
-        lines: &mut CallLines<'_, '_>,
-        a: &str,
-        b: &str,
-    ) -> u64 {
-        if !self.split {
-            return stream_prefix(tok, [a].into_iter(), [b].into_iter());
-        }
-        let (mut sa, mut sb) = (segments(a), segments(b));
-        let mut common = 0u64;
-        loop {
-            match (sa.next(), sb.next()) {
-                (Some(x), Some(y)) if x == y => common += u64::from(self.segment(tok, lines, x)),
-                // Lines that differ in their first byte differ in their first token
-                // (a token is a byte string, and distinct strings have distinct ids):
-                // nothing more is common, and nothing needs encoding.
-                (Some(x), Some(y)) if x.as_bytes().first() != y.as_bytes().first() => {
-                    return common;
-                }
-                // From the first differing line on, compare the id streams token by
-                // token (the ids of a text are the concatenation of its segments' ids).
-                (x, y) => {
-                    return common
-                        + stream_prefix(tok, x.into_iter().chain(sa), y.into_iter().chain(sb));
-                }
-            }
-        }
-    }
-
-    /// [`SegmentCounts::common_prefix`] of `a` and a message text `b` of this call, read
-    /// from `b`'s walk ([`CallLines::walk_text`], most often retention's): the equal
-    /// leading lines are counted by id, without hashing them again.
-    pub fn common_prefix_text<'m>(
+    /// on their own), `b` a message text of this call. Equal leading lines count whole
+    /// from the cache, read by id from `b`'s walk ([`CallLines::walk_text`], most often
+    /// retention's or the count's); only the first differing lines (and, rarely, those
+    /// after them) are encoded.
+    pub fn common_prefix<'m>(
         &mut self,
         tok: &Tokenizer,
         lines: &mut CallLines<'_, 'm>,
@@ -169,7 +137,7 @@ impl SegmentCounts {
         b: &'m Text,
     ) -> u64 {
         if !self.split {
-            return self.common_prefix(tok, lines, a, b);
+            return stream_prefix(tok, [a].into_iter(), [&**b].into_iter());
         }
         let walk = lines.walk_text(b);
         let mut sa = segments(a);
@@ -179,8 +147,12 @@ impl SegmentCounts {
             let y = lines.line(id);
             match sa.next() {
                 Some(x) if x == y => common += u64::from(self.line(tok, lines, id)),
-                // As in `common_prefix`: a differing first byte ends the prefix.
+                // Lines that differ in their first byte differ in their first token
+                // (a token is a byte string, and distinct strings have distinct ids):
+                // nothing more is common, and nothing needs encoding.
                 Some(x) if x.as_bytes().first() != y.as_bytes().first() => return common,
+                // From the first differing line on, compare the id streams token by
+                // token (the ids of a text are the concatenation of its segments' ids).
                 x => {
                     let rest = (i..walk.end).map(|j| lines.line(lines.walked_id(j)));
                     return common + stream_prefix(tok, x.into_iter().chain(sa), rest);
@@ -309,7 +281,7 @@ pub fn count_call<'m>(
             // The role, `<|message|>`, then the common content prefix.
             cached += roles.get(a.role) as u64
                 + 1
-                + cache.common_prefix_text(tok, lines, &a.content, &b.content);
+                + cache.common_prefix(tok, lines, &a.content, &b.content);
             if a.content == b.content {
                 cached += common_calls_prefix(tok, cache, lines, a, b);
             }
@@ -325,12 +297,12 @@ pub fn count_call<'m>(
 /// and arguments. Equal calls count whole; the first differing one shares its opening
 /// frame token, the common prefix of the names and, when the names agree, a separator
 /// and the common prefix of the arguments.
-fn common_calls_prefix(
+fn common_calls_prefix<'m>(
     tok: &Tokenizer,
     cache: &mut SegmentCounts,
-    lines: &mut CallLines<'_, '_>,
+    lines: &mut CallLines<'_, 'm>,
     a: &Message,
-    b: &Message,
+    b: &'m Message,
 ) -> u64 {
     let mut cached = 0u64;
     for (x, y) in a.tool_calls.iter().zip(&b.tool_calls) {
