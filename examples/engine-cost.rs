@@ -24,58 +24,25 @@ mod common;
 
 use anyhow::{Result, bail};
 use common::naive::{distinct_prompt_lines, floor, naive, report_total};
-use common::pairs::{number_after, quartiles, ratios, reps_for, rounds};
+use common::pairs::{RoundArgs, quartiles, ratios, reps_for, rounds};
 use common::{bench_data_files, engine, engine_config, run_strategies, run_tokenizer};
 use std::hint::black_box;
 use std::path::PathBuf;
-use std::time::Duration;
-
-struct Args {
-    rounds: usize,
-    warm: usize,
-    side_ms: u64,
-    corpora: Vec<PathBuf>,
-}
-
-fn parse_args() -> Result<Args> {
-    let mut args = Args {
-        rounds: 9,
-        warm: 1,
-        side_ms: 1000,
-        corpora: Vec::new(),
-    };
-    let mut it = std::env::args().skip(1);
-    while let Some(a) = it.next() {
-        match a.as_str() {
-            "--rounds" | "--warm" | "--side-ms" => {
-                let n = number_after(&mut it, &a)?;
-                match a.as_str() {
-                    "--rounds" => args.rounds = n.max(1),
-                    "--warm" => args.warm = n,
-                    _ => args.side_ms = n.max(10) as u64,
-                }
-            }
-            "--bench" => {} // passed by `cargo bench`-style runners; nothing to do
-            _ if a.starts_with("--") => bail!("unknown option {a}"),
-            _ => args.corpora.push(PathBuf::from(a)),
-        }
-    }
-    if args.corpora.is_empty() {
-        args.corpora = bench_data_files();
-    }
-    Ok(args)
-}
 
 fn main() -> Result<()> {
-    let args = parse_args()?;
+    let args = RoundArgs::parse("--rounds", 9, 1)?;
+    let corpora = if args.rest.is_empty() {
+        bench_data_files()
+    } else {
+        args.rest.iter().map(PathBuf::from).collect()
+    };
     let strategies = run_strategies();
     let cfg = engine_config(&strategies);
     let tok = run_tokenizer();
-    let side = Duration::from_millis(args.side_ms);
     println!(
         "corpus                       engine ms  naive ms  floor ms   naive / engine         engine / floor"
     );
-    for corpus in &args.corpora {
+    for corpus in &corpora {
         let want = report_total(&engine(&cfg, corpus));
         let got = naive(&strategies, &tok, corpus);
         if got != want {
@@ -93,11 +60,11 @@ fn main() -> Result<()> {
             black_box(floor(&tok, corpus, &lines));
         };
         let reps = [
-            reps_for(&mut e, side)?,
-            reps_for(&mut n, side)?,
-            reps_for(&mut f, side)?,
+            reps_for(&mut e, args.side)?,
+            reps_for(&mut n, args.side)?,
+            reps_for(&mut f, args.side)?,
         ];
-        let ms = rounds(&mut [&mut e, &mut n, &mut f], &reps, args.warm, args.rounds)?;
+        let ms = rounds(&mut [&mut e, &mut n, &mut f], &reps, args.warm, args.count)?;
         let (n1, n2, n3) = quartiles(&ratios(&ms[1], &ms[0]));
         let (f1, f2, f3) = quartiles(&ratios(&ms[0], &ms[2]));
         let name = corpus.file_name().unwrap_or_default().to_string_lossy();

@@ -24,7 +24,7 @@
 mod common;
 
 use anyhow::{Context, Result, bail};
-use common::pairs::{alternate, number_after, reps_for};
+use common::pairs::{RoundArgs, alternate, reps_for};
 use common::plugin_twins::{
     run_corpora, token_totals, twin, twin_library, twin_names, wrapped_libraries,
 };
@@ -32,53 +32,26 @@ use common::{bench_data_files, engine, engine_config, read_corpus};
 use recap_plugin_host::Isolation;
 use std::hint::black_box;
 use std::sync::Arc;
-use std::time::Duration;
 
-struct Args {
-    pairs: usize,
-    warm: usize,
-    /// How long each side of a pair lasts.
-    side_ms: u64,
-    strategies: Vec<String>,
-}
-
-fn parse_args() -> Result<Args> {
-    let mut args = Args {
-        pairs: 15,
-        warm: 2,
-        side_ms: 1000,
-        strategies: Vec::new(),
-    };
-    let mut it = std::env::args().skip(1);
-    while let Some(a) = it.next() {
-        match a.as_str() {
-            "--pairs" | "--warm" | "--side-ms" => {
-                let n = number_after(&mut it, &a)?;
-                match a.as_str() {
-                    "--pairs" => args.pairs = n.max(1),
-                    "--warm" => args.warm = n,
-                    _ => args.side_ms = n.max(10) as u64,
-                }
-            }
-            "--bench" => {} // passed by `cargo bench`-style runners; nothing to do
-            _ if a.starts_with("--") => bail!("unknown option {a}"),
-            _ => args.strategies.push(a),
-        }
-    }
+/// The strategies named on the command line (every twin's when none is), checked to
+/// have a twin.
+fn strategies(named: Vec<String>) -> Result<Vec<String>> {
     let known = twin_names();
-    if args.strategies.is_empty() {
-        args.strategies = known;
-    } else if let Some(unknown) = args.strategies.iter().find(|s| !known.contains(s)) {
+    if named.is_empty() {
+        return Ok(known);
+    }
+    if let Some(unknown) = named.iter().find(|s| !known.contains(s)) {
         bail!(
             "{unknown:?} has no plugin twin; those that do: {}",
             known.join(", ")
         );
     }
-    Ok(args)
+    Ok(named)
 }
 
 fn main() -> Result<()> {
-    let args = parse_args()?;
+    let args = RoundArgs::parse("--pairs", 15, 2)?;
+    let names = strategies(args.rest)?;
     let tmp = tempfile::tempdir().context("a temporary directory")?;
     // Every bench-data session (`bench_data_sessions` keeps a few outside `cargo bench`).
     let bench_data: Vec<_> = bench_data_files()
@@ -91,7 +64,7 @@ fn main() -> Result<()> {
     println!(
         "strategy               corpus      built-in ms  twin ms   twin / built-in: median (quartiles)"
     );
-    for name in &args.strategies {
+    for name in &names {
         let builtin = direct
             .build(name)
             .with_context(|| format!("built-in {name}"))?;
@@ -108,9 +81,8 @@ fn main() -> Result<()> {
             }
             let mut a = || drop(black_box(engine(&builtin_run, corpus)));
             let mut b = || drop(black_box(engine(&plugin_run, corpus)));
-            let side = Duration::from_millis(args.side_ms);
-            let reps = (reps_for(&mut a, side)?, reps_for(&mut b, side)?);
-            let pairs = alternate(&mut a, &mut b, reps, args.warm, args.pairs)?;
+            let reps = (reps_for(&mut a, args.side)?, reps_for(&mut b, args.side)?);
+            let pairs = alternate(&mut a, &mut b, reps, args.warm, args.count)?;
             let (q1, median, q3) = pairs.ratio_quartiles();
             println!(
                 "{name:<22} {corpus_name:<11} {:>11.2} {:>8.2}   {median:.3} ({q1:.3} – {q3:.3})",

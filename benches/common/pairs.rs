@@ -119,6 +119,46 @@ pub fn quartiles(values: &[f64]) -> (f64, f64, f64) {
     (quantile(&v, 0.25), quantile(&v, 0.5), quantile(&v, 0.75))
 }
 
+/// The command line the alternating-rounds examples share: how many rounds or pairs
+/// (`COUNT_FLAG N`), warm-up rounds (`--warm N`), each side's CPU time (`--side-ms N`,
+/// at least 10), and the positional arguments (`rest`).
+pub struct RoundArgs {
+    pub count: usize,
+    pub warm: usize,
+    pub side: Duration,
+    pub rest: Vec<String>,
+}
+
+impl RoundArgs {
+    /// Reads the process's arguments; `count` and `warm` are the defaults, each side
+    /// lasts a second unless `--side-ms` says otherwise.
+    pub fn parse(count_flag: &str, count: usize, warm: usize) -> Result<RoundArgs> {
+        let mut args = RoundArgs {
+            count,
+            warm,
+            side: Duration::from_secs(1),
+            rest: Vec::new(),
+        };
+        let mut it = std::env::args().skip(1);
+        while let Some(a) = it.next() {
+            if a == count_flag {
+                args.count = number_after(&mut it, &a)?.max(1);
+            } else if a == "--warm" {
+                args.warm = number_after(&mut it, &a)?;
+            } else if a == "--side-ms" {
+                args.side = Duration::from_millis(number_after(&mut it, &a)?.max(10) as u64);
+            } else if a == "--bench" {
+                // passed by `cargo bench`-style runners; nothing to do
+            } else if a.starts_with("--") {
+                anyhow::bail!("unknown option {a}");
+            } else {
+                args.rest.push(a);
+            }
+        }
+        Ok(args)
+    }
+}
+
 /// The number after the option `flag` on a command line (`--pairs 30`).
 pub fn number_after(args: &mut impl Iterator<Item = String>, flag: &str) -> Result<usize> {
     args.next()
