@@ -29,6 +29,9 @@ pub(crate) struct Response {
 
 /// One session under construction.
 pub(crate) struct Conversation<'f> {
+    /// The file the session starts in (session-level problems, `meta.import`).
+    origin: &'f Path,
+    /// The file of the message being read (a session joined from several files).
     file: &'f Path,
     pub id: String,
     /// Where the session starts in its file (for session-level problems).
@@ -46,6 +49,7 @@ pub(crate) struct Conversation<'f> {
 impl<'f> Conversation<'f> {
     pub fn new(file: &'f Path, id: String, at: At) -> Self {
         Conversation {
+            origin: file,
             file,
             id,
             at,
@@ -57,6 +61,11 @@ impl<'f> Conversation<'f> {
             meta: Map::new(),
             budget: None,
         }
+    }
+
+    /// The messages that follow come from `file` (a session joined from several files).
+    pub fn set_file(&mut self, file: &'f Path) {
+        self.file = file;
     }
 
     pub fn has_turns(&self) -> bool {
@@ -84,7 +93,7 @@ impl<'f> Conversation<'f> {
 
     /// A lossy problem about the whole session (no turn).
     pub fn session_lossy(&mut self, kind: &'static str, message: impl Into<String>) {
-        let p = Problem::lossy(self.file, message)
+        let p = Problem::lossy(self.origin, message)
             .kind(kind)
             .at(self.at)
             .in_session(&self.id);
@@ -362,7 +371,7 @@ impl<'f> Conversation<'f> {
         let mission = self.mission.join("\n\n");
         if mission.trim().is_empty() {
             let p = Problem::skipped(
-                self.file,
+                self.origin,
                 "no user message with text before the first response: no mission; session not imported",
             )
             .at(self.at)
@@ -374,7 +383,7 @@ impl<'f> Conversation<'f> {
         }
         if self.turns.is_empty() {
             let p = Problem::skipped(
-                self.file,
+                self.origin,
                 "no response after the mission: nothing to replay; session not imported",
             )
             .at(self.at)
@@ -412,7 +421,7 @@ impl<'f> Conversation<'f> {
                 ""
             };
             let p = Problem::lossy(
-                self.file,
+                self.origin,
                 format!("no result for call {name:?} (id {id:?}) in the log{what}"),
             )
             .at(self.at)
@@ -424,7 +433,7 @@ impl<'f> Conversation<'f> {
         let budget = match self.budget {
             Some(b) if (b as usize) < self.turns.len() => {
                 let p = Problem::lossy(
-                    self.file,
+                    self.origin,
                     format!(
                         "the log's turn budget {b} is below its {} turns; max_turns is left null",
                         self.turns.len()
@@ -440,7 +449,7 @@ impl<'f> Conversation<'f> {
         };
         if self.meta.contains_key("import") {
             let p = Problem::lossy(
-                self.file,
+                self.origin,
                 "the log's own `import` field is replaced by recap's import record",
             )
             .at(self.at)
@@ -452,7 +461,7 @@ impl<'f> Conversation<'f> {
             "import".into(),
             crate::import_meta(
                 importer,
-                self.file,
+                self.origin,
                 (self.at.line > 0).then_some(self.at.line),
                 self.at.record,
             ),
