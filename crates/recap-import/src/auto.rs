@@ -38,6 +38,7 @@ pub(crate) fn auto(files: &[PathBuf], opts: &Options, all: &mut Import) {
                 }
             }
             Some(Kind::Smolagents) => all.extend(smolagents::import_file(&file)),
+            Some(Kind::Inspect) => all.extend(crate::inspect::import_file(&file)),
             Some(kind) if kind.reads_files_together() => {
                 if !done.contains(&kind) {
                     done.push(kind);
@@ -68,6 +69,8 @@ pub(crate) fn auto(files: &[PathBuf], opts: &Options, all: &mut Import) {
 fn import_together(kind: Kind, files: &[PathBuf], opts: &Options) -> Import {
     match kind {
         Kind::ClaudeCode => claude_code::import_files(files, opts),
+        Kind::Atif => crate::atif::import_files(files),
+        Kind::OpenhandsSdk => crate::openhands_sdk::import_files(files),
         _ => Import::default(),
     }
 }
@@ -84,6 +87,11 @@ fn recognise(file: &Path, logs: &[&PathBuf]) -> Planned {
     if ptc_runner::is_inspection_log(file) || is_ptc_side_file(file, logs) {
         // Side files are read by the ptc-runner importer with their inspection log.
         planned.kind = Some(Kind::PtcRunner);
+        return planned;
+    }
+    if source::data_extension(file).as_deref() == Some("eval") {
+        // An Inspect archive: read by its importer from its bytes.
+        planned.kind = Some(Kind::Inspect);
         return planned;
     }
     let Some(text) = source::read_text(file, &mut planned.read) else {

@@ -76,6 +76,19 @@ impl<'f> Conversation<'f> {
         self.turns.len()
     }
 
+    /// How many observations each turn holds so far, in turn order.
+    pub fn observation_counts(&self) -> Vec<usize> {
+        self.turns.iter().map(|t| t.observations.len()).collect()
+    }
+
+    /// Whether observation `j` of turn `turn` (1-based) is a tool result.
+    pub fn is_tool_result(&self, turn: usize, j: usize) -> bool {
+        self.turns
+            .get(turn.wrapping_sub(1))
+            .and_then(|t| t.observations.get(j))
+            .is_some_and(|o| matches!(o, Observation::Tool { .. }))
+    }
+
     /// How many observations the current (last) turn holds so far.
     pub fn observation_count(&self) -> usize {
         self.turns.last().map_or(0, |t| t.observations.len())

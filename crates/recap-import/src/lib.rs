@@ -6,16 +6,20 @@
 //! same input always gives byte-identical output. The exact mapping of every importer is
 //! documented in this crate's README.
 
+pub mod adp;
 pub mod anthropic_messages;
+pub mod atif;
 mod auto;
 pub mod claude_code;
 mod conversation;
 pub mod convert;
+pub mod inspect;
 pub mod lisp;
 mod messages;
 pub mod ojson;
 pub mod openai_chat;
 pub mod openhands;
+pub mod openhands_sdk;
 pub mod problem;
 pub mod ptc_runner;
 pub mod pydefs;
@@ -49,11 +53,15 @@ pub enum Kind {
     SweAgent,
     Openhands,
     Tau2,
+    Adp,
+    Atif,
+    OpenhandsSdk,
+    Inspect,
     Auto,
 }
 
 impl Kind {
-    pub const ALL: [Kind; 9] = [
+    pub const ALL: [Kind; 13] = [
         Kind::PtcRunner,
         Kind::Smolagents,
         Kind::OpenaiChat,
@@ -62,6 +70,10 @@ impl Kind {
         Kind::SweAgent,
         Kind::Openhands,
         Kind::Tau2,
+        Kind::Adp,
+        Kind::Atif,
+        Kind::OpenhandsSdk,
+        Kind::Inspect,
         Kind::Auto,
     ];
 
@@ -75,6 +87,10 @@ impl Kind {
             Kind::SweAgent => "swe-agent",
             Kind::Openhands => "openhands",
             Kind::Tau2 => "tau2",
+            Kind::Adp => "adp",
+            Kind::Atif => "atif",
+            Kind::OpenhandsSdk => "openhands-sdk",
+            Kind::Inspect => "inspect",
             Kind::Auto => "auto",
         }
     }
@@ -84,10 +100,13 @@ impl Kind {
         match self {
             Kind::PtcRunner | Kind::Smolagents => &["jsonl"],
             Kind::OpenaiChat | Kind::AnthropicMessages => &["json", "jsonl", "ndjson"],
-            Kind::ClaudeCode | Kind::Openhands => &["json", "jsonl"],
+            Kind::ClaudeCode | Kind::Openhands | Kind::Adp | Kind::OpenhandsSdk => {
+                &["json", "jsonl"]
+            }
             Kind::SweAgent => &["traj"],
-            Kind::Tau2 => &["json"],
-            Kind::Auto => &["json", "jsonl", "ndjson", "traj"],
+            Kind::Tau2 | Kind::Atif => &["json"],
+            Kind::Inspect => &["eval", "json"],
+            Kind::Auto => &["json", "jsonl", "ndjson", "traj", "eval"],
         }
     }
 
@@ -102,7 +121,10 @@ impl Kind {
 
     /// Whether the importer reads all its files together (a session may span files).
     fn reads_files_together(self) -> bool {
-        matches!(self, Kind::PtcRunner | Kind::ClaudeCode)
+        matches!(
+            self,
+            Kind::PtcRunner | Kind::ClaudeCode | Kind::Atif | Kind::OpenhandsSdk
+        )
     }
 
     /// How to name the files a walk looks for, in messages.
@@ -278,6 +300,13 @@ pub fn import_with(kind: Kind, paths: &[PathBuf], opts: &Options) -> Result<Impo
         }
         Kind::Auto => auto::auto(&files, opts, &mut all),
         Kind::ClaudeCode => all.extend(claude_code::import_files(&files, opts)),
+        Kind::Atif => all.extend(atif::import_files(&files)),
+        Kind::OpenhandsSdk => all.extend(openhands_sdk::import_files(&files)),
+        Kind::Inspect => {
+            for file in &files {
+                all.extend(inspect::import_file(file));
+            }
+        }
         chat => {
             for file in &files {
                 all.extend(import_file(chat, file, opts));
@@ -350,6 +379,16 @@ pub(crate) fn import_text_into(
         Kind::SweAgent => swe_agent::import_doc(name, &doc, opts, out),
         Kind::Openhands => openhands::import_doc(name, &doc, opts, out),
         Kind::Tau2 => tau2::import_doc(name, &doc, opts, out),
+        Kind::Adp => adp::import_doc(name, &doc, opts, out),
+        Kind::Atif | Kind::OpenhandsSdk | Kind::Inspect => {
+            let mut one = match kind {
+                Kind::Atif => atif::import_text(name, text),
+                Kind::Inspect => inspect::import_text(name, text),
+                _ => openhands_sdk::import_text(name, text),
+            };
+            out.problems.append(&mut one.problems);
+            out.sessions.append(&mut one.sessions);
+        }
         Kind::PtcRunner | Kind::Smolagents | Kind::Auto => out.problems.push(
             Problem::skipped(
                 name,
