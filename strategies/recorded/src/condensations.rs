@@ -45,7 +45,11 @@ pub(super) fn parse(list: &Json, session: &Session) -> Result<Vec<Condensation>,
         }
         let len = prompt_len(session, after_turns);
         let mut drop = BTreeSet::new();
-        for i in c.get("drop").and_then(Json::as_array).unwrap_or(&Vec::new()) {
+        for i in c
+            .get("drop")
+            .and_then(Json::as_array)
+            .unwrap_or(&Vec::new())
+        {
             match i.as_u64().map(|i| i as usize) {
                 Some(i) if (1..len).contains(&i) => {
                     drop.insert(i);
