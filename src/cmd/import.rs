@@ -18,8 +18,9 @@ use std::process::ExitCode;
 #[derive(clap::Args)]
 pub struct Args {
     /// Log format: ptc-runner, smolagents, openai-chat, anthropic-messages, claude-code,
-    /// swe-agent, openhands, tau2, or auto (each file's format is recognised by its
-    /// content). docs/importers.md has every mapping.
+    /// swe-agent, openhands, tau2, inspect, atif, adp, openhands-sdk, or auto (each
+    /// file's format is recognised by its name or content, and the summary says which).
+    /// docs/importers.md has every mapping.
     pub kind: Kind,
     /// Log files or directories (directories are walked in sorted order).
     #[arg(required = true)]

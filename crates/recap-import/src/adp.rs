@@ -221,14 +221,7 @@ impl Reader {
             "code_action" => &["language", "content", "description"],
             _ => &["content", "description"],
         };
-        let known: Vec<&str> = own.iter().chain(ITEM_KEYS.iter()).copied().collect();
-        keys.unknown(&format!("content[{class}]"), item, &known, at);
-        keys.dropped(
-            &format!("content[{class}]"),
-            item,
-            &[("reward", "a training reward, not part of the conversation")],
-            at,
-        );
+        count_keys(keys, class, item, own, at);
         let thought = item
             .at("description")
             .as_str()
@@ -315,14 +308,7 @@ impl Reader {
                 "name",
             ],
         };
-        let known: Vec<&str> = own.iter().chain(ITEM_KEYS.iter()).copied().collect();
-        keys.unknown(&format!("content[{class}]"), item, &known, at);
-        keys.dropped(
-            &format!("content[{class}]"),
-            item,
-            &[("reward", "a training reward, not part of the conversation")],
-            at,
-        );
+        count_keys(keys, class, item, own, at);
         let text = match class {
             "text_observation" => content_text(conv, keys, place, item.at("content")),
             "image_observation" => {
@@ -387,6 +373,20 @@ impl Reader {
             None => conv.user(text, true, at),
         }
     }
+}
+
+/// Counts an item's keys: its class's own, the ones every item may have, and `reward`
+/// (not carried).
+fn count_keys(keys: &mut Unmapped, class: &str, item: &J, own: &[&str], at: At) {
+    let known: Vec<&str> = own.iter().chain(ITEM_KEYS.iter()).copied().collect();
+    let place = format!("content[{class}]");
+    keys.unknown(&place, item, &known, at);
+    keys.dropped(
+        &place,
+        item,
+        &[("reward", "a training reward, not part of the conversation")],
+        at,
+    );
 }
 
 /// The text a web agent saw of a page: its accessibility tree, else its HTML; the URL

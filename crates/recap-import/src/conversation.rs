@@ -496,6 +496,23 @@ impl<'f> Conversation<'f> {
     }
 }
 
+/// `meta.model` for the one model a session's responses came from, `meta.models` (in
+/// order of first use) for several, nothing for none.
+pub(crate) fn insert_models(meta: &mut Map<String, Json>, mut models: Vec<String>) {
+    match models.len() {
+        0 => {}
+        1 => {
+            meta.insert("model".into(), Json::from(models.remove(0)));
+        }
+        _ => {
+            meta.insert(
+                "models".into(),
+                Json::Array(models.into_iter().map(Json::from).collect()),
+            );
+        }
+    }
+}
+
 /// Appends `more` to an optional text, a newline between.
 /// [`append`] for a response's shared text, which is rebuilt rather than grown.
 fn append_text(text: &mut Option<recap_core::Text>, more: Option<String>) {

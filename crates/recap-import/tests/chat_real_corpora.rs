@@ -7,43 +7,21 @@
 
 mod common;
 
-use common::{
-    counts, documented, full_history_retains_every_fact, jsonl, pinned, read_back, shared,
-};
+use common::{counts, pinned, shared, summary};
 use recap_core::{Observation, Session};
 use recap_import::{Import, Kind, Options, Sidechains};
-use std::path::PathBuf;
+use std::path::Path;
 
-/// Imports a corpus, checks what every chat corpus must satisfy, and returns it with
-/// its sessions as read back.
-fn import_checked(kind: Kind, dir: &PathBuf) -> (Import, Vec<Session>) {
-    let first = common::import(kind, std::slice::from_ref(dir));
-    let bytes = jsonl(&first);
-    let sessions = read_back(&bytes);
-    assert_eq!(sessions.len(), first.sessions.len());
-    assert!(
-        bytes == jsonl(&common::import(kind, std::slice::from_ref(dir))),
-        "importing twice gives byte-identical output"
-    );
+/// Imports a corpus, checks what every chat corpus must satisfy (and that no budget is
+/// invented where the log recorded none), and returns it with its sessions as read back.
+fn import_checked(kind: Kind, dir: &Path) -> (Import, Vec<Session>) {
+    let (first, sessions) = common::import_checked(kind, dir);
     assert!(
         sessions
             .iter()
             .all(|s| s.budget().is_none() || kind == Kind::Openhands)
     );
-    let facts = full_history_retains_every_fact(&sessions);
-    assert!(facts > 0);
-    documented(&first);
     (first, sessions)
-}
-
-fn summary(i: &Import) -> (usize, usize, usize, usize, usize) {
-    (
-        i.files,
-        i.sessions.len(),
-        i.turns(),
-        i.tool_calls(),
-        i.failed_turns(),
-    )
 }
 
 #[test]

@@ -7,36 +7,8 @@
 
 mod common;
 
-use common::{
-    counts, documented, full_history_retains_every_fact, jsonl, pinned, read_back, shared,
-};
-use recap_core::Session;
-use recap_import::{Import, Kind, Severity};
-use std::path::PathBuf;
-
-fn import_checked(kind: Kind, dir: &PathBuf) -> (Import, Vec<Session>) {
-    let first = common::import(kind, std::slice::from_ref(dir));
-    let bytes = jsonl(&first);
-    let sessions = read_back(&bytes);
-    assert_eq!(sessions.len(), first.sessions.len());
-    assert!(
-        bytes == jsonl(&common::import(kind, std::slice::from_ref(dir))),
-        "importing twice gives byte-identical output"
-    );
-    assert!(full_history_retains_every_fact(&sessions) > 0);
-    documented(&first);
-    (first, sessions)
-}
-
-fn summary(i: &Import) -> (usize, usize, usize, usize, usize) {
-    (
-        i.files,
-        i.sessions.len(),
-        i.turns(),
-        i.tool_calls(),
-        i.failed_turns(),
-    )
-}
+use common::{counts, import_checked, pinned, shared, summary};
+use recap_import::{Kind, Severity};
 
 #[test]
 fn inspect_logs_of_every_version_and_container() {

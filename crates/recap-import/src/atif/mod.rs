@@ -245,21 +245,12 @@ impl Linker<'_, '_, '_> {
                 referred.insert(t);
             }
             referred.extend(self.continuation(t));
-            for step in self.all[t].steps() {
-                for r in step
-                    .at("observation")
-                    .at("results")
-                    .as_array()
-                    .unwrap_or(&[])
-                {
-                    for reference in r.at("subagent_trajectory_ref").as_array().unwrap_or(&[]) {
-                        referred.extend(self.resolve(
-                            t,
-                            reference.at("trajectory_path").as_str(),
-                            reference.at("trajectory_id").as_str(),
-                        ));
-                    }
-                }
+            for reference in self.all[t].steps().iter().flat_map(steps::subagent_refs) {
+                referred.extend(self.resolve(
+                    t,
+                    reference.at("trajectory_path").as_str(),
+                    reference.at("trajectory_id").as_str(),
+                ));
             }
         }
         referred
@@ -491,23 +482,12 @@ fn restart(
 /// where a continuation shows the agent started over).
 fn finish_meta(
     conv: &mut Conversation,
-    mut seen: Collected,
+    seen: Collected,
     continued: Vec<Json>,
     restarts: Vec<Json>,
 ) {
     let meta = &mut conv.meta;
-    match seen.models.len() {
-        0 => {}
-        1 => {
-            meta.insert("model".into(), Json::from(seen.models.remove(0)));
-        }
-        _ => {
-            meta.insert(
-                "models".into(),
-                Json::Array(seen.models.into_iter().map(Json::from).collect()),
-            );
-        }
-    }
+    crate::conversation::insert_models(meta, seen.models);
     if !continued.is_empty() {
         meta.insert("continued_in".into(), Json::Array(continued));
     }

@@ -251,16 +251,19 @@ fn observation(
 }
 
 /// The sub-agent trajectory references of a step's observation results.
-fn refs(step: &J, seen: &mut Collected) {
-    for r in step
-        .at("observation")
+pub(super) fn subagent_refs<'s, 'a>(step: &'s J<'a>) -> impl Iterator<Item = &'s J<'a>> {
+    step.at("observation")
         .at("results")
         .as_array()
         .unwrap_or(&[])
-    {
-        for reference in r.at("subagent_trajectory_ref").as_array().unwrap_or(&[]) {
-            seen.subagent_refs
-                .push((step.at("step_id").to_json(), reference.to_json()));
-        }
+        .iter()
+        .flat_map(|r| r.at("subagent_trajectory_ref").as_array().unwrap_or(&[]))
+}
+
+/// Collects the sub-agent references of a step with its id.
+fn refs(step: &J, seen: &mut Collected) {
+    for reference in subagent_refs(step) {
+        seen.subagent_refs
+            .push((step.at("step_id").to_json(), reference.to_json()));
     }
 }

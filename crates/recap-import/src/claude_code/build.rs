@@ -97,7 +97,7 @@ impl<'a> Seen<'a> {
 
     /// `meta`: the source, the envelope (one value, or the distinct values in order),
     /// session ids, models, compactions, and what the agent sent at each call.
-    fn into_meta(mut self, meta: &mut Map<String, Json>) {
+    fn into_meta(self, meta: &mut Map<String, Json>) {
         meta.insert("source".into(), Json::from("claude-code"));
         for (key, values) in self.envelope {
             meta.insert(
@@ -111,18 +111,7 @@ impl<'a> Seen<'a> {
                 Json::Array(self.session_ids.into_iter().map(Json::from).collect()),
             );
         }
-        match self.models.len() {
-            0 => {}
-            1 => {
-                meta.insert("model".into(), Json::from(self.models.remove(0)));
-            }
-            _ => {
-                meta.insert(
-                    "models".into(),
-                    Json::Array(self.models.into_iter().map(Json::from).collect()),
-                );
-            }
-        }
+        crate::conversation::insert_models(meta, self.models);
         if !self.compactions.is_empty() {
             meta.insert("compactions".into(), Json::Array(self.compactions));
         }

@@ -567,18 +567,7 @@ fn meta(conv: &mut Conversation, log: &Log, s: &J, epoch: u64, models: &[&str]) 
             meta.insert(key.into(), v.to_json());
         }
     }
-    match models {
-        [] => {}
-        [one] => {
-            meta.insert("model".into(), (*one).into());
-        }
-        many => {
-            meta.insert(
-                "models".into(),
-                Json::Array(many.iter().map(|m| Json::from(*m)).collect()),
-            );
-        }
-    }
+    crate::conversation::insert_models(meta, models.iter().map(|m| m.to_string()).collect());
 }
 
 /// The parts of a message that a prompt carries (role, content, calls, the call a

@@ -362,30 +362,7 @@ impl Reader<'_> {
                 "terminal output is framed as OpenHands frames it for the model (prefix, output, suffix, working directory, interpreter, exit code); the event records the parts, not the framed text",
             );
         }
-        let m = o.at("metadata");
-        let mut text = format!(
-            "{}{content}{}",
-            m.at("prefix").as_str().unwrap_or(""),
-            m.at("suffix").as_str().unwrap_or("")
-        );
-        if let Some(dir) = m.at("working_dir").as_str().filter(|d| !d.is_empty()) {
-            text.push_str(&format!("\n[Current working directory: {dir}]"));
-        }
-        if let Some(py) = m
-            .at("py_interpreter_path")
-            .as_str()
-            .filter(|p| !p.is_empty())
-        {
-            text.push_str(&format!("\n[Python interpreter: {py}]"));
-        }
-        let code = match (m.at("exit_code"), o.at("exit_code")) {
-            (J::Num(n), _) | (_, J::Num(n)) => n.as_i64(),
-            _ => None,
-        };
-        if let Some(code) = code.filter(|c| *c != -1) {
-            text.push_str(&format!("\n[Command finished with exit code {code}]"));
-        }
-        text
+        crate::openhands::command_output(&content, o.at("metadata"), o.at("exit_code"))
     }
 
     /// The per-call token counts of the event's model response.
