@@ -22,7 +22,7 @@ fn inspect_logs_of_every_version_and_container() {
     assert_eq!(summary(&imp), (9, 22, 31, 9, 0));
     assert_eq!(
         counts(&imp),
-        pinned(&[("skipped:duplicate-id", 1), ("lossy:dropped-key", 104)])
+        pinned(&[("skipped:duplicate-id", 1), ("lossy:dropped-key", 135)])
     );
     let dup = imp
         .problems

@@ -69,7 +69,10 @@ fn inspect_json_log_samples_with_attachments_usage_and_what_was_sent() {
             .any(|p| p.message.contains("event=model (not the conversation's)"))
     );
     assert_eq!(s.meta["scores"]["match"]["value"], "C");
-    assert_eq!(s.meta["inspect"]["inspect_ai"], "0.3.140");
+    assert_eq!(
+        s.meta["inspect"]["eval"]["packages"]["inspect_ai"],
+        "0.3.140"
+    );
 
     // A sample without messages: skipped, naming the field; the others imported.
     let p = one_problem(&imp, "has no `messages`", Severity::Skipped);

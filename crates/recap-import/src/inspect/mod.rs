@@ -93,11 +93,57 @@ fn json_log(file: &Path, text: &str, out: &mut Import) {
         return;
     };
     let mut keys = Unmapped::default();
+    count_header_keys(&header, at, &mut keys);
     for (i, s) in samples.value.as_array().unwrap_or(&[]).iter().enumerate() {
         let line = samples.item_lines.get(i).copied().unwrap_or(samples.line);
         sample::import(&log, file, At::new(line, Some(i + 1)), s, &mut keys, out);
     }
     out.problems.extend(keys.into_problems(file));
+}
+
+/// The header keys besides `version`, `status` and `eval` (which every session keeps in
+/// `meta.inspect`), counted as not carried.
+fn count_header_keys(header: &J, at: At, keys: &mut Unmapped) {
+    keys.unknown(
+        "log",
+        header,
+        &[
+            "version",
+            "status",
+            "eval",
+            "plan",
+            "results",
+            "stats",
+            "reductions",
+            "invalidated",
+            "error",
+            "location",
+        ],
+        at,
+    );
+    keys.dropped(
+        "log",
+        header,
+        &[
+            (
+                "plan",
+                "the solver plan of the run; the messages show what it did",
+            ),
+            (
+                "results",
+                "the run's aggregate scores; each sample's score is kept",
+            ),
+            (
+                "stats",
+                "the run's total usage and times; per-call usage is kept on the turns",
+            ),
+            ("reductions", "scores reduced over epochs"),
+            ("invalidated", "whether the log was invalidated"),
+            ("error", "the run's error, if it failed"),
+            ("location", "where the log was written"),
+        ],
+        at,
+    );
 }
 
 /// Whether the header is an Inspect log of a version recap reads; a problem if not.
@@ -191,8 +237,11 @@ fn archive(file: &Path, bytes: &[u8], out: &mut Import) {
         })
         .collect();
     let mut keys = Unmapped::default();
+    let mut paths: Vec<&Path> = vec![&header_path];
+    paths.extend(samples.iter().map(|s| s.path.as_path()));
+    count_header_keys(&header, At::line(1), &mut keys);
     for (i, s) in samples.iter().enumerate() {
-        keys.set_file(i);
+        keys.set_file(i + 1);
         let doc = source::parse(&s.path, &s.text, false, &mut out.problems);
         if let Doc::Object(members) = doc {
             let value = source::object_of(&members);
@@ -200,7 +249,6 @@ fn archive(file: &Path, bytes: &[u8], out: &mut Import) {
             sample::import(&log, &s.path, at, &value, &mut keys, out);
         }
     }
-    let paths: Vec<&Path> = samples.iter().map(|s| s.path.as_path()).collect();
     out.problems.extend(keys.into_problems_across(&paths));
 }
 

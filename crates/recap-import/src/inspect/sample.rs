@@ -540,20 +540,9 @@ fn tool_calls(conv: &mut Conversation, keys: &mut Unmapped, m: &J, at: At) -> Ve
 /// `meta`: the log's own facts, and the sample's score and metadata.
 fn meta(conv: &mut Conversation, log: &Log, s: &J, epoch: u64, models: &[&str]) {
     let h = log.header;
-    let eval = h.at("eval");
     let mut inspect = Map::new();
-    for (key, v) in [
-        ("log_version", h.at("version")),
-        ("status", h.at("status")),
-        ("task", eval.at("task")),
-        ("task_id", eval.at("task_id")),
-        ("run_id", eval.at("run_id")),
-        ("eval_id", eval.at("eval_id")),
-        ("created", eval.at("created")),
-        ("model", eval.at("model")),
-        ("inspect_ai", eval.at("packages").at("inspect_ai")),
-    ] {
-        if !v.is_null() {
+    for key in ["version", "status", "eval"] {
+        if let Some(v) = h.get(key).filter(|v| !v.is_null()) {
             inspect.insert(key.into(), v.to_json());
         }
     }
