@@ -3,7 +3,7 @@
 //!
 //! A file holds one trajectory: `agent`, `steps`, metrics. Steps become messages (system,
 //! user, agent), an agent step's tool calls and observation its turn, its `metrics` the
-//! turn's usage ([`steps`]). Trajectories are read together because they refer to
+//! turn's usage (`steps.rs`). Trajectories are read together because they refer to
 //! each other: a `continued_trajectory_ref` names the file the same run goes on in (a
 //! continuation that starts with copied context is the agent's own compaction, recorded
 //! as a restart), and a `subagent_trajectory_ref` a sub-agent's trajectory, which

@@ -4,7 +4,7 @@
 //!
 //! - The main conversation (entries without `isSidechain`) is one session; a new root
 //!   (`parentUuid: null`) that is not a compaction starts another.
-//! - Parts of one session id in different files are one session ([`join`]).
+//! - Parts of one session id in different files are one session (`join.rs`).
 //! - Entries of one model response share `message.id` and become one turn.
 //! - Sub-agent traffic (`isSidechain: true`) becomes one session per sub-agent
 //!   conversation (grouped by its root entry), unless excluded by option.

@@ -2,7 +2,7 @@
 //! of `header.json`, one `samples/<id>_epoch_<n>.json` per sample, summaries and a
 //! journal) and `.json` logs (one object with `samples`), log versions 2 and 3.
 //!
-//! Each epoch of a sample is a session ([`sample`]). This module reads the containers:
+//! Each epoch of a sample is a session (`sample.rs`). This module reads the containers:
 //! the log's header (`eval`, `plan`, `results`, `stats`; from `_journal/start.json`
 //! when an archive has no header yet) and its samples. A cut archive keeps the samples
 //! that are complete before the cut. docs/importers.md has the whole mapping.

@@ -3,7 +3,7 @@
 //! A conversation is a directory (`base_state.json` and `events/event-NNNNN-<id>.json`,
 //! or only the event files, as the CLI records them) or one file of events (JSON Lines,
 //! or a JSON array). Event files are read in name order, which is the event order.
-//! Events become messages ([`events`]); the per-call token counts, which only the
+//! Events become messages (`events.rs`); the per-call token counts, which only the
 //! conversation's metrics hold, are joined to the responses by response id; the
 //! agent's own condensations are recorded so that `recorded` replays them. The file
 //! walk and the grouping of files into conversations are here. docs/importers.md has
