@@ -331,3 +331,22 @@ fn openhands_sdk_conversation_with_parallel_calls_usage_and_a_condensation() {
         ]
     );
 }
+
+#[test]
+fn the_wrong_importer_names_the_one_that_fits() {
+    for (kind, rel, fits) in [
+        (Kind::Inspect, "tau2/solo.json", "tau2"),
+        (Kind::Atif, "inspect/agent.json", "inspect"),
+        (Kind::OpenhandsSdk, "atif/run/trajectory.json", "atif"),
+        (
+            Kind::Adp,
+            "openhands-sdk/conv/base_state.json",
+            "openhands-sdk",
+        ),
+    ] {
+        let imp = import(kind, &[fixture(rel)]);
+        assert!(imp.sessions.is_empty(), "{kind}");
+        let p = one_problem(&imp, &format!("`recap import {fits}`"), Severity::Skipped);
+        assert_eq!(p.kind, "wrong-importer", "{kind}");
+    }
+}

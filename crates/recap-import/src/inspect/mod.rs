@@ -64,7 +64,19 @@ pub(crate) fn import_text(file: &Path, text: &str) -> Import {
 
 /// A `.json` log: one object whose `samples` are read one by one.
 fn json_log(file: &Path, text: &str, out: &mut Import) {
-    let doc = source::parse(file, text, false, &mut out.problems);
+    let mut problems = Vec::new();
+    let doc = source::parse(file, text, false, &mut problems);
+    if let Some((other, n, total)) = crate::sniff::misfit(crate::Kind::Inspect, file, &doc) {
+        out.problems.push(crate::wrong_importer(
+            file,
+            crate::Kind::Inspect,
+            other,
+            n,
+            total,
+        ));
+        return;
+    }
+    out.problems.append(&mut problems);
     let members = match doc {
         Doc::Object(members) => members,
         Doc::Other(None) => return,
