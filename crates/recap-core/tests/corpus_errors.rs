@@ -333,3 +333,62 @@ fn integers_beyond_64_bits_are_rejected_not_rounded_to_floats() {
         }
     }
 }
+
+/// What each shard of `count` reads of `text`: (line, session id or rejected field).
+fn shard_entries(text: &str, count: u32) -> Vec<Vec<(usize, String)>> {
+    (0..count)
+        .map(|i| {
+            let shard = recap_core::Shard::new(i, count).unwrap();
+            recap_core::CorpusReader::new(Path::new("corpus.jsonl"), text.as_bytes())
+                .only_lines(move |line, bytes| shard.owns_line(line, bytes))
+                .map(|e| match e.session {
+                    Ok(s) => (e.line, s.id),
+                    Err(r) => (e.line, format!("{}: {}", r.field, r.message)),
+                })
+                .collect()
+        })
+        .collect()
+}
+
+#[test]
+fn shards_read_every_line_once_and_reject_repeated_ids_as_the_whole_file_does() {
+    let session = |id: &str| GOOD.replace("\"ok\"", &format!("{id:?}"));
+    let lines = [
+        session("a"),
+        String::new(),
+        session("b"),
+        "{broken".to_string(),
+        session("a"),
+        session("c"),
+        session("b"),
+        r#"{"id":"d","mission":"m"}"#.to_string(),
+        session("d"),
+    ];
+    let text = lines.join("\n");
+    let whole: Vec<(usize, String)> = shard_entries(&text, 1).remove(0);
+    assert_eq!(whole.len(), 8, "{whole:?}");
+    assert!(
+        whole[3].1.contains("duplicate session id \"a\""),
+        "{whole:?}"
+    );
+    for count in [2, 3, 7] {
+        let mut merged: Vec<(usize, String)> =
+            shard_entries(&text, count).into_iter().flatten().collect();
+        merged.sort();
+        assert_eq!(merged, whole, "{count} shards");
+    }
+}
+
+#[test]
+fn a_file_that_is_not_json_lines_is_reported_by_one_shard_only() {
+    let text = "[\n{\"id\":\"a\"},\n{\"id\":\"b\"}\n]\n";
+    let shards = shard_entries(text, 3);
+    let all: Vec<&(usize, String)> = shards.iter().flatten().collect();
+    assert_eq!(all.len(), 1, "{shards:?}");
+    assert!(all[0].1.contains("a JSON array"), "{all:?}");
+    assert_eq!(
+        shards[1].len(),
+        1,
+        "line 1 without an id is shard 1 mod 3's"
+    );
+}
