@@ -18,6 +18,7 @@ pub mod inspect;
 pub mod line_table;
 mod outcome;
 pub mod output;
+pub mod part;
 mod prompt_dump;
 pub mod report;
 pub mod retention;

@@ -1,0 +1,291 @@
+//! Opening the parts of a sharded run and refusing a set that does not make one run:
+//! parts of different recaps, strategies, tokenizers, settings or corpora, a shard
+//! missing or given twice, a part that is not finished.
+
+use super::{FORMAT, PART_FILE, PartHeader, ShardId};
+use crate::output::{LOCK_FILE, OutputError, STAGING_PREFIX};
+use serde_json::{Value as Json, json};
+use std::fs::{self, File};
+use std::io;
+use std::path::{Path, PathBuf};
+
+/// A finished part: its directory and header.
+#[derive(Debug, Clone)]
+pub struct Part {
+    pub dir: PathBuf,
+    pub header: PartHeader,
+}
+
+impl Part {
+    fn name(&self) -> String {
+        format!("shard {} ({})", self.header.shard, self.dir.display())
+    }
+}
+
+/// Why parts cannot be merged; nothing is written then.
+#[derive(Debug, thiserror::Error)]
+pub enum MergeError {
+    #[error("no part directories given")]
+    NoParts,
+    #[error(
+        "{} is not a shard's partial report: it has no {PART_FILE} (`recap run --shard I/N --out DIR` writes one)",
+        .0.display()
+    )]
+    NotAPart(PathBuf),
+    #[error(
+        "{} holds an unfinished part: {why}; merge once that shard has finished, or run it again with --force",
+        dir.display()
+    )]
+    Unfinished { dir: PathBuf, why: String },
+    #[error("cannot read {}", path.display())]
+    Read {
+        path: PathBuf,
+        #[source]
+        source: io::Error,
+    },
+    #[error("{}: not a partial report this recap reads: {message}", path.display())]
+    Header { path: PathBuf, message: String },
+    #[error("cannot merge parts of different {what}: {detail}")]
+    Differ { what: &'static str, detail: String },
+    #[error(
+        "{} and {} are both shard {shard}; give each shard's part once",
+        first.display(),
+        second.display()
+    )]
+    Duplicate {
+        shard: ShardId,
+        first: PathBuf,
+        second: PathBuf,
+    },
+    #[error("shard{} {missing} of {count} missing: the parts given are {given}", if .missing.contains(',') { "s" } else { "" })]
+    Missing {
+        count: u32,
+        missing: String,
+        given: String,
+    },
+    #[error("{} is damaged: {why}; run that shard again", dir.display())]
+    Damaged { dir: PathBuf, why: String },
+    #[error(transparent)]
+    Output(#[from] OutputError),
+    #[error("writing the merged report: {0}")]
+    Write(#[source] io::Error),
+}
+
+/// Reads the header of every part and checks that together they are the shards of one
+/// run, each once. The parts come back in shard order.
+pub fn open_parts(dirs: &[PathBuf]) -> Result<Vec<Part>, MergeError> {
+    if dirs.is_empty() {
+        return Err(MergeError::NoParts);
+    }
+    let mut parts = Vec::with_capacity(dirs.len());
+    for dir in dirs {
+        parts.push(open_part(dir)?);
+    }
+    for part in &parts[1..] {
+        compare(&parts[0], part)?;
+    }
+    parts.sort_by_key(|p| p.header.shard.index);
+    for pair in parts.windows(2) {
+        if pair[0].header.shard == pair[1].header.shard {
+            return Err(MergeError::Duplicate {
+                shard: pair[0].header.shard,
+                first: pair[0].dir.clone(),
+                second: pair[1].dir.clone(),
+            });
+        }
+    }
+    let count = parts[0].header.shard.count;
+    let missing: Vec<String> = (0..count)
+        .filter(|i| !parts.iter().any(|p| p.header.shard.index == *i))
+        .map(|i| format!("{i}/{count}"))
+        .collect();
+    if !missing.is_empty() {
+        return Err(MergeError::Missing {
+            count,
+            missing: missing.join(", "),
+            given: parts.iter().map(Part::name).collect::<Vec<_>>().join(", "),
+        });
+    }
+    Ok(parts)
+}
+
+fn open_part(dir: &Path) -> Result<Part, MergeError> {
+    let path = dir.join(PART_FILE);
+    if let Some(why) = unfinished(dir) {
+        return Err(MergeError::Unfinished {
+            dir: dir.to_path_buf(),
+            why,
+        });
+    }
+    let file = match File::open(&path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {
+            return Err(MergeError::NotAPart(dir.to_path_buf()));
+        }
+        Err(source) => return Err(MergeError::Read { path, source }),
+    };
+    let json: Json =
+        serde_json::from_reader(io::BufReader::new(file)).map_err(|e| MergeError::Header {
+            path: path.clone(),
+            message: e.to_string(),
+        })?;
+    let format = json.get("format").and_then(Json::as_str).unwrap_or("");
+    if format != FORMAT {
+        return Err(MergeError::Header {
+            path,
+            message: format!("its format is {format:?}, this recap reads {FORMAT:?}"),
+        });
+    }
+    let header: PartHeader = serde_json::from_value(json).map_err(|e| MergeError::Header {
+        path: path.clone(),
+        message: e.to_string(),
+    })?;
+    Ok(Part {
+        dir: dir.to_path_buf(),
+        header,
+    })
+}
+
+/// Why `dir` holds a part that is not finished, if it does: a shard holds its lock (it
+/// is writing), or a shard was killed while it wrote (its lock file or staging
+/// directory is left).
+fn unfinished(dir: &Path) -> Option<String> {
+    let lock = dir.join(LOCK_FILE);
+    if let Ok(file) = File::open(&lock) {
+        return Some(match file.try_lock_shared() {
+            Err(fs::TryLockError::WouldBlock) => {
+                let pid = fs::read_to_string(&lock).unwrap_or_default();
+                format!("a shard (process {}) is writing into it", pid.trim())
+            }
+            _ => format!(
+                "a shard was stopped while it wrote there ({} is left)",
+                lock.display()
+            ),
+        });
+    }
+    let staging = fs::read_dir(dir)
+        .ok()?
+        .flatten()
+        .find(|e| e.file_name().to_string_lossy().starts_with(STAGING_PREFIX))?;
+    Some(format!(
+        "a shard was stopped while it wrote there ({} is left)",
+        staging.path().display()
+    ))
+}
+
+/// What must be equal in every part, by the words of the refusal.
+fn identity(h: &PartHeader) -> [(&'static str, Json); 5] {
+    let p = &h.provenance;
+    let command = options(&p.command_line);
+    [
+        (
+            "recap versions",
+            json!({"recap": p.recap_version, "commit": p.git_commit, "format": h.format}),
+        ),
+        (
+            "strategies",
+            json!({"strategies": h.run.strategies, "baseline": h.run.baseline,
+                   "plugins": p.plugins, "plugin_failures": p.plugin_failures}),
+        ),
+        (
+            "tokenizers",
+            json!({"tokenizers": h.run.tokenizers, "backend": h.run.tokenizer_backend,
+                   "vocabularies": p.tokenizers}),
+        ),
+        (
+            "corpora",
+            json!({"corpora": p.corpora, "names": h.corpora, "entries": h.entries.total}),
+        ),
+        (
+            "settings",
+            json!({"cache_read_ratio": h.run.cache_read_ratio,
+                   "session_details": h.run.session_details, "examples": h.run.examples,
+                   "calls_csv": h.calls_csv, "prompt_files": h.prompt_files,
+                   "config": p.config, "options": command, "shards": h.shard.count}),
+        ),
+    ]
+}
+
+fn compare(a: &Part, b: &Part) -> Result<(), MergeError> {
+    for ((what, x), (_, y)) in identity(&a.header).into_iter().zip(identity(&b.header)) {
+        if x == y {
+            continue;
+        }
+        let (x, y) = first_difference(&x, &y);
+        return Err(MergeError::Differ {
+            what,
+            detail: format!("{} has {}, {} has {}", a.name(), x, b.name(), y),
+        });
+    }
+    Ok(())
+}
+
+/// The first field where two values differ, as `field: value` on each side (cut short).
+fn first_difference(a: &Json, b: &Json) -> (String, String) {
+    if let (Json::Object(x), Json::Object(y)) = (a, b) {
+        for (k, v) in x {
+            let w = y.get(k).unwrap_or(&Json::Null);
+            if v != w {
+                return (format!("{k} {}", short(v)), format!("{k} {}", short(w)));
+            }
+        }
+    }
+    (short(a), short(b))
+}
+
+fn short(v: &Json) -> String {
+    let text = v.to_string();
+    match text.char_indices().nth(240) {
+        Some((i, _)) => format!("{}…", &text[..i]),
+        None => text,
+    }
+}
+
+/// A shard's command line without what differs between the shards of one run — the
+/// program's path, `--shard`, `--out`, `--force`, `--jobs` and `--format` — so that
+/// parts run with different options are refused even for an option the part does not
+/// record otherwise.
+pub(crate) fn options(command_line: &[String]) -> Vec<String> {
+    const WITH_VALUE: [&str; 4] = ["--shard", "--out", "--jobs", "--format"];
+    let mut out = Vec::new();
+    let mut args = command_line.iter().skip(1);
+    while let Some(a) = args.next() {
+        if WITH_VALUE.contains(&a.as_str()) || a == "-j" {
+            args.next();
+        } else if a == "--force"
+            || WITH_VALUE.iter().any(|o| a.starts_with(&format!("{o}=")))
+            || (a.starts_with("-j") && a.len() > 2 && !a.starts_with("--"))
+        {
+        } else {
+            out.push(a.clone());
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn options_leave_out_what_differs_between_shards() {
+        let line = |s: &str| s.split(' ').map(String::from).collect::<Vec<_>>();
+        let a = options(&line(
+            "/usr/bin/recap run c.jsonl --shard 1/4 --out p1 --jobs 2 --strategy x --force",
+        ));
+        let b = options(&line(
+            "recap run c.jsonl --shard=3/4 --out=p3 -j8 --strategy x",
+        ));
+        assert_eq!(a, b);
+        assert_eq!(a, line("run c.jsonl --strategy x"));
+        let c = options(&line("recap run c.jsonl --shard 1/4 --out p --strategy y"));
+        assert_ne!(a, c);
+    }
+
+    #[test]
+    fn a_difference_is_named_by_its_field() {
+        let (a, b) = first_difference(&json!({"x": 1, "y": [1, 2]}), &json!({"x": 1, "y": [3]}));
+        assert_eq!((a.as_str(), b.as_str()), ("y [1,2]", "y [3]"));
+        assert!(short(&json!("a".repeat(500))).ends_with('…'));
+    }
+}
