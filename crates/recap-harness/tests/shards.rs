@@ -1,6 +1,7 @@
 //! A run split into shards and merged reports what the whole run reports, in every
-//! deterministic field: on bench-data and on generated sessions of both forms with
-//! rejected lines and repeated ids, for 1, 2, 3 and 7 shards (some of them empty).
+//! deterministic field: on bench-data, on generated sessions of both forms with rejected
+//! lines and repeated ids, for 1, 2, 3 and 7 shards (some of them empty), and on every
+//! real corpus of `../shared/corpora`, imported.
 
 use recap_core::Shard;
 use recap_harness::output::OutputDir;
@@ -80,11 +81,11 @@ fn sharded(cfg: &RunConfig, corpora: &[PathBuf], count: u32, dir: &Path) -> Valu
     deterministic(&merge(&parts, None, &opts).unwrap().report)
 }
 
-fn check(corpora: &[PathBuf]) {
+fn check(corpora: &[PathBuf], counts: &[u32]) {
     let cfg = config();
     let whole = deterministic(&run_corpora(&cfg, corpora, Hooks::default()).unwrap());
     let tmp = tempfile::tempdir().unwrap();
-    for count in [1, 2, 3, 7] {
+    for &count in counts {
         let dir = tmp.path().join(count.to_string());
         let merged = sharded(&cfg, corpora, count, &dir);
         assert!(merged == whole, "{count} shards differ from the whole run");
@@ -100,7 +101,7 @@ fn merged_bench_data_is_the_whole_run() {
         .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
         .collect();
     corpora.sort();
-    check(&corpora);
+    check(&corpora, &[1, 2, 3, 7]);
 }
 
 #[test]
@@ -116,5 +117,38 @@ fn merged_generated_sessions_with_rejections_and_repeated_ids_are_the_whole_run(
     let corpus = tmp.path().join("generated.jsonl");
     std::fs::write(&corpus, &text).unwrap();
     // The same file twice: two corpora of one run.
-    check(&[corpus.clone(), corpus]);
+    check(&[corpus.clone(), corpus], &[1, 2, 3, 7]);
+}
+
+#[test]
+fn merged_real_corpora_are_the_whole_run() {
+    use recap_import::Kind;
+    let imports = [
+        ("corpora/ptc-runner-loop", Kind::PtcRunner),
+        ("corpora/smolagents-code", Kind::Smolagents),
+        ("corpora/tau2-bench-results", Kind::Tau2),
+        ("corpora/swe-agent-traj", Kind::SweAgent),
+        ("corpora/openhands-events", Kind::Openhands),
+        ("corpora/claude-code-attio-mcp-server", Kind::ClaudeCode),
+        (
+            "corpora/claude-code-reliability-snapshots",
+            Kind::ClaudeCode,
+        ),
+    ];
+    let tmp = tempfile::tempdir().unwrap();
+    let mut corpora = Vec::new();
+    for (rel, kind) in imports {
+        let Some(dir) = recap_gen::shared::path(rel, "sharded runs of the real corpora") else {
+            return;
+        };
+        let imported = recap_import::import(kind, &[dir]).unwrap();
+        let mut text = Vec::new();
+        recap_gen::write_jsonl(&mut text, &imported.sessions).unwrap();
+        let file = tmp.path().join(format!("{}.jsonl", corpora.len()));
+        std::fs::write(&file, text).unwrap();
+        corpora.push(file);
+    }
+    // One run over all of them: provider cache figures, replay fidelity of both kinds
+    // and the recorded strategy's sessions come from these.
+    check(&corpora, &[3]);
 }

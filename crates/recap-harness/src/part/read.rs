@@ -117,29 +117,33 @@ fn open_part(dir: &Path) -> Result<Part, MergeError> {
             why,
         });
     }
-    let file = match File::open(&path) {
-        Ok(f) => f,
+    let bytes = match fs::read(&path) {
+        Ok(b) => b,
         Err(e) if e.kind() == io::ErrorKind::NotFound => {
             return Err(MergeError::NotAPart(dir.to_path_buf()));
         }
         Err(source) => return Err(MergeError::Read { path, source }),
     };
-    let json: Json =
-        serde_json::from_reader(io::BufReader::new(file)).map_err(|e| MergeError::Header {
-            path: path.clone(),
-            message: e.to_string(),
-        })?;
-    let format = json.get("format").and_then(Json::as_str).unwrap_or("");
+    let bad = |e: serde_json::Error| MergeError::Header {
+        path: path.clone(),
+        message: e.to_string(),
+    };
+    // The format first: another format's fields need not parse as this one's.
+    #[derive(serde::Deserialize)]
+    struct Format {
+        #[serde(default)]
+        format: String,
+    }
+    let format = serde_json::from_slice::<Format>(&bytes)
+        .map_err(bad)?
+        .format;
     if format != FORMAT {
         return Err(MergeError::Header {
             path,
             message: format!("its format is {format:?}, this recap reads {FORMAT:?}"),
         });
     }
-    let header: PartHeader = serde_json::from_value(json).map_err(|e| MergeError::Header {
-        path: path.clone(),
-        message: e.to_string(),
-    })?;
+    let header: PartHeader = serde_json::from_slice(&bytes).map_err(bad)?;
     Ok(Part {
         dir: dir.to_path_buf(),
         header,
@@ -174,7 +178,7 @@ fn unfinished(dir: &Path) -> Option<String> {
 }
 
 /// What must be equal in every part, by the words of the refusal.
-fn identity(h: &PartHeader) -> [(&'static str, Json); 5] {
+fn identity(h: &PartHeader) -> [(&'static str, Json); 6] {
     let p = &h.provenance;
     let command = options(&p.command_line);
     [
@@ -201,8 +205,10 @@ fn identity(h: &PartHeader) -> [(&'static str, Json); 5] {
             json!({"cache_read_ratio": h.run.cache_read_ratio,
                    "session_details": h.run.session_details, "examples": h.run.examples,
                    "calls_csv": h.calls_csv, "prompt_files": h.prompt_files,
-                   "config": p.config, "options": command, "shards": h.shard.count}),
+                   "config": p.config, "shards": h.shard.count}),
         ),
+        // Last: an option named above is reported by its field.
+        ("settings", json!({"command line options": command})),
     ]
 }
 
@@ -220,20 +226,44 @@ fn compare(a: &Part, b: &Part) -> Result<(), MergeError> {
     Ok(())
 }
 
-/// The first field where two values differ, as `field: value` on each side (cut short).
+/// Where two values first differ, as `path = value` on each side (`none` where one side
+/// has nothing), so that a refusal names the very field.
 fn first_difference(a: &Json, b: &Json) -> (String, String) {
-    if let (Json::Object(x), Json::Object(y)) = (a, b) {
-        for (k, v) in x {
-            let w = y.get(k).unwrap_or(&Json::Null);
-            if v != w {
-                return (format!("{k} {}", short(v)), format!("{k} {}", short(w)));
+    fn walk(a: &Json, b: &Json, path: String) -> Option<(String, String, String)> {
+        let none = Json::Null;
+        match (a, b) {
+            (Json::Object(x), Json::Object(y)) => {
+                let keys: std::collections::BTreeSet<&String> = x.keys().chain(y.keys()).collect();
+                keys.into_iter().find_map(|k| {
+                    let at = if path.is_empty() {
+                        k.clone()
+                    } else {
+                        format!("{path}.{k}")
+                    };
+                    walk(x.get(k).unwrap_or(&none), y.get(k).unwrap_or(&none), at)
+                })
             }
+            (Json::Array(x), Json::Array(y)) => (0..x.len().max(y.len())).find_map(|i| {
+                walk(
+                    x.get(i).unwrap_or(&none),
+                    y.get(i).unwrap_or(&none),
+                    format!("{path}[{i}]"),
+                )
+            }),
+            _ if a == b => None,
+            _ => Some((path, short(a), short(b))),
         }
     }
-    (short(a), short(b))
+    match walk(a, b, String::new()) {
+        Some((path, x, y)) => (format!("{path} = {x}"), format!("{path} = {y}")),
+        None => (short(a), short(b)),
+    }
 }
 
 fn short(v: &Json) -> String {
+    if v.is_null() {
+        return "none".into();
+    }
     let text = v.to_string();
     match text.char_indices().nth(240) {
         Some((i, _)) => format!("{}…", &text[..i]),
@@ -284,8 +314,13 @@ mod tests {
 
     #[test]
     fn a_difference_is_named_by_its_field() {
-        let (a, b) = first_difference(&json!({"x": 1, "y": [1, 2]}), &json!({"x": 1, "y": [3]}));
-        assert_eq!((a.as_str(), b.as_str()), ("y [1,2]", "y [3]"));
+        let (a, b) = first_difference(&json!({"x": 1, "y": [1, 2]}), &json!({"x": 1, "y": [1]}));
+        assert_eq!((a.as_str(), b.as_str()), ("y[1] = 2", "y[1] = none"));
+        let (a, b) = first_difference(&json!({"s": [{"n": "a"}]}), &json!({"s": [{"n": "b"}]}));
+        assert_eq!(
+            (a.as_str(), b.as_str()),
+            ("s[0].n = \"a\"", "s[0].n = \"b\"")
+        );
         assert!(short(&json!("a".repeat(500))).ends_with('…'));
     }
 }

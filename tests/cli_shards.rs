@@ -1,0 +1,529 @@
+//! Sharded runs end to end (the binary): `recap run --shard I/N` as separate processes,
+//! then `recap merge`, writes the report the whole run writes — every file of `--out`,
+//! timings and the command line aside — and every set of parts that is not one finished
+//! run is refused with nothing written.
+
+use recap_testkit::cli::{Run, run};
+use recap_testkit::recap_command;
+use serde_json::Value;
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn recap(dir: &Path, args: &[&str]) -> Run {
+    run(recap_command!().current_dir(dir).args(args))
+}
+
+fn bench(name: &str) -> String {
+    root().join("bench-data").join(name).display().to_string()
+}
+
+/// `recap run ARGS --shard I/COUNT --out pI` for every shard at once, as separate
+/// processes (a job array); returns the part directories.
+fn shards(dir: &Path, args: &[&str], count: u32) -> Vec<String> {
+    let parts: Vec<String> = (0..count).map(|i| format!("p{count}-{i}")).collect();
+    let children: Vec<_> = (0..count)
+        .map(|i| {
+            let shard = format!("{i}/{count}");
+            recap_command!()
+                .current_dir(dir)
+                .args(["run"])
+                .args(args)
+                .args(["--shard", &shard, "--out", &parts[i as usize]])
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for (i, child) in children.into_iter().enumerate() {
+        let out = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "shard {i}: {stderr}");
+        assert!(out.stdout.is_empty(), "a shard prints no report");
+        assert!(stderr.contains(&format!("shard {i}/{count}: ")), "{stderr}");
+    }
+    parts
+}
+
+/// `recap merge PARTS --out OUT ARGS`.
+fn merge(dir: &Path, parts: &[String], out: &str, args: &[&str]) -> Run {
+    let mut all = vec!["merge"];
+    all.extend(parts.iter().map(String::as_str));
+    all.extend(["--out", out]);
+    all.extend(args);
+    recap(dir, &all)
+}
+
+/// Every file of a report directory, relative to it.
+fn files(dir: &Path) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    for e in std::fs::read_dir(dir).unwrap() {
+        let path = e.unwrap().path();
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        if path.is_dir() {
+            out.extend(files(&path).into_iter().map(|f| format!("{name}/{f}")));
+        } else {
+            out.insert(name);
+        }
+    }
+    out
+}
+
+/// Replaces each duration (`2.2µs`, `14ms`, `1.50s`) by `T`.
+fn mask_times(text: &str) -> String {
+    let chars: Vec<char> = text.chars().collect();
+    let mut out = String::with_capacity(text.len());
+    let mut i = 0;
+    while i < chars.len() {
+        let starts = chars[i].is_ascii_digit()
+            && (i == 0 || !(chars[i - 1].is_alphanumeric() || chars[i - 1] == '.'));
+        if starts {
+            let mut j = i;
+            while j < chars.len() && (chars[j].is_ascii_digit() || chars[j] == '.') {
+                j += 1;
+            }
+            let unit = ["ns", "µs", "ms", "s"].iter().find(|u| {
+                let u: Vec<char> = u.chars().collect();
+                chars[j..].starts_with(&u)
+                    && chars.get(j + u.len()).is_none_or(|c| !c.is_alphanumeric())
+            });
+            if let Some(u) = unit {
+                out.push('T');
+                i = j + u.chars().count();
+                continue;
+            }
+        }
+        out.push(chars[i]);
+        i += 1;
+    }
+    out
+}
+
+/// A text format with its timings masked, its columns' padding and rules collapsed.
+fn text_view(text: &str) -> Vec<String> {
+    mask_times(text)
+        .lines()
+        .map(|l| {
+            l.split_whitespace()
+                .map(|w| if w.chars().all(|c| c == '-') { "-" } else { w })
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .collect()
+}
+
+/// A CSV file without its timing columns.
+fn csv_view(text: &str) -> Vec<Vec<String>> {
+    let mut lines = text.lines();
+    let header: Vec<&str> = lines.next().unwrap_or("").split(',').collect();
+    let keep: Vec<bool> = header.iter().map(|h| !h.starts_with("render_ns")).collect();
+    text.lines()
+        .map(|l| {
+            // Quoted fields with commas shift columns alike in both files.
+            l.split(',')
+                .zip(keep.iter().chain(std::iter::repeat(&true)))
+                .filter(|(_, k)| **k)
+                .map(|(c, _)| c.to_string())
+                .collect()
+        })
+        .collect()
+}
+
+fn strip_json(v: &mut Value) {
+    match v {
+        Value::Object(map) => {
+            map.retain(|k, _| !k.starts_with("render_ns") && k != "non_deterministic");
+            if let Some(Value::Object(p)) = map.get_mut("provenance") {
+                p.remove("command_line");
+                p.remove("shards");
+            }
+            map.values_mut().for_each(strip_json);
+        }
+        Value::Array(items) => items.iter_mut().for_each(strip_json),
+        _ => {}
+    }
+}
+
+/// The HTML page without its run time, provenance and timings.
+fn html_view(text: &str) -> Vec<String> {
+    let body = text
+        .split("<section id=\"provenance\">")
+        .next()
+        .unwrap_or("");
+    text_view(body)
+        .into_iter()
+        .filter(|l| !l.starts_with("<p class=\"meta\">"))
+        .collect()
+}
+
+/// Asserts that two report directories hold the same report.
+fn same_report(merged: &Path, whole: &Path) {
+    let names = files(whole);
+    assert_eq!(files(merged), names, "the same files");
+    for name in &names {
+        let read = |d: &Path| std::fs::read_to_string(d.join(name)).unwrap();
+        let (a, b) = (read(merged), read(whole));
+        let same = match name.rsplit('.').next() {
+            Some("json") => {
+                let (mut x, mut y): (Value, Value) = (
+                    serde_json::from_str(&a).unwrap(),
+                    serde_json::from_str(&b).unwrap(),
+                );
+                strip_json(&mut x);
+                strip_json(&mut y);
+                x == y
+            }
+            Some("csv") => csv_view(&a) == csv_view(&b),
+            Some("txt" | "md") => text_view(&a) == text_view(&b),
+            Some("html") => html_view(&a) == html_view(&b),
+            // Charts and prompt dumps hold no timing: byte for byte.
+            _ => a == b,
+        };
+        assert!(same, "{name} differs");
+    }
+}
+
+#[test]
+fn bench_data_in_three_shard_processes_merges_into_the_whole_runs_report() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let corpora: Vec<String> = [
+        "chat-generated.jsonl",
+        "chat-handwritten.jsonl",
+        "generated.jsonl",
+        "handwritten.jsonl",
+    ]
+    .iter()
+    .map(|f| bench(f))
+    .collect();
+    let mut args: Vec<&str> = corpora.iter().map(String::as_str).collect();
+    args.extend(["--dump-prompts", "--jobs", "1"]);
+    let parts = shards(dir, &args, 3);
+    let merged = merge(dir, &parts, "merged", &["--format", "json"]);
+    assert_eq!(merged.code, 0, "{}", merged.stderr);
+    let mut whole_args = vec!["run"];
+    whole_args.extend(&args);
+    whole_args.extend(["--out", "whole", "--format", "json"]);
+    let whole = recap(dir, &whole_args);
+    assert_eq!(whole.code, 0, "{}", whole.stderr);
+    same_report(&dir.join("merged"), &dir.join("whole"));
+    assert!(files(&dir.join("merged")).contains("prompts/full-history.jsonl"));
+
+    // What the merge prints is the report it wrote; its provenance lists the shards.
+    let printed = merged.json();
+    let written: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("merged/report.json")).unwrap())
+            .unwrap();
+    assert_eq!(printed["runs"], written["runs"]);
+    let shards: Vec<&str> = printed["provenance"]["shards"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["shard"].as_str().unwrap())
+        .collect();
+    assert_eq!(shards, ["0/3", "1/3", "2/3"]);
+    assert_eq!(printed["provenance"]["command_line"][1], "merge");
+    let html = std::fs::read_to_string(dir.join("merged/report.html")).unwrap();
+    assert!(
+        html.contains("<dt>shard 2/3</dt>"),
+        "the page lists the shards"
+    );
+    // Every format on stdout, as `recap run` prints it (and writes it into --out).
+    for (format, file) in [
+        ("table", "report.txt"),
+        ("csv", "report.csv"),
+        ("markdown", "report.md"),
+    ] {
+        let m = recap(
+            dir,
+            &["merge", &parts[0], &parts[1], &parts[2], "--format", format],
+        );
+        let w = std::fs::read_to_string(dir.join("whole").join(file)).unwrap();
+        let view = |s: &str| match format {
+            "csv" => format!("{:?}", csv_view(s)),
+            _ => text_view(s).join("\n"),
+        };
+        assert_eq!(view(&m.stdout), view(&w), "{format}");
+    }
+}
+
+/// A small corpus: sessions of both forms, a repeated id and a broken line.
+fn small_corpus(dir: &Path) -> String {
+    let mut text = String::new();
+    for f in ["handwritten.jsonl", "chat-handwritten.jsonl"] {
+        let all = std::fs::read_to_string(bench(f)).unwrap();
+        for line in all.lines().take(2) {
+            text.push_str(line);
+            text.push('\n');
+        }
+    }
+    let first = text.lines().next().unwrap().to_string();
+    text.push_str(&first);
+    text.push_str("\n\n{\"id\": \"broken\"\n");
+    let path = dir.join("small.jsonl");
+    std::fs::write(&path, text).unwrap();
+    path.display().to_string()
+}
+
+#[test]
+fn one_two_and_seven_shards_with_empty_ones_merge_into_the_whole_runs_report() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let corpus = small_corpus(dir);
+    let args = [
+        corpus.as_str(),
+        "--strategy",
+        "rolling-window:window=1",
+        "--strategy",
+        "observation-masking",
+        "--strategy",
+        "single-user-coalesced",
+        "--tokenizer",
+        "o200k_base",
+        "--tokenizer",
+        "cl100k_base",
+        "--jobs",
+        "1",
+    ];
+    let mut whole_args = vec!["run"];
+    whole_args.extend(args);
+    whole_args.extend(["--out", "whole"]);
+    let whole = recap(dir, &whole_args);
+    assert_eq!(whole.code, 1, "a rejected line: {}", whole.stderr);
+    for count in [1, 2, 7] {
+        let parts = shards(dir, &args, count);
+        let empty = parts
+            .iter()
+            .filter(|p| {
+                let h: Value = serde_json::from_str(
+                    &std::fs::read_to_string(dir.join(p).join("part.json")).unwrap(),
+                )
+                .unwrap();
+                h["entries"]["owned"] == 0
+            })
+            .count();
+        if count == 7 {
+            assert!(empty > 0, "6 entries over 7 shards leave one empty");
+        }
+        let out = format!("merged{count}");
+        let merged = merge(dir, &parts, &out, &[]);
+        assert_eq!(
+            merged.code, 1,
+            "the merge exits as the run: {}",
+            merged.stderr
+        );
+        assert_eq!(
+            merged
+                .stderr
+                .lines()
+                .filter(|l| l.contains("rejected"))
+                .count(),
+            whole
+                .stderr
+                .lines()
+                .filter(|l| l.contains("rejected"))
+                .count(),
+            "{}",
+            merged.stderr
+        );
+        same_report(&dir.join(&out), &dir.join("whole"));
+    }
+}
+
+/// Parts of a two-shard run of `args` in `dir`, named `prefix0` and `prefix1`.
+fn two_parts(dir: &Path, corpus: &str, extra: &[&str], prefix: &str) -> Vec<String> {
+    (0..2)
+        .map(|i| {
+            let out = format!("{prefix}{i}");
+            let shard = format!("{i}/2");
+            let mut args = vec!["run", corpus, "--strategy", "rolling-window", "--jobs", "1"];
+            args.extend(extra);
+            args.extend(["--shard", &shard, "--out", &out]);
+            let r = recap(dir, &args);
+            assert_eq!(r.code, 0, "{}", r.stderr);
+            out
+        })
+        .collect()
+}
+
+/// Asserts that merging `parts` is refused with a message holding every one of `words`,
+/// and that nothing was written.
+fn refused(dir: &Path, parts: &[&str], words: &[&str]) {
+    let mut args = vec!["merge"];
+    args.extend(parts);
+    args.extend(["--out", "refused"]);
+    let r = recap(dir, &args);
+    assert_eq!(r.code, 2, "{parts:?}: {}", r.stderr);
+    for w in words {
+        assert!(r.stderr.contains(w), "{w:?} in: {}", r.stderr);
+    }
+    assert!(
+        !dir.join("refused").exists(),
+        "nothing written: {}",
+        r.stderr
+    );
+}
+
+fn edit_header(part: &Path, edit: impl FnOnce(&mut Value)) {
+    let file = part.join("part.json");
+    let mut h: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    edit(&mut h);
+    std::fs::write(&file, serde_json::to_string_pretty(&h).unwrap()).unwrap();
+}
+
+#[test]
+fn parts_that_are_not_one_finished_run_are_refused_with_nothing_written() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let corpus = small_corpus(dir);
+    let c = corpus.as_str();
+    let base = two_parts(dir, c, &[], "a");
+    let (a0, a1) = (base[0].as_str(), base[1].as_str());
+    // Nothing wrong: it merges.
+    let ok = recap(dir, &["merge", a0, a1]);
+    assert_eq!(ok.code, 1, "{}", ok.stderr);
+
+    let other = two_parts(dir, c, &["--strategy", "single-user-coalesced"], "s");
+    refused(
+        dir,
+        &[a0, &other[1]],
+        &["different strategies", "single-user-coalesced"],
+    );
+    let other = two_parts(dir, c, &["--tokenizer", "cl100k_base"], "t");
+    refused(
+        dir,
+        &[a0, &other[1]],
+        &["different tokenizers", "cl100k_base"],
+    );
+    let other = two_parts(dir, c, &["--cache-read-ratio", "0.5"], "r");
+    refused(
+        dir,
+        &[a0, &other[1]],
+        &["different settings", "cache_read_ratio"],
+    );
+    let other = two_parts(dir, c, &["--no-session-details"], "d");
+    refused(
+        dir,
+        &[a0, &other[1]],
+        &["different settings", "session_details"],
+    );
+    // An option the part records only on its command line.
+    let other = two_parts(dir, c, &["--plugin-timeout", "9s"], "o");
+    refused(
+        dir,
+        &[a0, &other[1]],
+        &["different settings", "--plugin-timeout"],
+    );
+
+    // The same path, other bytes.
+    let copy = dir.join("copy.jsonl");
+    std::fs::copy(c, &copy).unwrap();
+    let copy = copy.display().to_string();
+    let first = two_parts(dir, &copy, &[], "c");
+    std::fs::write(
+        &copy,
+        std::fs::read_to_string(c)
+            .unwrap()
+            .replace("broken", "brokeN"),
+    )
+    .unwrap();
+    let second = two_parts(dir, &copy, &[], "e");
+    refused(
+        dir,
+        &[&first[0], &second[1]],
+        &["different corpora", "sha256"],
+    );
+
+    std::fs::create_dir(dir.join("v1")).unwrap();
+    for f in ["part.json", "outcomes.jsonl", "calls.csv"] {
+        std::fs::copy(dir.join(a1).join(f), dir.join("v1").join(f)).unwrap();
+    }
+    edit_header(&dir.join("v1"), |h| {
+        h["provenance"]["recap_version"] = "9.9.9".into()
+    });
+    refused(dir, &[a0, "v1"], &["different recap versions", "9.9.9"]);
+
+    refused(dir, &[a0], &["shard 1/2 of 2 missing", "0/2"]);
+    refused(dir, &[a0, a1, a0], &["both shard 0/2"]);
+    let three = recap(
+        dir,
+        &[
+            "run",
+            c,
+            "--strategy",
+            "rolling-window",
+            "--shard",
+            "2/3",
+            "--out",
+            "x2",
+        ],
+    );
+    assert_eq!(three.code, 0, "{}", three.stderr);
+    refused(dir, &[a0, a1, "x2"], &["different settings", "shards"]);
+    refused(
+        dir,
+        &[a0, dir.to_str().unwrap()],
+        &["not a shard's partial report", "part.json"],
+    );
+
+    // Unfinished: a shard killed while it wrote leaves its lock file or staging
+    // directory; a shard still writing holds the lock.
+    std::fs::create_dir(dir.join("killed")).unwrap();
+    std::fs::create_dir(dir.join("killed/.recap-staging-x1")).unwrap();
+    refused(
+        dir,
+        &[a0, "killed"],
+        &["unfinished", "stopped while it wrote"],
+    );
+    let lock = dir.join(a1).join(".recap.lock");
+    let held = std::fs::File::create(&lock).unwrap();
+    held.lock().unwrap();
+    refused(dir, &[a0, a1], &["unfinished", "is writing into it"]);
+    drop(held);
+    refused(dir, &[a0, a1], &["unfinished", "stopped while it wrote"]);
+    std::fs::remove_file(&lock).unwrap();
+
+    // Damaged after it was written: found while merging, and still nothing written.
+    let outcomes = dir.join(a1).join("outcomes.jsonl");
+    let text = std::fs::read_to_string(&outcomes).unwrap();
+    std::fs::write(&outcomes, &text[..text.len() / 2]).unwrap();
+    refused(dir, &[a0, a1], &["damaged", "run that shard again"]);
+    std::fs::write(&outcomes, &text).unwrap();
+    let calls = dir.join(a1).join("calls.csv");
+    let rows = std::fs::read_to_string(&calls).unwrap();
+    std::fs::write(&calls, rows.replace("rolling-window", "rolling-wind0w")).unwrap();
+    refused(dir, &[a0, a1], &["damaged", "calls.csv", "SHA-256"]);
+    std::fs::write(&calls, rows).unwrap();
+    assert_eq!(recap(dir, &["merge", a0, a1]).code, 1, "intact again");
+}
+
+#[test]
+fn shard_arguments_are_checked() {
+    let tmp = tempfile::tempdir().unwrap();
+    let c = bench("handwritten.jsonl");
+    let r = recap(tmp.path(), &["run", &c, "--shard", "1/4"]);
+    assert_eq!(r.code, 2);
+    assert!(
+        r.stderr.contains("--shard needs an output directory"),
+        "{}",
+        r.stderr
+    );
+    let r = recap(tmp.path(), &["run", &c, "--shard", "4/4", "--out", "p"]);
+    assert_eq!(r.code, 2);
+    assert!(r.stderr.contains("from 0 to 3"), "{}", r.stderr);
+    assert!(!tmp.path().join("p").exists());
+    let r = recap(tmp.path(), &["merge", "--out", "m"]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    let parts = two_parts(tmp.path(), &c, &[], "p");
+    let r = recap(
+        tmp.path(),
+        &["merge", &parts[0], &parts[1], "--out", &parts[0], "--force"],
+    );
+    assert_eq!(r.code, 2);
+    assert!(r.stderr.contains("one of the parts"), "{}", r.stderr);
+}
