@@ -527,3 +527,110 @@ fn shard_arguments_are_checked() {
     assert_eq!(r.code, 2);
     assert!(r.stderr.contains("one of the parts"), "{}", r.stderr);
 }
+
+/// The fenced block of docs/scale.md holding `marker`.
+fn doc_block(marker: &str) -> String {
+    let doc = std::fs::read_to_string(root().join("docs/scale.md")).unwrap();
+    let block = doc
+        .split("```")
+        .skip(1)
+        .step_by(2)
+        .find(|b| b.contains(marker))
+        .unwrap_or_else(|| panic!("docs/scale.md has no block with {marker:?}"));
+    // Without its info string (`bash`, `yaml`).
+    block.split_once('\n').map_or("", |(_, body)| body).to_string()
+}
+
+/// `sh -c SCRIPT` with the built `recap` first on PATH and `env` set.
+fn shell(dir: &Path, script: &str, env: &[(&str, String)]) -> Run {
+    let bin = Path::new(env!("CARGO_BIN_EXE_recap")).parent().unwrap();
+    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default());
+    let mut cmd = std::process::Command::new("bash");
+    cmd.current_dir(dir).args(["-c", script]).env("PATH", path);
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    run(&mut cmd)
+}
+
+/// The unsharded twin of a shard's command: without `--shard …`, into `whole`.
+fn unsharded(command: &str, shard: &str, out: &str, whole: &str) -> String {
+    assert!(command.contains(shard) && command.contains(out), "{command}");
+    command.replace(shard, "").replace(out, whole)
+}
+
+#[test]
+fn the_slurm_and_kubernetes_recipes_of_docs_scale_run_as_written() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let root_dir = dir.display().to_string();
+    for base in ["shared", "data"] {
+        std::fs::create_dir_all(dir.join(base).join("corpora")).unwrap();
+        let corpus = small_corpus(dir);
+        std::fs::copy(&corpus, dir.join(base).join("corpora/rollouts.jsonl")).unwrap();
+    }
+    let local = |text: &str| {
+        text.replace("/shared/", &format!("{root_dir}/shared/"))
+            .replace("/data/", &format!("{root_dir}/data/"))
+    };
+
+    // Slurm: the batch script once per array task, as Slurm sets its variables.
+    let script = local(&doc_block("#SBATCH --array"));
+    for i in 0..3 {
+        let env = [
+            ("SLURM_ARRAY_TASK_ID", i.to_string()),
+            ("SLURM_ARRAY_TASK_COUNT", "3".to_string()),
+            ("SLURM_CPUS_PER_TASK", "1".to_string()),
+        ];
+        let r = shell(dir, &script, &env);
+        assert_eq!(r.code, 0, "task {i}: {}", r.stderr);
+    }
+    let submit = doc_block("sbatch --dependency");
+    let wrapped = submit.split("--wrap '").nth(1).unwrap().split('\'').next().unwrap();
+    let merged = shell(dir, &local(wrapped), &[]);
+    assert_eq!(merged.code, 1, "the corpus has a rejected line: {}", merged.stderr);
+    let command = script.replace("\\\n", " ");
+    let command = command.lines().find(|l| l.starts_with("recap run")).unwrap();
+    let whole = unsharded(
+        command,
+        r#"--shard "$SLURM_ARRAY_TASK_ID/$SLURM_ARRAY_TASK_COUNT""#,
+        &format!(r#""{root_dir}/shared/parts/$SLURM_ARRAY_TASK_ID""#),
+        &format!(r#""{root_dir}/shared/whole""#),
+    );
+    let w = shell(dir, &whole, &[("SLURM_CPUS_PER_TASK", "1".to_string())]);
+    assert_eq!(w.code, 1, "{}", w.stderr);
+    same_report(&dir.join("shared/report"), &dir.join("shared/whole"));
+
+    // Kubernetes: the container's command once per completion index, then the merge Job's.
+    let job = doc_block("completionMode: Indexed");
+    let folded: Vec<&str> = job
+        .lines()
+        .skip_while(|l| !l.trim_end().ends_with("- >-"))
+        .skip(1)
+        .take_while(|l| l.trim_start().starts_with("recap") || l.trim_start().starts_with("--"))
+        .map(str::trim)
+        .collect();
+    let command = local(&folded.join(" "));
+    for i in 0..3 {
+        let env = [("JOB_COMPLETION_INDEX", i.to_string()), ("SHARDS", "3".to_string())];
+        let r = shell(dir, &command, &env);
+        assert_eq!(r.code, 0, "index {i}: {}", r.stderr);
+    }
+    let merge_job = doc_block("name: recap-merge");
+    let merge_cmd = merge_job
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("- recap merge"))
+        .map(|rest| format!("recap merge{rest}"))
+        .unwrap();
+    let merged = shell(dir, &local(&merge_cmd), &[]);
+    assert_eq!(merged.code, 1, "{}", merged.stderr);
+    let whole = unsharded(
+        &command,
+        r#"--shard "$JOB_COMPLETION_INDEX/$SHARDS""#,
+        &format!(r#""{root_dir}/data/parts/$JOB_COMPLETION_INDEX""#),
+        &format!(r#""{root_dir}/data/whole""#),
+    );
+    let w = shell(dir, &whole, &[]);
+    assert_eq!(w.code, 1, "{}", w.stderr);
+    same_report(&dir.join("data/report"), &dir.join("data/whole"));
+}

@@ -601,7 +601,7 @@ pub fn run(mut args: Args) -> Result<ExitCode> {
         &plugins,
         &load_failures,
         &corpora,
-        &cfg.tokenizers,
+        super::shard::hashed_vocabularies(args.shard, &cfg.tokenizers),
     )?;
 
     // Checked and locked before the run, so a long run never ends in "cannot write" or
