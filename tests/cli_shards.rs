@@ -493,6 +493,25 @@ fn parts_that_are_not_one_finished_run_are_refused_with_nothing_written() {
     let text = std::fs::read_to_string(&outcomes).unwrap();
     std::fs::write(&outcomes, &text[..text.len() / 2]).unwrap();
     refused(dir, &[a0, a1], &["damaged", "run that shard again"]);
+    // A session's record without its last strategy's outcome.
+    let mut cut = false;
+    let lines: Vec<String> = text
+        .lines()
+        .map(|l| {
+            let mut record: Value = serde_json::from_str(l).unwrap();
+            match record["session"]["strategies"].as_array_mut() {
+                Some(s) if !cut => {
+                    s.pop();
+                    cut = true;
+                    format!("{record}\n")
+                }
+                _ => format!("{l}\n"),
+            }
+        })
+        .collect();
+    assert!(cut, "the part has a session");
+    std::fs::write(&outcomes, lines.concat()).unwrap();
+    refused(dir, &[a0, a1], &["damaged", "not one outcome per strategy"]);
     std::fs::write(&outcomes, &text).unwrap();
     let calls = dir.join(a1).join("calls.csv");
     let rows = std::fs::read_to_string(&calls).unwrap();
@@ -538,13 +557,20 @@ fn doc_block(marker: &str) -> String {
         .find(|b| b.contains(marker))
         .unwrap_or_else(|| panic!("docs/scale.md has no block with {marker:?}"));
     // Without its info string (`bash`, `yaml`).
-    block.split_once('\n').map_or("", |(_, body)| body).to_string()
+    block
+        .split_once('\n')
+        .map_or("", |(_, body)| body)
+        .to_string()
 }
 
 /// `sh -c SCRIPT` with the built `recap` first on PATH and `env` set.
 fn shell(dir: &Path, script: &str, env: &[(&str, String)]) -> Run {
     let bin = Path::new(env!("CARGO_BIN_EXE_recap")).parent().unwrap();
-    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default());
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
     let mut cmd = std::process::Command::new("bash");
     cmd.current_dir(dir).args(["-c", script]).env("PATH", path);
     for (k, v) in env {
@@ -555,8 +581,48 @@ fn shell(dir: &Path, script: &str, env: &[(&str, String)]) -> Run {
 
 /// The unsharded twin of a shard's command: without `--shard …`, into `whole`.
 fn unsharded(command: &str, shard: &str, out: &str, whole: &str) -> String {
-    assert!(command.contains(shard) && command.contains(out), "{command}");
+    assert!(
+        command.contains(shard) && command.contains(out),
+        "{command}"
+    );
     command.replace(shard, "").replace(out, whole)
+}
+
+/// A recipe run as this machine allows: `shard` once per shard index with the
+/// scheduler's variables (`env` of the index), then `merge`, then the shard command
+/// without its `--shard` into `whole`; the merged report is the whole run's.
+struct Recipe<'a> {
+    shard: String,
+    env: &'a dyn Fn(u32) -> Vec<(&'static str, String)>,
+    merge: String,
+    /// The shard command's `--shard …` and `--out …` arguments.
+    shard_arg: &'a str,
+    out_arg: String,
+    /// Where the merge writes, and the unsharded twin.
+    report: PathBuf,
+    whole: PathBuf,
+}
+
+fn run_recipe(dir: &Path, r: &Recipe) {
+    for i in 0..3 {
+        let out = shell(dir, &r.shard, &(r.env)(i));
+        assert_eq!(out.code, 0, "shard {i}: {}", out.stderr);
+    }
+    let merged = shell(dir, &r.merge, &[]);
+    assert_eq!(
+        merged.code, 1,
+        "the corpus has a rejected line: {}",
+        merged.stderr
+    );
+    let whole = unsharded(
+        &r.shard,
+        r.shard_arg,
+        &r.out_arg,
+        &format!("\"{}\"", r.whole.display()),
+    );
+    let w = shell(dir, &whole, &(r.env)(0));
+    assert_eq!(w.code, 1, "{}", w.stderr);
+    same_report(&r.report, &r.whole);
 }
 
 #[test]
@@ -576,30 +642,38 @@ fn the_slurm_and_kubernetes_recipes_of_docs_scale_run_as_written() {
 
     // Slurm: the batch script once per array task, as Slurm sets its variables.
     let script = local(&doc_block("#SBATCH --array"));
-    for i in 0..3 {
-        let env = [
+    let submit = doc_block("sbatch --dependency");
+    let wrapped = submit
+        .split("--wrap '")
+        .nth(1)
+        .unwrap()
+        .split('\'')
+        .next()
+        .unwrap();
+    let command = script.replace("\\\n", " ");
+    let slurm_env = |i: u32| {
+        vec![
             ("SLURM_ARRAY_TASK_ID", i.to_string()),
             ("SLURM_ARRAY_TASK_COUNT", "3".to_string()),
             ("SLURM_CPUS_PER_TASK", "1".to_string()),
-        ];
-        let r = shell(dir, &script, &env);
-        assert_eq!(r.code, 0, "task {i}: {}", r.stderr);
-    }
-    let submit = doc_block("sbatch --dependency");
-    let wrapped = submit.split("--wrap '").nth(1).unwrap().split('\'').next().unwrap();
-    let merged = shell(dir, &local(wrapped), &[]);
-    assert_eq!(merged.code, 1, "the corpus has a rejected line: {}", merged.stderr);
-    let command = script.replace("\\\n", " ");
-    let command = command.lines().find(|l| l.starts_with("recap run")).unwrap();
-    let whole = unsharded(
-        command,
-        r#"--shard "$SLURM_ARRAY_TASK_ID/$SLURM_ARRAY_TASK_COUNT""#,
-        &format!(r#""{root_dir}/shared/parts/$SLURM_ARRAY_TASK_ID""#),
-        &format!(r#""{root_dir}/shared/whole""#),
+        ]
+    };
+    run_recipe(
+        dir,
+        &Recipe {
+            shard: command
+                .lines()
+                .find(|l| l.starts_with("recap run"))
+                .unwrap()
+                .to_string(),
+            env: &slurm_env,
+            merge: local(wrapped),
+            shard_arg: r#"--shard "$SLURM_ARRAY_TASK_ID/$SLURM_ARRAY_TASK_COUNT""#,
+            out_arg: format!(r#""{root_dir}/shared/parts/$SLURM_ARRAY_TASK_ID""#),
+            report: dir.join("shared/report"),
+            whole: dir.join("shared/whole"),
+        },
     );
-    let w = shell(dir, &whole, &[("SLURM_CPUS_PER_TASK", "1".to_string())]);
-    assert_eq!(w.code, 1, "{}", w.stderr);
-    same_report(&dir.join("shared/report"), &dir.join("shared/whole"));
 
     // Kubernetes: the container's command once per completion index, then the merge Job's.
     let job = doc_block("completionMode: Indexed");
@@ -610,27 +684,28 @@ fn the_slurm_and_kubernetes_recipes_of_docs_scale_run_as_written() {
         .take_while(|l| l.trim_start().starts_with("recap") || l.trim_start().starts_with("--"))
         .map(str::trim)
         .collect();
-    let command = local(&folded.join(" "));
-    for i in 0..3 {
-        let env = [("JOB_COMPLETION_INDEX", i.to_string()), ("SHARDS", "3".to_string())];
-        let r = shell(dir, &command, &env);
-        assert_eq!(r.code, 0, "index {i}: {}", r.stderr);
-    }
     let merge_job = doc_block("name: recap-merge");
-    let merge_cmd = merge_job
+    let merge = merge_job
         .lines()
         .find_map(|l| l.trim().strip_prefix("- recap merge"))
         .map(|rest| format!("recap merge{rest}"))
         .unwrap();
-    let merged = shell(dir, &local(&merge_cmd), &[]);
-    assert_eq!(merged.code, 1, "{}", merged.stderr);
-    let whole = unsharded(
-        &command,
-        r#"--shard "$JOB_COMPLETION_INDEX/$SHARDS""#,
-        &format!(r#""{root_dir}/data/parts/$JOB_COMPLETION_INDEX""#),
-        &format!(r#""{root_dir}/data/whole""#),
+    let k8s_env = |i: u32| {
+        vec![
+            ("JOB_COMPLETION_INDEX", i.to_string()),
+            ("SHARDS", "3".to_string()),
+        ]
+    };
+    run_recipe(
+        dir,
+        &Recipe {
+            shard: local(&folded.join(" ")),
+            env: &k8s_env,
+            merge: local(&merge),
+            shard_arg: r#"--shard "$JOB_COMPLETION_INDEX/$SHARDS""#,
+            out_arg: format!(r#""{root_dir}/data/parts/$JOB_COMPLETION_INDEX""#),
+            report: dir.join("data/report"),
+            whole: dir.join("data/whole"),
+        },
     );
-    let w = shell(dir, &whole, &[]);
-    assert_eq!(w.code, 1, "{}", w.stderr);
-    same_report(&dir.join("data/report"), &dir.join("data/whole"));
 }

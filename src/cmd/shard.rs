@@ -3,10 +3,10 @@
 
 use anyhow::{Context, Result};
 use recap_core::Shard;
-use recap_harness::{RunConfig, Tokenizer};
 use recap_harness::output::OutputDir;
 use recap_harness::part::{PartOptions, run_part};
 use recap_harness::report::provenance::Provenance;
+use recap_harness::{RunConfig, Tokenizer};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::SystemTime;

@@ -175,14 +175,14 @@ struct Outputs<'o> {
 }
 
 impl Outputs<'_> {
+    /// Strategy `s`'s dump, created at its first line (as a run creates it).
     fn prompt(&mut self, s: usize) -> Result<&mut BufWriter<File>, MergeError> {
-        if self.prompts[s].is_none() {
-            let w = self
-                .out
-                .stream(&format!("{PROMPTS_DIR}/{}", self.names[s]))?;
-            self.prompts[s] = Some(w);
-        }
-        Ok(self.prompts[s].as_mut().expect("just opened"))
+        let name = format!("{PROMPTS_DIR}/{}", self.names[s]);
+        let slot = &mut self.prompts[s];
+        Ok(match slot {
+            Some(w) => w,
+            None => slot.insert(self.out.stream(&name)?),
+        })
     }
 
     fn finish(self) -> Result<Vec<String>, MergeError> {
@@ -265,6 +265,14 @@ pub fn merge(
         let entry = record
             .into_entry(&corpora[corpus])
             .map_err(|e| readings[i].damaged(format!("{OUTCOMES_FILE}: {e}")))?;
+        if let Ok(o) = &entry
+            && !fits(o, &first.run)
+        {
+            return Err(readings[i].damaged(format!(
+                "{OUTCOMES_FILE}: session {:?} has not one outcome per strategy and tokenizer",
+                o.id
+            )));
+        }
         agg.add(Processed {
             corpus,
             line,
@@ -290,6 +298,15 @@ pub fn merge(
         lowest: lowest(parts, opts.lowest_calls),
         files,
     })
+}
+
+/// Whether an outcome has one entry per strategy of the run, each with one per tokenizer
+/// (what the fold indexes by).
+fn fits(o: &crate::outcome::SessionOutcome, run: &crate::config::RunShape) -> bool {
+    o.strategies.len() == run.strategies.len()
+        && o.strategies
+            .iter()
+            .all(|s| s.toks.len() == run.tokenizers.len())
 }
 
 /// Opens the merged `calls.csv` with the parts' header line (each part's read past it).

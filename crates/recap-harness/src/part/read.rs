@@ -144,10 +144,39 @@ fn open_part(dir: &Path) -> Result<Part, MergeError> {
         });
     }
     let header: PartHeader = serde_json::from_slice(&bytes).map_err(bad)?;
+    if let Some(message) = inconsistent(&header) {
+        return Err(MergeError::Header { path, message });
+    }
     Ok(Part {
         dir: dir.to_path_buf(),
         header,
     })
+}
+
+/// What in a header contradicts the rest of it, if anything (the merge indexes by it).
+fn inconsistent(h: &PartHeader) -> Option<String> {
+    let strategies = h.run.strategies.len();
+    if h.shard.count == 0 || h.shard.index >= h.shard.count {
+        return Some(format!("shard {} does not exist", h.shard));
+    }
+    if h.run.baseline >= strategies {
+        return Some(format!(
+            "baseline {} of {strategies} strategies",
+            h.run.baseline
+        ));
+    }
+    if h.run.tokenizers.is_empty() {
+        return Some("no tokenizer".into());
+    }
+    if let Some(files) = &h.prompt_files
+        && files.len() != strategies
+    {
+        return Some(format!(
+            "{} prompt files for {strategies} strategies",
+            files.len()
+        ));
+    }
+    None
 }
 
 /// Why `dir` holds a part that is not finished, if it does: a shard holds its lock (it

@@ -152,27 +152,7 @@ pub fn run_part(
         sessions,
         rejected: report.rejected.len() as u64,
     };
-    let picks = lowest.picks(cfg.strategies.len());
-    let mut views = call_views(cfg, corpora, &picks, opts.lowest_max_chars);
-    let lowest_retention = picks
-        .into_iter()
-        .map(|pick| {
-            let at = views.iter().position(|v| {
-                (v.line, &v.session, v.call, &v.strategy)
-                    == (
-                        pick.line,
-                        &pick.session,
-                        pick.call,
-                        &cfg.strategies[pick.strategy].name,
-                    )
-                    && v.corpus == names[pick.corpus]
-            });
-            LowestCall {
-                view: at.map(|i| views.remove(i)),
-                pick,
-            }
-        })
-        .collect();
+    let lowest_retention = lowest_calls(cfg, corpora, &names, lowest, opts.lowest_max_chars);
     let finished = SystemTime::now();
     let header = PartHeader {
         format: FORMAT.to_string(),
@@ -201,6 +181,38 @@ pub fn run_part(
         entries,
         files: written,
     })
+}
+
+/// Per strategy, the shard's first call of lowest retention with its texts: any of them
+/// may be the whole run's, so every strategy's is kept, not only the few a report shows.
+fn lowest_calls(
+    cfg: &RunConfig,
+    corpora: &[PathBuf],
+    names: &[String],
+    lowest: LowestRetention,
+    max_chars: usize,
+) -> Vec<LowestCall> {
+    let picks = lowest.picks(cfg.strategies.len());
+    let mut views = call_views(cfg, corpora, &picks, max_chars);
+    picks
+        .into_iter()
+        .map(|pick| {
+            let at = views.iter().position(|v| {
+                (v.line, &v.session, v.call, &v.strategy)
+                    == (
+                        pick.line,
+                        &pick.session,
+                        pick.call,
+                        &cfg.strategies[pick.strategy].name,
+                    )
+                    && v.corpus == names[pick.corpus]
+            });
+            LowestCall {
+                view: at.map(|i| views.remove(i)),
+                pick,
+            }
+        })
+        .collect()
 }
 
 fn lock(r: &Rejections) -> std::sync::MutexGuard<'_, VecDeque<(usize, RejectedSession)>> {
