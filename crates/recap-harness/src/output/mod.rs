@@ -74,6 +74,7 @@ pub fn is_recap_file(name: &str) -> bool {
         "report.json"
             | crate::part::PART_FILE
             | crate::part::OUTCOMES_FILE
+            | crate::part::LOWEST_FILE
             | "report.csv"
             | "report.md"
             | "report.txt"

@@ -4,7 +4,7 @@
 use super::read::{MergeError, Part};
 use super::sums::SummingReader;
 use super::wire::Record;
-use super::{FileSum, OUTCOMES_FILE, PartHeader};
+use super::{FileSum, LOWEST_FILE, OUTCOMES_FILE, PartHeader};
 use crate::aggregate::Aggregator;
 use crate::outcome::Processed;
 use crate::output::{CALLS_CSV, OutputDir, PROMPTS_DIR};
@@ -295,7 +295,7 @@ pub fn merge(
     report.non_deterministic = Some(ran(parts));
     Ok(Merged {
         report,
-        lowest: lowest(parts, opts.lowest_calls),
+        lowest: lowest(parts, opts.lowest_calls)?,
         files,
     })
 }
@@ -398,25 +398,51 @@ fn ran(parts: &[Part]) -> NonDeterministic {
 }
 
 /// The calls of lowest retention over all shards: each shard's first lowest per
-/// strategy, offered in corpus order, gives the whole run's first lowest.
-fn lowest(parts: &[Part], n: usize) -> Vec<CallView> {
-    let mut calls: Vec<&super::LowestCall> = parts
+/// strategy, offered in corpus order, gives the whole run's first lowest; the texts of
+/// those shown are read from their parts.
+fn lowest(parts: &[Part], n: usize) -> Result<Vec<CallView>, MergeError> {
+    let mut calls: Vec<(usize, &super::LowestCall)> = parts
         .iter()
-        .flat_map(|p| &p.header.lowest_retention)
+        .enumerate()
+        .flat_map(|(i, p)| p.header.lowest_retention.iter().map(move |c| (i, c)))
         .collect();
-    calls.sort_by_key(|c| (c.pick.corpus, c.pick.line, c.pick.call, c.pick.strategy));
+    calls.sort_by_key(|(_, c)| (c.pick.corpus, c.pick.line, c.pick.call, c.pick.strategy));
     let mut worst = LowestRetention::with_baseline(parts[0].header.run.baseline);
-    for c in &calls {
+    for (_, c) in &calls {
         worst.offer(c.pick.clone());
     }
-    worst
-        .picks(n)
-        .into_iter()
-        .filter_map(|pick| {
-            calls
-                .iter()
-                .find(|c| c.pick == pick)
-                .and_then(|c| c.view.clone())
-        })
-        .collect()
+    let mut texts: Vec<Option<Vec<String>>> = parts.iter().map(|_| None).collect();
+    let mut views = Vec::new();
+    for pick in worst.picks(n) {
+        let Some(&(i, call)) = calls.iter().find(|(_, c)| c.pick == pick) else {
+            continue;
+        };
+        let Some(at) = call.view else {
+            // Its corpus no longer held it when the shard looked: as in a run, left out.
+            continue;
+        };
+        if texts[i].is_none() {
+            texts[i] = Some(lowest_texts(&parts[i])?);
+        }
+        let line = texts[i].as_ref().and_then(|t| t.get(at));
+        let view = line.and_then(|l| serde_json::from_str::<CallView>(l).ok());
+        views.push(view.ok_or_else(|| MergeError::Damaged {
+            dir: parts[i].dir.clone(),
+            why: format!("{LOWEST_FILE} has no texts {at}"),
+        })?);
+    }
+    Ok(views)
+}
+
+/// The lines of a part's [`LOWEST_FILE`], checked against its header.
+fn lowest_texts(part: &Part) -> Result<Vec<String>, MergeError> {
+    let mut r = open(&part.dir, LOWEST_FILE)?;
+    let mut text = String::new();
+    r.read_to_string(&mut text)
+        .map_err(|e| MergeError::Damaged {
+            dir: part.dir.clone(),
+            why: format!("{LOWEST_FILE}: {e}"),
+        })?;
+    check_sum(&part.dir, &part.header, LOWEST_FILE, r)?;
+    Ok(text.lines().map(String::from).collect())
 }

@@ -9,9 +9,10 @@
 //! - `calls.csv`: the shard's `calls.csv` (unless `--no-calls-csv`), each record saying
 //!   how many of its bytes are the session's rows;
 //! - `prompts/*.jsonl`: the prompt dumps, with `--dump-prompts`, likewise;
+//! - `lowest.jsonl`: the texts of the shard's calls of lowest retention;
 //! - `part.json` ([`PartHeader`]), moved into place last: the run's shape, provenance,
 //!   settings, entry counts, each file's size and SHA-256, and the shard's calls of lowest
-//!   retention with their texts.
+//!   retention.
 //!
 //! The merge reads every part's records in corpus order and folds them through the same
 //! [`crate::aggregate::Aggregator`] as a run, so every figure, format, chart and page of
@@ -28,7 +29,7 @@ pub use read::{MergeError, Part, open_parts};
 pub use write::{PartError, PartOptions, PartSummary, run_part};
 
 use crate::config::RunShape;
-use crate::report::lowest_retention::{CallView, Pick};
+use crate::report::lowest_retention::Pick;
 use crate::report::provenance::{NonDeterministic, Provenance};
 use recap_core::Shard;
 use serde::{Deserialize, Serialize};
@@ -38,6 +39,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 pub const PART_FILE: &str = "part.json";
 /// One record per corpus entry of the shard.
 pub const OUTCOMES_FILE: &str = "outcomes.jsonl";
+/// The texts of the shard's lowest-retention calls, one per line (read only for the
+/// calls the merged report shows).
+pub const LOWEST_FILE: &str = "lowest.jsonl";
 /// What `part.json` says it is; another value is a part this recap cannot read.
 pub const FORMAT: &str = "recap partial report 1";
 
@@ -107,11 +111,12 @@ pub struct FileSum {
     pub sha256: String,
 }
 
-/// A call of lowest retention and, when its session could be read again, its texts.
+/// A call of lowest retention and, when its session could be read again, the line of
+/// [`LOWEST_FILE`] with its texts (a [`crate::report::lowest_retention::CallView`]).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct LowestCall {
     pub pick: Pick,
-    pub view: Option<CallView>,
+    pub view: Option<usize>,
 }
 
 /// The shard's choice of corpus lines, counting what it sees (shared by the corpus

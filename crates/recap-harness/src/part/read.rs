@@ -124,26 +124,35 @@ fn open_part(dir: &Path) -> Result<Part, MergeError> {
         }
         Err(source) => return Err(MergeError::Read { path, source }),
     };
-    let bad = |e: serde_json::Error| MergeError::Header {
-        path: path.clone(),
-        message: e.to_string(),
+    let header: PartHeader = match serde_json::from_slice(&bytes) {
+        Ok(h) => h,
+        Err(e) => {
+            // Another format's fields need not parse as this one's: say which it is.
+            #[derive(serde::Deserialize)]
+            struct Format {
+                format: Option<String>,
+            }
+            let format = serde_json::from_slice::<Format>(&bytes)
+                .ok()
+                .and_then(|f| f.format);
+            let message = match format {
+                Some(f) if f != FORMAT => {
+                    format!("its format is {f:?}, this recap reads {FORMAT:?}")
+                }
+                _ => e.to_string(),
+            };
+            return Err(MergeError::Header { path, message });
+        }
     };
-    // The format first: another format's fields need not parse as this one's.
-    #[derive(serde::Deserialize)]
-    struct Format {
-        #[serde(default)]
-        format: String,
-    }
-    let format = serde_json::from_slice::<Format>(&bytes)
-        .map_err(bad)?
-        .format;
-    if format != FORMAT {
+    if header.format != FORMAT {
         return Err(MergeError::Header {
             path,
-            message: format!("its format is {format:?}, this recap reads {FORMAT:?}"),
+            message: format!(
+                "its format is {:?}, this recap reads {FORMAT:?}",
+                header.format
+            ),
         });
     }
-    let header: PartHeader = serde_json::from_slice(&bytes).map_err(bad)?;
     if let Some(message) = inconsistent(&header) {
         return Err(MergeError::Header { path, message });
     }

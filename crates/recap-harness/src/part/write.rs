@@ -4,14 +4,15 @@
 use super::sums::SummingWriter;
 use super::wire::{Record, WireOutcome, WireRejected};
 use super::{
-    EntryCounts, FORMAT, FileSum, LowestCall, OUTCOMES_FILE, PART_FILE, PartHeader, Selection,
+    EntryCounts, FORMAT, FileSum, LOWEST_FILE, LowestCall, OUTCOMES_FILE, PART_FILE, PartHeader,
+    Selection,
 };
 use crate::config::{HarnessError, RunConfig};
 use crate::driver::{Hooks, run_entries};
 use crate::outcome::SessionOutcome;
 use crate::output::{CALLS_CSV, OutputDir, OutputError, PROMPTS_DIR};
 use crate::report::call_rows::CallsCsv;
-use crate::report::lowest_retention::{LowestRetention, call_views};
+use crate::report::lowest_retention::{CallView, LowestRetention, call_views};
 use crate::report::provenance::{NonDeterministic, Provenance};
 use crate::source::{corpus_entries, corpus_name};
 use recap_core::{RejectedSession, Shard};
@@ -87,14 +88,14 @@ pub fn run_part(
         written: 0,
         sessions: 0,
     };
-    let calls_file = if cfg.call_records {
+    // The byte counter stays readable while the CSV writer owns the file.
+    let mut calls = if cfg.call_records {
         let w = SummingWriter::new(out.stream(CALLS_CSV)?);
         let counter = w.counter();
         Some((CallsCsv::new(w, cfg, names.clone())?, counter))
     } else {
         None
     };
-    let mut calls = calls_file;
     let dumps = RefCell::new(opts.prompt_files.clone().map(Dumps::new));
     let mut lowest = LowestRetention::new(cfg);
 
@@ -152,7 +153,17 @@ pub fn run_part(
         sessions,
         rejected: report.rejected.len() as u64,
     };
-    let lowest_retention = lowest_calls(cfg, corpora, &names, lowest, opts.lowest_max_chars);
+    let (lowest_retention, views) =
+        lowest_calls(cfg, corpora, &names, lowest, opts.lowest_max_chars);
+    let mut text = Vec::new();
+    for v in &views {
+        serde_json::to_writer(&mut text, v).map_err(io::Error::from)?;
+        text.push(b'\n');
+    }
+    let mut w = SummingWriter::new(Vec::new());
+    w.write_all(&text)?;
+    files.push(w.finish().map(sum(LOWEST_FILE))?);
+    out.write(LOWEST_FILE, &text)?;
     let finished = SystemTime::now();
     let header = PartHeader {
         format: FORMAT.to_string(),
@@ -183,18 +194,19 @@ pub fn run_part(
     })
 }
 
-/// Per strategy, the shard's first call of lowest retention with its texts: any of them
-/// may be the whole run's, so every strategy's is kept, not only the few a report shows.
+/// Per strategy, the shard's first call of lowest retention, and the texts of those its
+/// corpus still holds (each call's `view` is the index of its texts): any of them may be
+/// the whole run's, so every strategy's is kept, not only the few a report shows.
 fn lowest_calls(
     cfg: &RunConfig,
     corpora: &[PathBuf],
     names: &[String],
     lowest: LowestRetention,
     max_chars: usize,
-) -> Vec<LowestCall> {
+) -> (Vec<LowestCall>, Vec<CallView>) {
     let picks = lowest.picks(cfg.strategies.len());
-    let mut views = call_views(cfg, corpora, &picks, max_chars);
-    picks
+    let views = call_views(cfg, corpora, &picks, max_chars);
+    let calls = picks
         .into_iter()
         .map(|pick| {
             let at = views.iter().position(|v| {
@@ -207,12 +219,10 @@ fn lowest_calls(
                     )
                     && v.corpus == names[pick.corpus]
             });
-            LowestCall {
-                view: at.map(|i| views.remove(i)),
-                pick,
-            }
+            LowestCall { view: at, pick }
         })
-        .collect()
+        .collect();
+    (calls, views)
 }
 
 fn lock(r: &Rejections) -> std::sync::MutexGuard<'_, VecDeque<(usize, RejectedSession)>> {
