@@ -447,8 +447,14 @@ fn parts_that_are_not_one_finished_run_are_refused_with_nothing_written() {
         h["provenance"]["recap_version"] = "9.9.9".into()
     });
     refused(dir, &[a0, "v1"], &["different recap versions", "9.9.9"]);
-    edit_header(&dir.join("v1"), |h| h["format"] = "recap partial report 0".into());
-    refused(dir, &[a0, "v1"], &["not a partial report this recap reads", "report 0"]);
+    edit_header(&dir.join("v1"), |h| {
+        h["format"] = "recap partial report 0".into()
+    });
+    refused(
+        dir,
+        &[a0, "v1"],
+        &["not a partial report this recap reads", "report 0"],
+    );
 
     refused(dir, &[a0], &["shard 1/2 of 2 missing", "0/2"]);
     refused(dir, &[a0, a1, a0], &["both shard 0/2"]);
