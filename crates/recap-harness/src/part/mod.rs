@@ -15,7 +15,7 @@
 //!   retention.
 //!
 //! The merge reads every part's records in corpus order and folds them through the same
-//! [`crate::aggregate::Aggregator`] as a run, so every figure, format, chart and page of
+//! fold (`aggregate`) as a run, so every figure, format, chart and page of
 //! the merged report comes from the code that writes a run's.
 
 mod merge;
