@@ -14,9 +14,9 @@
 //!   settings, entry counts, each file's size and SHA-256, and the shard's calls of lowest
 //!   retention.
 //!
-//! The merge reads every part's records in corpus order and folds them through the same
-//! fold (`aggregate`) as a run, so every figure, format, chart and page of
-//! the merged report comes from the code that writes a run's.
+//! The merge reads every part's records in corpus order and folds them through the
+//! aggregation a run folds its sessions through (`aggregate`), so every figure, format,
+//! chart and page of the merged report comes from the code that writes a run's.
 
 mod merge;
 mod read;
