@@ -111,7 +111,7 @@ pub struct Args {
     /// Ask only about the sampled calls of shard I of N (0 ≤ I < N), the sessions
     /// `recap run --shard` gives it; each shard keeps its own --cache (docs/scale.md).
     #[arg(long, value_name = "I/N")]
-    shard: Option<recap_core::Shard>,
+    shard: Option<recap_harness::Shard>,
     /// First copy into --cache every answer of FILE it lacks (another shard's cache;
     /// checked row by row; where both hold a request, --cache's answer stays).
     /// Repeatable. Without --endpoint, recap merges and stops.

@@ -106,7 +106,7 @@ pub struct Args {
     /// Run shard I of N (0 ≤ I < N) only, writing its partial report into --out DIR for
     /// `recap merge` (docs/scale.md).
     #[arg(long, value_name = "I/N")]
-    shard: Option<recap_core::Shard>,
+    shard: Option<recap_harness::Shard>,
     #[command(flatten)]
     plugins: super::plugins::PluginArgs,
 }

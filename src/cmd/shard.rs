@@ -2,11 +2,10 @@
 //! that `recap merge` folds with the others into the whole run's report (docs/scale.md).
 
 use anyhow::{Context, Result};
-use recap_core::Shard;
 use recap_harness::output::OutputDir;
 use recap_harness::part::{PartOptions, run_part};
 use recap_harness::report::provenance::Provenance;
-use recap_harness::{RunConfig, Tokenizer};
+use recap_harness::{RunConfig, Shard, Tokenizer};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::SystemTime;

@@ -15,7 +15,6 @@ pub mod registry;
 pub mod rescue;
 pub mod session;
 pub mod session_identity;
-pub mod shard;
 pub mod strategy;
 pub mod strict_json;
 pub mod text;
@@ -31,7 +30,6 @@ pub use session::{
     DefKind, Definition, FieldError, Form, Session, ToolCall, ToolSpec, Turn, TurnError,
 };
 pub use session_identity::SessionIdentity;
-pub use shard::Shard;
 pub use strategy::{
     Invariant, PromptDelta, RenderError, RenderRequest, RequestError, SessionState, SharedSlot,
     Strategy, turns_line,

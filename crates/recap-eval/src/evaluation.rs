@@ -45,7 +45,7 @@ pub struct EvalOptions {
     /// Ask only about the sampled calls of this shard's sessions (`recap eval --shard`):
     /// the sample is drawn from the whole corpus, so the shards together ask exactly what
     /// one evaluation asks.
-    pub shard: Option<recap_core::Shard>,
+    pub shard: Option<recap_harness::Shard>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -54,7 +54,7 @@ pub enum EvalError {
     Empty(String),
     #[error("shard {shard} holds none of the {sampled} sampled calls: nothing to ask")]
     EmptyShard {
-        shard: recap_core::Shard,
+        shard: recap_harness::Shard,
         sampled: usize,
     },
     #[error(transparent)]

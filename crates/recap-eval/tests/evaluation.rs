@@ -235,7 +235,7 @@ fn shards_ask_together_what_one_evaluation_asks_and_their_merged_caches_answer_i
     for i in 0..3 {
         let cache = dir.path().join(format!("shard{i}.sqlite"));
         let mut opts = options(true);
-        opts.shard = Some(recap_core::Shard::new(i, 3).unwrap());
+        opts.shard = Some(recap_harness::Shard::new(i, 3).unwrap());
         let e = support::endpoint(&server.url(), &cache);
         match evaluate(&sessions, &strategies, &e, &WordCounter, &opts) {
             Ok(r) => {

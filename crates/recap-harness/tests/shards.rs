@@ -3,11 +3,12 @@
 //! lines and repeated ids, for 1, 2, 3 and 7 shards (some of them empty), and on every
 //! real corpus of `../shared/corpora`, imported.
 
-use recap_core::Shard;
 use recap_harness::output::OutputDir;
 use recap_harness::part::{MergeOptions, PartOptions, merge, open_parts, run_part};
 use recap_harness::report::provenance::Provenance;
-use recap_harness::{Backend, Encoding, Hooks, RunConfig, StrategyEntry, Tokenizer, run_corpora};
+use recap_harness::{
+    Backend, Encoding, Hooks, RunConfig, Shard, StrategyEntry, Tokenizer, run_corpora,
+};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

@@ -1,7 +1,7 @@
 //! Partial reports: what one shard of a run writes (`recap run --shard I/N --out DIR`),
 //! and their merge into the report the whole run would have written (`recap merge`).
 //!
-//! A shard reads the corpus lines [`recap_core::shard`] assigns to it and writes, into
+//! A shard reads the corpus lines [`crate::shard`] assigns to it and writes, into
 //! its directory:
 //!
 //! - `outcomes.jsonl`: one [`wire::Record`] per corpus entry of the shard, in corpus
@@ -31,7 +31,7 @@ pub use write::{PartError, PartOptions, PartSummary, run_part};
 use crate::config::RunShape;
 use crate::report::lowest_retention::Pick;
 use crate::report::provenance::{NonDeterministic, Provenance};
-use recap_core::Shard;
+use crate::shard::Shard;
 use serde::{Deserialize, Serialize};
 use std::sync::atomic::{AtomicU64, Ordering};
 

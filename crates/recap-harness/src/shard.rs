@@ -1,5 +1,5 @@
 //! Which corpus lines a shard of a run reads (`recap run --shard I/N`, `recap eval
-//! --shard I/N`).
+//! --shard I/N`), through [`recap_core::CorpusReader::only_lines`].
 //!
 //! A line belongs to one shard by its session id: shard `I` of `N` takes the lines whose
 //! top-level `"id"` is a string `id` with `sha256(id) mod N = I` (the first 8 bytes of
@@ -209,6 +209,64 @@ mod tests {
         let s = Shard::new(1, 3).unwrap();
         assert!(s.owns_line(4, b"garbage") && !s.owns_line(5, b"garbage"));
         assert!(!s.owns_line(0, b""), "an unreadable file is shard 0's");
+    }
+
+    /// What each shard of `count` reads of `text`: (line, session id or rejected field).
+    fn shard_entries(text: &str, count: u32) -> Vec<Vec<(usize, String)>> {
+        (0..count)
+            .map(|i| {
+                let shard = Shard::new(i, count).unwrap();
+                recap_core::CorpusReader::new(std::path::Path::new("c.jsonl"), text.as_bytes())
+                    .only_lines(move |line, bytes| shard.owns_line(line, bytes))
+                    .map(|e| match e.session {
+                        Ok(s) => (e.line, s.id),
+                        Err(r) => (e.line, format!("{}: {}", r.field, r.message)),
+                    })
+                    .collect()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn shards_read_every_line_once_and_reject_repeated_ids_as_the_whole_file_does() {
+        let session = |id: &str| {
+            format!(
+                r#"{{"id":"{id}","mission":"m","turns":[{{"number":1,"program":"(def x 1)","success":true}}]}}"#
+            )
+        };
+        let lines = [
+            session("a"),
+            String::new(),
+            session("b"),
+            "{broken".to_string(),
+            session("a"),
+            session("c"),
+            session("b"),
+            r#"{"id":"d","mission":"m"}"#.to_string(),
+            session("d"),
+        ];
+        let text = lines.join("\n");
+        let whole: Vec<(usize, String)> = shard_entries(&text, 1).remove(0);
+        assert_eq!(whole.len(), 8, "{whole:?}");
+        assert!(
+            whole[3].1.contains("duplicate session id \"a\""),
+            "{whole:?}"
+        );
+        for count in [2, 3, 7] {
+            let mut merged: Vec<(usize, String)> =
+                shard_entries(&text, count).into_iter().flatten().collect();
+            merged.sort();
+            assert_eq!(merged, whole, "{count} shards");
+        }
+        // A file that is not JSON Lines is reported once, by the shard of its line 1.
+        let array = "[\n{\"id\":\"a\"},\n{\"id\":\"b\"}\n]\n";
+        let shards = shard_entries(array, 3);
+        assert_eq!(shards.iter().flatten().count(), 1, "{shards:?}");
+        assert_eq!(
+            shards[1].len(),
+            1,
+            "line 1 without an id is shard 1 mod 3's"
+        );
     }
 
     #[test]
