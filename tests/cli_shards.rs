@@ -388,37 +388,39 @@ fn parts_that_are_not_one_finished_run_are_refused_with_nothing_written() {
     let ok = recap(dir, &["merge", a0, a1]);
     assert_eq!(ok.code, 1, "{}", ok.stderr);
 
-    let other = two_parts(dir, c, &["--strategy", "single-user-coalesced"], "s");
-    refused(
-        dir,
-        &[a0, &other[1]],
-        &["different strategies", "single-user-coalesced"],
-    );
-    let other = two_parts(dir, c, &["--tokenizer", "cl100k_base"], "t");
-    refused(
-        dir,
-        &[a0, &other[1]],
-        &["different tokenizers", "cl100k_base"],
-    );
-    let other = two_parts(dir, c, &["--cache-read-ratio", "0.5"], "r");
-    refused(
-        dir,
-        &[a0, &other[1]],
-        &["different settings", "cache_read_ratio"],
-    );
-    let other = two_parts(dir, c, &["--no-session-details"], "d");
-    refused(
-        dir,
-        &[a0, &other[1]],
-        &["different settings", "session_details"],
-    );
-    // An option the part records only on its command line.
-    let other = two_parts(dir, c, &["--plugin-timeout", "9s"], "o");
-    refused(
-        dir,
-        &[a0, &other[1]],
-        &["different settings", "--plugin-timeout"],
-    );
+    // Shard 1 run with something else than shard 0; the last an option the part records
+    // only on its command line.
+    let differing: [(&str, &[&str], [&str; 2]); 5] = [
+        (
+            "s",
+            &["--strategy", "single-user-coalesced"],
+            ["different strategies", "single-user-coalesced"],
+        ),
+        (
+            "t",
+            &["--tokenizer", "cl100k_base"],
+            ["different tokenizers", "cl100k_base"],
+        ),
+        (
+            "r",
+            &["--cache-read-ratio", "0.5"],
+            ["different settings", "cache_read_ratio"],
+        ),
+        (
+            "d",
+            &["--no-session-details"],
+            ["different settings", "session_details"],
+        ),
+        (
+            "o",
+            &["--plugin-timeout", "9s"],
+            ["different settings", "--plugin-timeout"],
+        ),
+    ];
+    for (prefix, extra, words) in differing {
+        let other = two_parts(dir, c, extra, prefix);
+        refused(dir, &[a0, &other[1]], &words);
+    }
 
     // The same path, other bytes.
     let copy = dir.join("copy.jsonl");
