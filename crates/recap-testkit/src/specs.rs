@@ -1,6 +1,7 @@
 //! The strategy specs that the cross-strategy properties run (the fuzz target
-//! `strategies`, `render_session` equal to `render`): every built-in with its defaults,
-//! and option settings where cuts, windows and folding happen on almost every call.
+//! `strategies`, a replay equal to each call rendered alone): every built-in with its
+//! defaults, and option settings where cuts, windows and folding happen on almost every
+//! call.
 
 use recap_core::tokens::WordCounter;
 use recap_core::{Registry, Strategy};
