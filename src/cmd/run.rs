@@ -55,15 +55,6 @@ pub enum CheckDeterminism {
     All,
 }
 
-impl From<CheckDeterminism> for DeterminismCheck {
-    fn from(c: CheckDeterminism) -> Self {
-        match c {
-            CheckDeterminism::Opaque => DeterminismCheck::Opaque,
-            CheckDeterminism::All => DeterminismCheck::All,
-        }
-    }
-}
-
 #[derive(clap::Args)]
 pub struct Args {
     /// Corpus files (JSON Lines). Default: the experiment file's `corpora`, else every
@@ -624,9 +615,10 @@ pub fn run(mut args: Args) -> Result<ExitCode> {
         None => std::thread::available_parallelism().map_or(1, |n| n.get()),
     };
     cfg.dump_prompts = args.dump_prompts;
-    cfg.check_determinism = args
-        .check_determinism
-        .map_or_else(Default::default, Into::into);
+    cfg.check_determinism = match args.check_determinism {
+        Some(CheckDeterminism::All) => DeterminismCheck::All,
+        Some(CheckDeterminism::Opaque) | None => DeterminismCheck::Opaque,
+    };
     cfg.session_details = !args.no_session_details;
     // Per-call rows go to DIR/calls.csv only.
     cfg.call_records = args.out.is_some() && !args.no_calls_csv;
