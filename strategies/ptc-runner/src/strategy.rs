@@ -107,8 +107,9 @@ impl PtcRunner {
     }
 
     /// The messages and the original's stats object for a request, through the
-    /// reference renderer ([`suc::to_messages`], the code the golden cases check).
-    /// [`Strategy::render`] gives the same messages faster ([`RenderCache`]).
+    /// reference renderer ([`suc::to_messages`], the code the golden cases check). The
+    /// strategy's replay ([`Strategy::open`]) gives the same messages faster
+    /// ([`RenderCache`]).
     pub fn render_with_stats(&self, request: &RenderRequest<'_>) -> (Vec<Message>, suc::Stats) {
         // The original ran its renderer only from the second call on; the first call is
         // the mission itself (SPEC 5: every strategy's zero-turn prompt).

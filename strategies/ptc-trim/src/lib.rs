@@ -145,7 +145,7 @@ impl Strategy for PtcTrim {
     }
 
     /// [`PtcTrim::render`] at every call; with a token trigger, first, and then with
-    /// each message's estimate kept for the session ([`TokenCache`]).
+    /// each message's estimate kept for the session (`TokenCache`).
     fn open(&self) -> Box<dyn Replay> {
         let strategy = *self;
         let reference = move |request: &RenderRequest<'_>| Ok(strategy.render(request));
