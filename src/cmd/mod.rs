@@ -15,6 +15,7 @@ pub mod problems;
 pub mod provenance;
 pub mod render;
 pub mod run;
+pub mod sessions;
 pub mod strategies;
 pub mod validate;
 
