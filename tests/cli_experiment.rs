@@ -914,10 +914,10 @@ fn the_html_report_renders_in_headless_chromium() {
     if !Path::new(CHROMIUM).exists() {
         assert!(
             !recap_gen::shared::required(),
-            "{CHROMIUM} is missing; CI=true requires it (.ci/run installs Debian's `chromium`)"
+            "{CHROMIUM} is missing; RECAP_REQUIRE_SHARED=1 requires it (.ci/run installs Debian's `chromium`)"
         );
         recap_gen::shared::skipped(&format!(
-            "HTML report in a browser: {CHROMIUM} is missing (apt-get install chromium; CI=true makes this a failure)"
+            "HTML report in a browser: {CHROMIUM} is missing (apt-get install chromium; RECAP_REQUIRE_SHARED=1 makes this a failure)"
         ));
         return;
     }

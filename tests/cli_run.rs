@@ -303,8 +303,12 @@ fn bad_arguments_are_clear_errors() {
     let c = handwritten();
     // A missing corpus file stops the run too
     // (`a_missing_corpus_stops_the_run_on_stderr_in_every_format`).
-    let cases: [(&[&str], &str); 4] = [
+    let cases: [(&[&str], &str); 5] = [
         (&["run", &c, "--strategy", "nope"], "unknown strategy"),
+        (
+            &["run", &c, "--strategy", "rolling-windw:window=2"],
+            "unknown strategy \"rolling-windw\"; did you mean `rolling-window`?",
+        ),
         (
             &["run", &c, "--sweep", "rolling-window:window=3"],
             "no option has a range",
@@ -497,7 +501,7 @@ fn rejections_are_summarised_once_per_kind_on_stderr_in_every_format() {
         let expected = [
             "300 corpus lines rejected, not replayed:".to_string(),
             format!(
-                "  300 × json: malformed JSON (first: {c}:2: malformed JSON: EOF while parsing"
+                "  300 × json: malformed JSON (first: {c}:2: malformed JSON: the line ends before its JSON value does (EOF while parsing"
             ),
         ];
         for line in &expected {

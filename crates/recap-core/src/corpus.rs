@@ -66,6 +66,10 @@ pub struct CorpusReader<R> {
     pending: VecDeque<(usize, Vec<u8>)>,
     /// Lines read from the file so far.
     read: usize,
+    /// The last line a look for a value spread over lines has examined: a line up to it
+    /// opens no second look (each line is examined once, so a file of truncated lines
+    /// costs no more than one look per line).
+    examined: usize,
     /// A read error met while reading ahead, reported after the pending lines.
     read_error: Option<std::io::Error>,
 }
@@ -127,6 +131,7 @@ impl<R: BufRead> CorpusReader<R> {
             at_first_value: true,
             pending: VecDeque::new(),
             read: 0,
+            examined: 0,
             read_error: None,
         }
     }
@@ -162,7 +167,7 @@ impl<R: BufRead> CorpusReader<R> {
     /// of that last line. The lines read ahead to find out are kept for reading again
     /// when they are not part of it.
     fn spread_to(&mut self) -> Option<usize> {
-        if self.buf.len() > MAX_SPREAD_BYTES {
+        if self.buf.len() > MAX_SPREAD_BYTES || self.line <= self.examined {
             return None;
         }
         let current = std::mem::take(&mut self.buf);
@@ -179,11 +184,26 @@ impl<R: BufRead> CorpusReader<R> {
                 None => break,
             };
             let line = std::mem::take(&mut self.buf);
-            joined.push(b'\n');
-            joined.extend_from_slice(&line);
+            // A line that opens an object at its start begins the next session.
+            let next_session = line.first() == Some(&b'{');
+            // Only a line that ends a value can complete one: the others need no parse.
+            let closes = line
+                .iter()
+                .rev()
+                .find(|b| !b.is_ascii_whitespace())
+                .is_some_and(|b| matches!(b, b'}' | b']'));
             ahead.push((n, line));
+            if next_session {
+                break;
+            }
+            self.examined = n;
+            joined.push(b'\n');
+            joined.extend_from_slice(&ahead[ahead.len() - 1].1);
             if joined.len() > MAX_SPREAD_BYTES {
                 break;
+            }
+            if !closes {
+                continue;
             }
             match serde_json::from_slice::<serde::de::IgnoredAny>(&joined) {
                 Ok(_) => {

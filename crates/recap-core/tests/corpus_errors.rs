@@ -414,6 +414,41 @@ fn a_truncated_line_in_the_middle_is_rejected_alone() {
 }
 
 #[test]
+fn a_pasted_session_right_after_a_truncated_line_is_still_found() {
+    let pasted = readme_example("## The session format in brief");
+    let results = read(&format!("{{\"id\":\"b\",\"mission\n{pasted}{GOOD}\n"));
+    assert_eq!(results.len(), 3, "{results:?}");
+    assert!(
+        results[0]
+            .as_ref()
+            .unwrap_err()
+            .message
+            .contains("the line ends before")
+    );
+    assert!(
+        results[1]
+            .as_ref()
+            .unwrap_err()
+            .message
+            .starts_with("a session spread over lines 2–"),
+        "{:?}",
+        results[1]
+    );
+    assert!(results[2].is_ok());
+}
+
+#[test]
+fn many_truncated_lines_are_each_one_rejection_read_in_linear_time() {
+    // Each opens an object that never closes; none is mistaken for part of another.
+    let text: String = (0..20_000)
+        .map(|i| format!("{{\"id\": \"bad-{i}\", \"mission\": \n  [\n"))
+        .collect();
+    let results = read(&text);
+    assert_eq!(results.len(), 40_000);
+    assert!(results.iter().all(|r| r.is_err()));
+}
+
+#[test]
 fn field_paths_name_the_turn_they_are_in() {
     let e = reject(
         r#"{"id":"a","mission":"m","turns":[{"number":1,"program":"p","success":true},{"number":2,"program":"p","success":false}]}"#,

@@ -405,7 +405,138 @@ pub fn retention_vs_tokens(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::CallMean;
+    use crate::report::{CallMean, Settings};
+
+    /// A report of one PTC-Lisp group of 10 sessions with these rows (name, sessions,
+    /// tokens, retention).
+    fn report(rows: &[(&str, u64, u64, f64)]) -> Report {
+        let runs = rows
+            .iter()
+            .map(|&(name, sessions, tokens, retention)| Run {
+                form: "ptc".into(),
+                strategy: name.into(),
+                tokenizer: "o200k_base".into(),
+                sessions,
+                calls: sessions * 3,
+                prompt_tokens_total: tokens,
+                retention: Some(retention),
+                prompt_tokens_by_call: (0..3)
+                    .map(|call| CallMean {
+                        call,
+                        sessions,
+                        mean_prompt_tokens: (tokens / 3 * (call as u64 + 1)) as f64,
+                    })
+                    .collect(),
+                ..Run::default()
+            })
+            .collect();
+        Report {
+            schema_version: crate::report::SCHEMA_VERSION,
+            settings: Settings {
+                corpora: Vec::new(),
+                baseline: "full-history".into(),
+                tokenizer_backend: "fast".into(),
+                cache_read_ratio: 0.1,
+            },
+            groups: vec![FormGroup {
+                form: "ptc".into(),
+                sessions: 10,
+                not_replayed: Vec::new(),
+            }],
+            runs,
+            rejected: Vec::new(),
+            provenance: None,
+            non_deterministic: None,
+        }
+    }
+
+    /// (fill colour, text) of every `<text>` of an SVG.
+    fn texts(svg: &str) -> Vec<(String, String)> {
+        svg.split("<text ")
+            .skip(1)
+            .filter_map(|t| {
+                let (attrs, rest) = t.split_once('>')?;
+                let fill = attrs.split("fill=\"").nth(1)?.split('"').next()?;
+                let text = rest.split("</text>").next()?.trim();
+                Some((fill.to_string(), text.to_string()))
+            })
+            .collect()
+    }
+
+    fn chart<'a>(charts: &'a [Chart], prefix: &str) -> &'a str {
+        &charts
+            .iter()
+            .find(|c| c.file_name.starts_with(prefix))
+            .unwrap()
+            .svg
+    }
+
+    #[test]
+    fn every_strategy_has_its_own_colour_in_the_svg_however_many() {
+        let names: Vec<String> = (0..14).map(|i| format!("strategy-{i:02}")).collect();
+        let rows: Vec<(&str, u64, u64, f64)> = names
+            .iter()
+            .enumerate()
+            .map(|(i, n)| (n.as_str(), 10, 1_000 * (i as u64 + 1), 0.05 * i as f64))
+            .collect();
+        let charts = charts(&report(&rows)).unwrap();
+        let names_in = |svg: &str| -> Vec<(String, String)> {
+            texts(svg)
+                .into_iter()
+                .filter(|(_, t)| t.starts_with("strategy-"))
+                .collect()
+        };
+        // The scatter's labels are drawn in their strategy's colour.
+        let labels = names_in(chart(&charts, "retention_vs_tokens_ptc_"));
+        assert_eq!(labels.len(), 14);
+        let mut colours: Vec<&str> = labels.iter().map(|(c, _)| c.as_str()).collect();
+        colours.sort_unstable();
+        colours.dedup();
+        assert_eq!(colours.len(), 14, "{labels:?}");
+        // The line chart: one line per strategy, each its own colour, the same as in
+        // the scatter.
+        let svg = chart(&charts, "tokens_per_call_ptc_");
+        let mut strokes: Vec<&str> = svg
+            .split("<polyline ")
+            .skip(1)
+            .filter(|p| p.contains("stroke-width=\"2\""))
+            .filter_map(|p| p.split("stroke=\"").nth(1)?.split('"').next())
+            .collect();
+        assert_eq!(strokes.len(), 14);
+        strokes.sort_unstable();
+        strokes.dedup();
+        assert_eq!(strokes, colours);
+    }
+
+    #[test]
+    fn the_pareto_front_is_only_among_strategies_replayed_on_every_session() {
+        // `recorded` on 3 of 10 sessions: fewest tokens, but off the front.
+        let rows = [
+            ("full-history", 10, 10_000, 1.0),
+            ("cheap", 10, 2_000, 0.5),
+            ("recorded", 3, 500, 0.9),
+        ];
+        let r = report(&rows);
+        let series: Vec<Series> = r
+            .runs
+            .iter()
+            .map(|run| Series {
+                run,
+                style: chart_style::styles(1)[0],
+                covers: r.covers_its_form(run),
+            })
+            .collect();
+        let (drawn, front) = front_of(&series);
+        assert_eq!(drawn, [0, 1, 2]);
+        assert_eq!(front, [0, 1]);
+        let charts = charts(&r).unwrap();
+        let svg = chart(&charts, "retention_vs_tokens_ptc_");
+        assert!(
+            texts(svg).iter().any(|(_, t)| t == "recorded (3 of 10)"),
+            "{:?}",
+            texts(svg)
+        );
+    }
 
     #[test]
     fn calls_reached_by_few_sessions_are_not_drawn() {

@@ -44,7 +44,7 @@ pub fn to_markdown(report: &Report) -> String {
         })
         .collect();
     out.push_str(&corpora.join(", "));
-    out.push_str("\n");
+    out.push('\n');
     let align: Vec<&str> = columns
         .iter()
         .map(|c| match c.align {
