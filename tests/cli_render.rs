@@ -92,11 +92,7 @@ fn printed_tokens(text: &str) -> (u64, Vec<u64>) {
 fn several_strategies_print_one_after_the_other_with_their_tokens() {
     let corpus = handwritten();
     let c = corpus.to_str().unwrap();
-    let Run {
-        code,
-        stdout,
-        stderr,
-    } = recap!(&[
+    let args = [
         "render",
         c,
         "--session",
@@ -107,7 +103,12 @@ fn several_strategies_print_one_after_the_other_with_their_tokens() {
         "full-history",
         "--strategy",
         "ptc-runner",
-    ]);
+    ];
+    let Run {
+        code,
+        stdout,
+        stderr,
+    } = recap!(&args);
     assert_eq!(code, 0, "{stderr}");
     let parts: Vec<&str> = stdout.split("\n# session ").collect();
     assert_eq!(parts.len(), 2, "{stdout}");
@@ -138,20 +139,7 @@ fn several_strategies_print_one_after_the_other_with_their_tokens() {
         );
     }
     // JSON: one object per strategy.
-    let Run { code, stdout, .. } = recap!(&[
-        "render",
-        c,
-        "--session",
-        "long-30-turns",
-        "--turn",
-        "20",
-        "--strategy",
-        "full-history",
-        "--strategy",
-        "ptc-runner",
-        "--format",
-        "json",
-    ]);
+    let Run { code, stdout, .. } = recap!(&[&args[..], &["--format", "json"]].concat());
     assert_eq!(code, 0);
     let lines: Vec<serde_json::Value> = stdout
         .lines()
@@ -490,4 +478,76 @@ fn a_closed_stdout_ends_render_quietly() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{stderr}");
     assert_eq!(stderr, "", "no `Broken pipe` error");
+}
+
+#[test]
+fn sessions_lists_id_form_turns_and_recorded_usage() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let ptc = handwritten();
+    let chat = root.join("bench-data/chat-handwritten.jsonl");
+    let (p, c) = (ptc.to_str().unwrap(), chat.to_str().unwrap());
+    let Run {
+        code,
+        stdout,
+        stderr,
+    } = recap!(&["sessions", p, c]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(stderr, "20 sessions\n");
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(
+        lines[0].split_whitespace().collect::<Vec<_>>(),
+        [
+            "corpus:line",
+            "id",
+            "form",
+            "turns",
+            "max_turns",
+            "recorded",
+            "usage"
+        ]
+    );
+    assert_eq!(lines.len(), 21, "{stdout}");
+    let row = |id: &str| -> Vec<&str> {
+        lines
+            .iter()
+            .find(|l| l.split_whitespace().nth(1) == Some(id))
+            .unwrap_or_else(|| panic!("{id}: {stdout}"))
+            .split_whitespace()
+            .collect()
+    };
+    assert_eq!(row("long-30-turns")[2..5], ["ptc", "30", "30"]);
+    assert_eq!(row("zero-turns")[2..5], ["chat", "0", "-"]);
+    let usage = row("usage-recorded");
+    assert_eq!(usage[2..4], ["chat", "3"]);
+    assert!(
+        usage.join(" ").contains("input tokens over 3 calls"),
+        "{usage:?}"
+    );
+    assert_eq!(row("explore-products")[5], "-", "no usage recorded");
+
+    let json = recap!(&["sessions", c, "--format", "json"]);
+    assert_eq!(json.code, 0, "{}", json.stderr);
+    let rows: Vec<serde_json::Value> = json
+        .stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(rows.len(), 13);
+    assert!(rows.iter().all(|r| r["form"] == "chat"));
+    let recorded = rows.iter().find(|r| r["id"] == "usage-recorded").unwrap();
+    assert_eq!(recorded["recorded_usage_calls"], 3);
+    assert!(recorded["recorded_input_tokens"].as_u64().unwrap() > 0);
+
+    // A session id that is not there points at the listing.
+    let missing = recap!(&render_args(c, "nope", "full-history", &[]));
+    assert_eq!(missing.code, 2);
+    assert!(
+        missing.stderr.contains("(13 in all; `recap sessions"),
+        "{}",
+        missing.stderr
+    );
+    // A file that cannot be read: exit 2.
+    let none = recap!(&["sessions", "/nonexistent/x.jsonl"]);
+    assert_eq!(none.code, 2, "{}", none.stderr);
+    assert!(none.stderr.contains("cannot open"), "{}", none.stderr);
 }

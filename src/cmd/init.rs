@@ -25,7 +25,7 @@ pub const EXAMPLE_CORPUS: &str = "sessions/example.jsonl";
 /// three tool-calling (chat) ones.
 const EXAMPLE_SESSIONS: [&str; 6] = [
     "explore-products",
-    "error-recovery",
+    "long-30-turns",
     "recorded-feedback",
     "airline-change-flight",
     "swe-function-calling",
@@ -125,16 +125,17 @@ pub fn run(args: Args) -> Result<ExitCode> {
             args.file.display()
         );
     }
+    // Beside the file; a file in the current directory needs no `./` before its names.
     let dir = args
         .file
         .parent()
         .filter(|d| !d.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
+        .unwrap_or(Path::new(""));
     let corpus = write_example_corpus(dir)?;
     std::fs::write(&args.file, TEMPLATE)
         .with_context(|| format!("cannot write {}", args.file.display()))?;
     crate::say!(
-        "wrote {} and {corpus}; run it with `recap run --config {}`, then edit it (put your sessions in {})",
+        "wrote {} and {corpus}; run it with `recap run --config {}`, then edit it (put your sessions in {}/)",
         args.file.display(),
         args.file.display(),
         dir.join("sessions").display()

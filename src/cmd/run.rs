@@ -32,11 +32,11 @@ const LOWEST_MAX_CHARS: usize = 2_000;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum Format {
-    /// Aligned columns for the terminal.
+    /// Aligned columns, a table per session form, fitted to the terminal (`--columns`).
     Table,
     /// The stable schema of docs/report-schema.md.
     Json,
-    /// One row per strategy × tokenizer.
+    /// One row per session form × strategy × tokenizer.
     Csv,
     Markdown,
 }
