@@ -235,6 +235,11 @@ pub fn run(mut args: Args) -> Result<ExitCode> {
         }
         None => (None, Vec::new()),
     };
+    if args.force && args.out.is_none() && args.runs_dir.is_some() {
+        bail!(
+            "--force replaces a report in --out DIR; each run of an experiment writes a new run-NNNN directory under its `out`, so there is nothing to replace"
+        );
+    }
     if args.out.is_none() && args.runs_dir.is_none() {
         for (given, flag) in [
             (args.force, "--force"),
