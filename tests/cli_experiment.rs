@@ -125,9 +125,16 @@ fn init_writes_an_example_that_runs_where_it_is_written_and_keeps_every_run() {
     assert!(tmp.path().join("results/run-0002/report.json").is_file());
     assert_eq!(std::fs::read(first.join("report.json")).unwrap(), before);
     // --force has nothing to replace there, and says so rather than being ignored.
-    let forced = recap(tmp.path(), &["run", "--config", "experiment.toml", "--force"]);
+    let forced = recap(
+        tmp.path(),
+        &["run", "--config", "experiment.toml", "--force"],
+    );
     assert_eq!(forced.code, 2);
-    assert!(forced.stderr.contains("nothing to replace"), "{}", forced.stderr);
+    assert!(
+        forced.stderr.contains("nothing to replace"),
+        "{}",
+        forced.stderr
+    );
     assert!(!tmp.path().join("results/run-0003").exists());
 }
 

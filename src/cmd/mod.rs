@@ -9,6 +9,7 @@ pub mod eval;
 pub mod import;
 pub mod init;
 pub mod inspect;
+pub mod merge;
 pub mod plugin_worker;
 pub mod plugins;
 pub mod problems;
@@ -16,6 +17,7 @@ pub mod provenance;
 pub mod render;
 pub mod run;
 pub mod sessions;
+pub mod shard;
 pub mod strategies;
 pub mod validate;
 

@@ -6,10 +6,7 @@ mod selection;
 
 use super::provenance::ConfigText;
 use anyhow::{Context, Result, bail};
-use output::{
-    check_readable, dump_file_name, no_sessions, note_large_report, open_out_dir, print_report,
-    progress_bar, table_columns,
-};
+use output::{check_readable, open_out_dir};
 use recap_harness::engine::{SessionOutcome, corpus_name};
 use recap_harness::output::{CALLS_CSV, OutputDir, PROMPTS_DIR};
 use recap_harness::report::call_rows::CallsCsv;
@@ -23,12 +20,15 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::SystemTime;
 
-pub(crate) use output::default_corpora;
+pub(crate) use output::{
+    default_corpora, dump_file_name, no_sessions, note_large_report, print_report, progress_bar,
+    table_columns,
+};
 
 /// Calls of lowest retention the HTML report shows (one per strategy at most).
-const LOWEST_CALLS: usize = 6;
+pub(crate) const LOWEST_CALLS: usize = 6;
 /// Characters of each printed value of those calls (as `recap inspect --max-chars`).
-const LOWEST_MAX_CHARS: usize = 2_000;
+pub(crate) const LOWEST_MAX_CHARS: usize = 2_000;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum Format {
@@ -118,6 +118,10 @@ pub struct Args {
     /// a huge corpus, the largest file of a report).
     #[arg(long)]
     no_calls_csv: bool,
+    /// Run shard I of N (0 ≤ I < N) only, writing its partial report into --out DIR for
+    /// `recap merge` (docs/scale.md).
+    #[arg(long, value_name = "I/N")]
+    shard: Option<recap_harness::Shard>,
     #[command(flatten)]
     plugins: super::plugins::PluginArgs,
 }
@@ -126,7 +130,7 @@ pub struct Args {
 #[derive(Clone, Debug)]
 pub struct ColumnList(Vec<&'static str>);
 
-fn parse_columns(text: &str) -> Result<ColumnList, String> {
+pub(crate) fn parse_columns(text: &str) -> Result<ColumnList, String> {
     recap_harness::report::parse_columns(text).map(ColumnList)
 }
 
@@ -240,6 +244,13 @@ pub fn run(mut args: Args) -> Result<ExitCode> {
             "--force replaces a report in --out DIR; each run of an experiment writes a new run-NNNN directory under its `out`, so there is nothing to replace"
         );
     }
+    if args.shard.is_some() && args.out.is_none() {
+        // A shard writes its part into a directory of its own that the merge is given;
+        // an experiment's `out` collects whole runs, one new directory each.
+        bail!(
+            "--shard needs an output directory of its own: --out DIR (with an experiment file too; docs/scale.md)"
+        );
+    }
     if args.out.is_none() && args.runs_dir.is_none() {
         for (given, flag) in [
             (args.force, "--force"),
@@ -269,11 +280,15 @@ pub fn run(mut args: Args) -> Result<ExitCode> {
         &plugins,
         &load_failures,
         &corpora,
-        &cfg.tokenizers,
+        super::shard::hashed_vocabularies(args.shard, &cfg.tokenizers),
     )?;
     // Checked and locked before the run, so a long run never ends in "cannot write" or
     // in a race with another run into the same directory.
     let out_dir = open_out_dir(&args)?;
+    if let Some(shard) = args.shard {
+        let job = super::shard::Job::new(shard, &cfg, &corpora, provenance, started);
+        return super::shard::run(job, out_dir);
+    }
     let (mut report, lowest) = replay(&cfg, &corpora, out_dir.as_ref())?;
     report.provenance = Some(provenance);
     report.non_deterministic = Some(NonDeterministic::new(started, SystemTime::now()));
@@ -297,7 +312,11 @@ pub fn run(mut args: Args) -> Result<ExitCode> {
         );
         write_report_dir(out, &report, &views, &cfg, args.dump_prompts)?;
     }
-    let printed = print_report(&report, args.format(), &table_columns(&args))?;
+    let printed = print_report(
+        &report,
+        args.format(),
+        &table_columns(args.columns.as_ref()),
+    )?;
     if args.format() == Format::Json {
         note_large_report("the JSON report on stdout", printed, &report);
     }

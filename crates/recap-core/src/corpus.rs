@@ -51,6 +51,10 @@ pub struct Entry {
     pub session: Result<Session, RejectedSession>,
 }
 
+/// Decides which non-blank lines a reader reads: given a line's 1-based number and its
+/// bytes (line end removed), whether it is parsed ([`CorpusReader::only_lines`]).
+pub type LineFilter = Box<dyn FnMut(usize, &[u8]) -> bool + Send>;
+
 /// Iterates the sessions of one JSON Lines corpus.
 pub struct CorpusReader<R> {
     file: PathBuf,
@@ -72,6 +76,7 @@ pub struct CorpusReader<R> {
     examined: usize,
     /// A read error met while reading ahead, reported after the pending lines.
     read_error: Option<std::io::Error>,
+    keep: Option<LineFilter>,
 }
 
 /// A session spread over lines is looked for over at most this many lines after the
@@ -133,7 +138,23 @@ impl<R: BufRead> CorpusReader<R> {
             read: 0,
             examined: 0,
             read_error: None,
+            keep: None,
         }
+    }
+
+    /// Reads only the non-blank lines `keep` accepts (called once per non-blank line, in
+    /// order); the others are skipped unparsed: neither sessions nor rejections, and their
+    /// ids are not remembered for the duplicate-id check. A file that is not JSON Lines
+    /// still ends the reading at its first line, reported only if `keep` takes that
+    /// line; a read error is offered to `keep` as an empty line.
+    pub fn only_lines(mut self, keep: impl FnMut(usize, &[u8]) -> bool + Send + 'static) -> Self {
+        self.keep = Some(Box::new(keep));
+        self
+    }
+
+    fn keeps(&mut self, line: &[u8]) -> bool {
+        let n = self.line;
+        self.keep.as_mut().is_none_or(|keep| keep(n, line))
     }
 
     /// Reads the next line into `buf` (without its line end) and returns its number: a
@@ -234,11 +255,28 @@ impl<R: BufRead> CorpusReader<R> {
         }
     }
 
-    fn parse_line(&mut self) -> Result<Session, RejectedSession> {
-        let mut bytes = self.buf.as_slice();
+    /// The current line without the byte order mark a file's first line may have.
+    fn line_bytes(&self) -> &[u8] {
+        let bytes = self.buf.as_slice();
         if self.line == 1 {
-            bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
+            return bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
         }
+        bytes
+    }
+
+    /// Whether `parse_line` would reject the current line as ending before its JSON
+    /// value does, without its side effects (no id remembered).
+    fn ends_early(&self) -> bool {
+        std::str::from_utf8(self.line_bytes()).is_ok_and(|text| {
+            matches!(
+                crate::strict_json::from_str_exact(text),
+                Err(StrictError::Json(e)) if e.is_eof()
+            )
+        })
+    }
+
+    fn parse_line(&mut self) -> Result<Session, RejectedSession> {
+        let bytes = self.line_bytes();
         let text = std::str::from_utf8(bytes).map_err(|e| {
             self.reject(
                 None,
@@ -262,16 +300,15 @@ impl<R: BufRead> CorpusReader<R> {
         let id = json.get("id").and_then(|v| v.as_str()).map(str::to_string);
         let session = Session::from_json(&json).map_err(|e| self.reject(id.clone(), e))?;
         if !self.seen_ids.insert(session.id.clone()) {
-            return Err(self.reject(
-                id,
-                FieldError::new(
-                    "id",
-                    format!("duplicate session id {:?} in this file", session.id),
-                ),
-            ));
+            return Err(self.reject(id, FieldError::new("id", duplicate_id(&session.id))));
         }
         Ok(session)
     }
+}
+
+/// The message of a session whose id an earlier line of the same file has.
+pub fn duplicate_id(id: &str) -> String {
+    format!("duplicate session id {id:?} in this file")
 }
 
 fn not_json_lines(what: &str, file: &Path) -> FieldError {
@@ -370,6 +407,34 @@ fn multi_line_value(first_line: &[u8]) -> Option<&'static str> {
     }
 }
 
+/// Whether `line` surely holds no JSON value that ends on a later line: it ends with
+/// the `}` that closes every bracket it opens, outside any string. Only the lines this
+/// cannot tell are parsed when a shard skips them.
+fn surely_closed(line: &[u8]) -> bool {
+    if line.iter().rev().find(|b| !b.is_ascii_whitespace()) != Some(&b'}') {
+        return false;
+    }
+    let (mut depth, mut in_string, mut escaped) = (0usize, false, false);
+    for &b in line {
+        if in_string {
+            match b {
+                _ if escaped => escaped = false,
+                b'\\' => escaped = true,
+                b'"' => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_string = true,
+            b'{' | b'[' => depth += 1,
+            b'}' | b']' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    depth == 0 && !in_string
+}
+
 fn trim_line_end(buf: &mut Vec<u8>) {
     while matches!(buf.last(), Some(b'\n' | b'\r')) {
         buf.pop();
@@ -389,6 +454,9 @@ impl<R: BufRead> Iterator for CorpusReader<R> {
                 Err(e) => {
                     self.failed = true;
                     self.line = self.read;
+                    if !self.keeps(&[]) {
+                        return None;
+                    }
                     let err =
                         self.reject(None, FieldError::new("file", format!("read error: {e}")));
                     return Some(Entry {
@@ -405,10 +473,27 @@ impl<R: BufRead> Iterator for CorpusReader<R> {
                 let bytes = self.buf.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(&self.buf);
                 if let Some(what) = multi_line_value(bytes) {
                     self.failed = true;
+                    let buf = std::mem::take(&mut self.buf);
+                    if !self.keeps(&buf) {
+                        return None;
+                    }
                     return Some(Entry {
                         line: self.line,
                         session: Err(self.reject(None, not_json_lines(what, &self.file))),
                     });
+                }
+            }
+            if self.keep.is_some() {
+                let buf = std::mem::take(&mut self.buf);
+                let keep = self.keeps(&buf);
+                self.buf = buf;
+                if !keep {
+                    // A value spread over lines is skipped whole, as the shard that
+                    // keeps its first line reads it: its other lines are no one's.
+                    if !surely_closed(&self.buf) && self.ends_early() {
+                        self.spread_to();
+                    }
+                    continue;
                 }
             }
             let mut session = self.parse_line();

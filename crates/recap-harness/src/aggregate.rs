@@ -4,7 +4,7 @@
 //! into one figure, and each form's `full-history` row is the baseline of that form's
 //! savings, over the same sessions.
 
-use crate::config::RunConfig;
+use crate::config::{RunConfig, RunShape};
 use crate::outcome::Processed;
 use crate::report::{
     CallMean, CorpusInfo, Fidelity, FormGroup, NotReplayed, ProviderCache, Rejected,
@@ -77,8 +77,8 @@ impl FormAcc {
     }
 }
 
-pub struct Aggregator<'a> {
-    cfg: &'a RunConfig,
+pub struct Aggregator {
+    cfg: RunShape,
     corpora: Vec<String>,
     corpus_sessions: Vec<u64>,
     corpus_rejected: Vec<u64>,
@@ -99,11 +99,15 @@ fn ratio(a: u64, b: u64) -> Option<f64> {
     (b > 0).then(|| a as f64 / b as f64)
 }
 
-impl<'a> Aggregator<'a> {
-    pub fn new(cfg: &'a RunConfig, corpora: Vec<String>) -> Self {
+impl Aggregator {
+    pub fn new(cfg: &RunConfig, corpora: Vec<String>) -> Self {
+        Aggregator::of_shape(cfg.shape(), corpora)
+    }
+
+    /// The fold of a run known by its shape only (the outcomes come from elsewhere).
+    pub fn of_shape(cfg: RunShape, corpora: Vec<String>) -> Self {
         let ns = cfg.strategies.len();
         Aggregator {
-            cfg,
             corpus_sessions: vec![0; corpora.len()],
             corpus_rejected: vec![0; corpora.len()],
             corpora,
@@ -112,6 +116,7 @@ impl<'a> Aggregator<'a> {
                 .map(|_| FormAcc::new(cfg.tokenizers.len(), ns))
                 .collect(),
             rejected: Vec::new(),
+            cfg,
         }
     }
 
@@ -254,7 +259,7 @@ impl<'a> Aggregator<'a> {
     }
 
     pub fn finish(self) -> Report {
-        let cfg = self.cfg;
+        let cfg = &self.cfg;
         let mut groups = Vec::new();
         let mut runs = Vec::new();
         for (form, acc) in Form::ALL.iter().zip(self.forms) {
@@ -272,8 +277,8 @@ impl<'a> Aggregator<'a> {
                     .filter(|(_, n)| **n == 0)
                     .map(|(entry, _)| NotReplayed {
                         strategy: entry.name.clone(),
-                        forms: forms_of(entry),
-                        scope: entry.strategy.scope(),
+                        forms: entry.forms.clone(),
+                        scope: entry.scope.clone(),
                     })
                     .collect(),
             });
@@ -299,11 +304,7 @@ impl<'a> Aggregator<'a> {
                     })
                     .collect(),
                 baseline: cfg.strategies[cfg.baseline].name.clone(),
-                tokenizer_backend: cfg
-                    .tokenizers
-                    .first()
-                    .map(|t| t.backend().name().to_string())
-                    .unwrap_or_default(),
+                tokenizer_backend: cfg.tokenizer_backend.clone(),
                 cache_read_ratio: cfg.cache_read_ratio,
             },
             groups,
@@ -315,17 +316,8 @@ impl<'a> Aggregator<'a> {
     }
 }
 
-fn forms_of(entry: &crate::StrategyEntry) -> Vec<String> {
-    entry
-        .strategy
-        .forms()
-        .iter()
-        .map(|f| f.as_str().to_string())
-        .collect()
-}
-
 /// The row of one form × tokenizer × strategy.
-fn row(cfg: &RunConfig, form: Form, t: usize, s: usize, acc: RunAcc, sa: &StratAcc) -> Run {
+fn row(cfg: &RunShape, form: Form, t: usize, s: usize, acc: RunAcc, sa: &StratAcc) -> Run {
     let entry = &cfg.strategies[s];
     let fidelity = {
         let mut v = acc.fidelity;
@@ -342,11 +334,11 @@ fn row(cfg: &RunConfig, form: Form, t: usize, s: usize, acc: RunAcc, sa: &StratA
     Run {
         form: form.as_str().to_string(),
         strategy: entry.name.clone(),
-        tokenizer: cfg.tokenizers[t].encoding().name().to_string(),
+        tokenizer: cfg.tokenizers[t].clone(),
         implicit: entry.implicit,
         sweep: entry.sweep.clone(),
-        forms: forms_of(entry),
-        scope: entry.strategy.scope(),
+        forms: entry.forms.clone(),
+        scope: entry.scope.clone(),
         sessions: acc.sessions,
         not_applicable: acc.not_applicable,
         calls: acc.calls,

@@ -15,7 +15,7 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicU64;
 
 pub use crate::calls::recorded_input_tokens;
-pub use crate::config::{Checker, HarnessError, RunConfig, StrategyEntry};
+pub use crate::config::{Checker, HarnessError, RunConfig, RunShape, StrategyEntry, StrategyShape};
 pub use crate::driver::{DumpHook, Hooks, MAX_IN_FLIGHT_PER_JOB, SessionHook, run_entries};
 pub use crate::outcome::{
     CallError, CallRecord, Processed, SessionOutcome, StratOutcome, TokOutcome,
@@ -35,7 +35,7 @@ pub fn run_corpora(
 ) -> Result<Report, HarnessError> {
     cfg.validate()?;
     let bytes = Arc::new(AtomicU64::new(0));
-    let entries = corpus_entries(corpora, &bytes);
+    let entries = corpus_entries(corpora, &bytes, None);
     let names = corpora.iter().map(|p| corpus_name(p)).collect();
     run_entries(cfg, names, entries, hooks, Some(&bytes))
 }

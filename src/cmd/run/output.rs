@@ -2,7 +2,7 @@
 //! terminal), the report directory, the prompt dumps, the progress bar, and the notes
 //! and errors about them.
 
-use super::{Args, Format};
+use super::{Args, ColumnList, Format};
 use anyhow::{Context, Result, bail};
 use recap_harness::output::OutputDir;
 use recap_harness::report::{self, Columns, Report};
@@ -10,7 +10,7 @@ use std::io::{BufWriter, IsTerminal, Write};
 use std::path::{Path, PathBuf};
 
 /// A file name for a strategy's prompt dump: the spec with unsafe characters replaced.
-pub(super) fn dump_file_name(spec: &str, taken: &mut Vec<String>) -> String {
+pub(crate) fn dump_file_name(spec: &str, taken: &mut Vec<String>) -> String {
     let base: String = spec
         .chars()
         .map(|c| {
@@ -43,14 +43,14 @@ fn terminal_width() -> Option<usize> {
 
 /// The table's columns: `--columns`, else those that fit the terminal (or
 /// [`report::DEFAULT_WIDTH`] without one).
-pub(super) fn table_columns(args: &Args) -> Columns {
-    match &args.columns {
+pub(crate) fn table_columns(columns: Option<&ColumnList>) -> Columns {
+    match columns {
         Some(list) => Columns::Only(list.0.clone()),
         None => Columns::Fit(terminal_width().unwrap_or(report::DEFAULT_WIDTH)),
     }
 }
 
-pub(super) fn progress_bar(total_bytes: u64) -> Option<indicatif::ProgressBar> {
+pub(crate) fn progress_bar(total_bytes: u64) -> Option<indicatif::ProgressBar> {
     if !std::io::stderr().is_terminal() {
         return None;
     }
@@ -83,7 +83,7 @@ pub(super) fn check_readable(corpora: &[PathBuf]) -> Result<()> {
 }
 
 /// Why a run that replayed no session at all has nothing to report.
-pub(super) fn no_sessions(report: &Report) -> anyhow::Error {
+pub(crate) fn no_sessions(report: &Report) -> anyhow::Error {
     if report.rejected.is_empty() {
         let names: Vec<&str> = report
             .settings
@@ -136,7 +136,7 @@ fn large_report_bytes() -> u64 {
         .unwrap_or(LARGE_REPORT_BYTES)
 }
 
-pub(super) fn note_large_report(what: &str, bytes: u64, report: &Report) {
+pub(crate) fn note_large_report(what: &str, bytes: u64, report: &Report) {
     if bytes < large_report_bytes() {
         return;
     }
@@ -171,7 +171,7 @@ impl<W: Write> Write for Counting<W> {
 /// Prints the report on stdout; returns the bytes written. A reader that stops early
 /// (`| head`) ends the printing, not the run: its problems still reach stderr and the
 /// exit code.
-pub(super) fn print_report(report: &Report, format: Format, columns: &Columns) -> Result<u64> {
+pub(crate) fn print_report(report: &Report, format: Format, columns: &Columns) -> Result<u64> {
     // Buffered: stdout is line-buffered, and a JSON report has a line per field.
     let mut out = Counting {
         inner: BufWriter::new(std::io::stdout().lock()),
