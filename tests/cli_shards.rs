@@ -279,6 +279,26 @@ fn bench_data_in_three_shard_processes_merges_into_the_whole_runs_report() {
         };
         assert_eq!(view(&m.stdout), view(&w), "{format}");
     }
+    // The table's columns are chosen as in `recap run --columns`.
+    let m = recap(
+        dir,
+        &[
+            "merge",
+            &parts[0],
+            &parts[1],
+            &parts[2],
+            "--columns",
+            "strategy,tokens,savings",
+        ],
+    );
+    assert_eq!(m.code, 0, "{}", m.stderr);
+    let headers: Vec<Vec<&str>> = m
+        .stdout
+        .lines()
+        .filter(|l| l.starts_with("strategy "))
+        .map(|l| l.split_whitespace().collect())
+        .collect();
+    assert_eq!(headers, vec![vec!["strategy", "tokens", "savings"]; 2]);
 }
 
 /// A small corpus: sessions of both forms, a repeated id and a broken line.

@@ -463,7 +463,10 @@ fn field_paths_name_the_turn_they_are_in() {
 
 /// (line, session id or rejected field) of what a reader keeping only the lines `keep`
 /// takes reads of `text`, and the lines `keep` was asked about.
-fn read_only(text: &str, keep: fn(usize) -> bool) -> (Vec<(usize, String)>, Vec<usize>) {
+fn read_only(
+    text: &str,
+    keep: impl Fn(usize) -> bool + Send + 'static,
+) -> (Vec<(usize, String)>, Vec<usize>) {
     let asked = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
     let seen = std::sync::Arc::clone(&asked);
     let entries = recap_core::CorpusReader::new(Path::new("corpus.jsonl"), text.as_bytes())
@@ -531,7 +534,7 @@ fn a_session_spread_over_lines_is_read_whole_or_skipped_whole_by_each_shard() {
     for modulus in [2, 3, 5] {
         let mut union: Vec<(usize, String)> = Vec::new();
         for shard in 0..modulus {
-            let (part, asked) = read_only_mod(&text, modulus, shard);
+            let (part, asked) = read_only(&text, move |line| line % modulus == shard);
             assert!(
                 asked.iter().all(|&n| n <= 2 || n > lines + 1),
                 "a spread session's later lines are offered to no filter: {asked:?}"
@@ -541,22 +544,4 @@ fn a_session_spread_over_lines_is_read_whole_or_skipped_whole_by_each_shard() {
         union.sort();
         assert_eq!(union, all, "{modulus} shards");
     }
-}
-
-/// `read_only` with the filter keeping the lines `line % modulus == shard`.
-fn read_only_mod(text: &str, modulus: usize, shard: usize) -> (Vec<(usize, String)>, Vec<usize>) {
-    let asked = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
-    let seen = std::sync::Arc::clone(&asked);
-    let entries = recap_core::CorpusReader::new(Path::new("corpus.jsonl"), text.as_bytes())
-        .only_lines(move |line, _| {
-            seen.lock().unwrap().push(line);
-            line % modulus == shard
-        })
-        .map(|e| match e.session {
-            Ok(s) => (e.line, s.id),
-            Err(r) => (e.line, format!("{}: {}", r.field, r.message)),
-        })
-        .collect();
-    let asked = asked.lock().unwrap().clone();
-    (entries, asked)
 }
