@@ -64,7 +64,7 @@ fn nothing_readable_is_exit_2_naming_each_file() {
         "{stdout}"
     );
     assert!(
-        stderr.contains("nothing to validate: the file could be read"),
+        stderr.contains("nothing to validate: the file could not be read (see above)"),
         "{stderr}"
     );
     // A directory is no corpus either.

@@ -75,13 +75,11 @@ pub fn run(args: Args) -> Result<ExitCode> {
         plural(ok, "session", "sessions")
     )?;
     if unreadable == args.corpora.len() as u64 {
-        bail!(
-            "nothing to validate: {} could be read (see above)",
-            match unreadable {
-                1 => "the file".to_string(),
-                n => format!("none of the {n} files"),
-            }
-        );
+        let what = match unreadable {
+            1 => "the file could not be read".to_string(),
+            n => format!("none of the {n} files could be read"),
+        };
+        bail!("nothing to validate: {what} (see above)");
     }
     if ok + rejected == 0 {
         bail!(
