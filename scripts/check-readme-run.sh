@@ -40,19 +40,21 @@ awk -v h="$heading" '
 ' README.md > "$tmp/readme.txt"
 [[ -s "$tmp/readme.txt" ]] || { echo "error: no fenced block after '$heading' in README.md" >&2; exit 2; }
 
-# Cuts the table's lines (up to its first blank line) where the render-time columns
-# start: the columns are aligned, so the end of the column before "render p50" in the
-# header is the same in every row.
+# Cuts each table's lines (from its header to the first blank line) where the
+# render-time columns start: the columns are aligned, so the end of the column before
+# "render p50" in the header is the same in every row. Lines outside the tables (the
+# headings and notes) are compared whole; a table without render columns (a narrow
+# one) is compared whole too.
 without_render_times() {
     awk '
-        NR == 1 {
+        index($0, "render p50") > 0 {
             at = index($0, "render p50")
-            if (at == 0) { print "no render p50 column in the table header" > "/dev/stderr"; exit 2 }
             cut = at - 1
             while (cut > 0 && substr($0, cut, 1) == " ") cut--
+            in_table = 1
         }
-        !table_done && $0 == "" { table_done = 1 }
-        { print (table_done ? $0 : substr($0, 1, cut)) }
+        in_table && $0 == "" { in_table = 0 }
+        { print (in_table ? substr($0, 1, cut) : $0) }
     ' "$1"
 }
 

@@ -33,8 +33,10 @@ enum Command {
     Inspect(cmd::inspect::Args),
     /// Validate corpora: one line per rejected session, then a count.
     Validate(cmd::validate::Args),
-    /// Print the prompt a strategy renders for one call of a recorded session.
+    /// Print the prompt strategies render for one call of a recorded session, with its tokens.
     Render(cmd::render::Args),
+    /// List the sessions of corpora: id, form, turns and recorded usage.
+    Sessions(cmd::sessions::Args),
     /// List every registered strategy with its options and defaults.
     Strategies(cmd::strategies::Args),
     /// Run golden cases: print each failure, then `N passed, M failed, K skipped`.
@@ -75,6 +77,7 @@ fn main() -> ExitCode {
         Command::Inspect(args) => cmd::inspect::run(args),
         Command::Validate(args) => cmd::validate::run(args),
         Command::Render(args) => cmd::render::run(args),
+        Command::Sessions(args) => cmd::sessions::run(args),
         Command::Strategies(args) => cmd::strategies::run(args),
         Command::Conformance(args) => cmd::conformance::run(args),
         Command::Plugins(args) => cmd::plugins::run(args),

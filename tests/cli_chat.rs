@@ -45,7 +45,7 @@ fn rows_follow_the_command_line_order_of_strategies_and_sweeps() {
     let names: Vec<&str> = out
         .stdout
         .lines()
-        .skip(2)
+        .skip(3)
         .take_while(|l| !l.is_empty())
         .map(|l| l.split_whitespace().next().unwrap_or(""))
         .collect();
@@ -62,7 +62,7 @@ fn rows_follow_the_command_line_order_of_strategies_and_sweeps() {
 }
 
 #[test]
-fn strategies_of_another_form_are_not_applicable_never_zero() {
+fn strategies_of_another_form_have_no_row_in_its_group_never_zero() {
     let (chat, ptc) = (chat(), ptc());
     let out = recap(&[
         "run",
@@ -77,46 +77,52 @@ fn strategies_of_another_form_are_not_applicable_never_zero() {
     ]);
     assert_eq!(out.code, 0, "{}", out.stderr);
     let report: serde_json::Value = serde_json::from_str(&out.stdout).expect("JSON report");
-    let run = |name: &str| {
+    let run = |name: &str, form: &str| {
         report["runs"]
             .as_array()
             .unwrap()
             .iter()
-            .find(|r| r["strategy"] == name)
-            .unwrap_or_else(|| panic!("no run {name}"))
-            .clone()
+            .find(|r| r["strategy"] == name && r["form"] == form)
+            .cloned()
     };
-    let (full, suc, masking) = (
-        run("full-history"),
-        run("single-user-coalesced"),
-        run("observation-masking"),
-    );
-    // full-history renders both forms.
-    assert_eq!(full["not_applicable"], 0);
-    let total = full["sessions"].as_u64().unwrap();
-    for r in [&suc, &masking] {
-        let (n, na) = (
-            r["sessions"].as_u64().unwrap(),
-            r["not_applicable"].as_u64().unwrap(),
-        );
-        assert!(n > 0 && na > 0, "{r}");
-        assert_eq!(n + na, total);
+    let groups = report["groups"].as_array().unwrap();
+    let sessions = |form: &str| {
+        groups.iter().find(|g| g["form"] == form).unwrap()["sessions"]
+            .as_u64()
+            .unwrap()
+    };
+    // full-history renders both forms: a row in each, over that form's sessions.
+    for form in ["ptc", "chat"] {
+        let full = run("full-history", form).expect("a baseline per form");
+        assert_eq!(full["sessions"], sessions(form));
+        assert_eq!(full["savings_vs_full_history"], 0.0);
     }
+    // Each other strategy has a row for its own form only, over all of its sessions.
+    let suc = run("single-user-coalesced", "ptc").expect("a PTC-Lisp row");
+    let masking = run("observation-masking", "chat").expect("a chat row");
+    assert_eq!(suc["sessions"], sessions("ptc"));
+    assert_eq!(masking["sessions"], sessions("chat"));
+    assert!(run("single-user-coalesced", "chat").is_none());
+    assert!(run("observation-masking", "ptc").is_none());
     assert_eq!(suc["forms"], serde_json::json!(["ptc"]));
     assert_eq!(masking["forms"], serde_json::json!(["chat"]));
+    let left_out = |form: &str| {
+        groups.iter().find(|g| g["form"] == form).unwrap()["not_replayed"][0]["strategy"].clone()
+    };
+    assert_eq!(left_out("chat"), "single-user-coalesced");
+    assert_eq!(left_out("ptc"), "observation-masking");
 
-    // Only chat sessions: a PTC-only strategy has no figures, and says why.
+    // Only chat sessions: a PTC-only strategy has no row at all, and a note says why.
     let out = recap(&["run", &chat, "--strategy", "ptc-runner"]);
     assert_eq!(out.code, 0, "{}", out.stderr);
-    let row = out
-        .stdout
-        .lines()
-        .find(|l| l.starts_with("ptc-runner"))
-        .expect("a ptc-runner row");
-    assert!(row.contains("n/a"), "{row}");
+    assert!(
+        !out.stdout.lines().any(|l| l.starts_with("ptc-runner")),
+        "{}",
+        out.stdout
+    );
     assert!(
         out.stdout
-            .contains("n/a: ptc-runner renders ptc sessions only; 13 sessions of another form not replayed (no figures)"),
+            .contains("no row for ptc-runner (it renders PTC-Lisp sessions only)"),
         "{}",
         out.stdout
     );
@@ -129,7 +135,7 @@ fn render_json_is_the_openai_chat_completions_shape() {
         &chat,
         "parallel-research",
         "full-history",
-        &["--turns", "2", "--format", "json"],
+        &["--turn", "3", "--format", "json"],
     ));
     assert_eq!(out.code, 0, "{}", out.stderr);
     let messages: Vec<serde_json::Value> = serde_json::from_str(&out.stdout).expect("array");
@@ -206,15 +212,15 @@ fn validate_names_the_field_of_every_chat_form_mistake() {
         ),
         (
             r#"{"id":"b","mission":"m","turns":[{"number":1,"assistant":{"content":"x","tool_calls":[]},"program":"(x)"}]}"#,
-            "turns[0].program: a PTC-Lisp field in a chat-form turn",
+            "turns[0].program (turn 1): a PTC-Lisp field in a chat-form turn",
         ),
         (
             r#"{"id":"c","mission":"m","turns":[{"number":1,"assistant":{"content":null,"tool_calls":[{"id":"c1","name":"f","arguments":"{}"}]},"observations":[{"role":"tool","tool_call_id":"c9","content":"r"}]}]}"#,
-            "turns[0].observations[0].tool_call_id: \"c9\" answers no tool call of this turn",
+            "turns[0].observations[0].tool_call_id (turn 1): \"c9\" answers no tool call of this turn's `assistant` (its calls: \"c1\")",
         ),
         (
             r#"{"id":"d","mission":"m","turns":[{"number":1,"assistant":{"content":"x"}},{"number":2,"program":"(x)","success":true}]}"#,
-            "turns[1]: this turn is in the PTC-Lisp form",
+            "turns[1] (turn 2): this turn is in the PTC-Lisp form",
         ),
     ];
     for (i, (line, expected)) in cases.iter().enumerate() {
@@ -258,7 +264,7 @@ fn malformed_arguments_are_kept_and_counted_not_rejected() {
         &file,
         "a",
         "full-history",
-        &["--turns", "1", "--format", "json"],
+        &["--turn", "2", "--format", "json"],
     ));
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert!(

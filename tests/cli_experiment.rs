@@ -21,7 +21,7 @@ fn bench(name: &str) -> String {
     root().join("bench-data").join(name).display().to_string()
 }
 
-/// A directory with `bench-data/handwritten.jsonl`, as the `recap init` template expects.
+/// A directory with `bench-data/handwritten.jsonl`, for experiment files that name it.
 fn workspace() -> tempfile::TempDir {
     let tmp = tempfile::tempdir().unwrap();
     std::fs::create_dir(tmp.path().join("bench-data")).unwrap();
@@ -37,63 +37,121 @@ fn json_file(path: &Path) -> Value {
     serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
 }
 
-fn strategies(report: &Value) -> Vec<String> {
+/// The strategies of the report's rows of one form, in order.
+fn strategies_of(report: &Value, form: &str) -> Vec<String> {
     report["runs"]
         .as_array()
         .unwrap()
         .iter()
+        .filter(|r| r["form"] == form)
         .map(|r| r["strategy"].as_str().unwrap().to_string())
         .collect()
 }
 
+fn strategies(report: &Value) -> Vec<String> {
+    strategies_of(report, "ptc")
+}
+
 #[test]
-fn init_writes_an_example_that_runs_as_written() {
-    let tmp = workspace();
+fn init_writes_an_example_that_runs_where_it_is_written_and_keeps_every_run() {
+    // Anywhere: an empty directory outside the repository.
+    let tmp = tempfile::tempdir().unwrap();
     let out = recap(tmp.path(), &["init"]);
     assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        out.stderr
+            .contains("sessions/example.jsonl (6 example sessions)"),
+        "{}",
+        out.stderr
+    );
     let file = tmp.path().join("experiment.toml");
     let text = std::fs::read_to_string(&file).unwrap();
     assert!(text.contains("compress_history"), "{text}");
-    // Never overwritten by accident.
+    // Never overwritten by accident; the example corpus is kept as the user left it.
+    std::fs::write(tmp.path().join("sessions/mine.jsonl"), "").unwrap();
     let again = recap(tmp.path(), &["init"]);
     assert_eq!(again.code, 2);
     assert!(again.stderr.contains("--force"), "{}", again.stderr);
     assert_eq!(recap(tmp.path(), &["init", "-"]).stdout, text);
+    std::fs::remove_file(tmp.path().join("sessions/mine.jsonl")).unwrap();
 
-    let run = recap(
-        tmp.path(),
-        &[
-            "run",
-            "--config",
-            "experiment.toml",
-            "--jobs",
-            "2",
-            "--format",
-            "json",
-        ],
-    );
+    let args = [
+        "run",
+        "--config",
+        "experiment.toml",
+        "--jobs",
+        "2",
+        "--format",
+        "json",
+    ];
+    let run = recap(tmp.path(), &args);
     assert_eq!(run.code, 0, "{}", run.stderr);
     let report = run.json();
     assert_eq!(
-        strategies(&report),
+        strategies_of(&report, "ptc"),
         [
             "full-history",
             "single-user-coalesced",
             "single-user-coalesced:println_limit=5,tool_call_limit=10",
             "rolling-window:window=4",
-            "observation-masking",
             "rolling-window:window=1",
             "rolling-window:window=2",
             "rolling-window:window=3",
         ],
         "compress_history first (false, true, limits), then strategies, then the sweep"
     );
+    assert_eq!(
+        strategies_of(&report, "chat"),
+        [
+            "full-history",
+            "rolling-window:window=4",
+            "observation-masking",
+            "rolling-window:window=1",
+            "rolling-window:window=2",
+            "rolling-window:window=3",
+        ]
+    );
     assert_eq!(report["provenance"]["config"]["content"], text.as_str());
-    // `out` is relative to the file.
-    let dir = tmp.path().join("results/experiment");
+    // `out` is relative to the file; each run gets its own directory, and a second
+    // run keeps the first.
+    let first = tmp.path().join("results/run-0001");
     for f in ["report.json", "report.html", "sessions.csv", "calls.csv"] {
-        assert!(dir.join(f).is_file(), "{f} missing");
+        assert!(first.join(f).is_file(), "{f} missing");
     }
+    assert!(run.stderr.contains("run-0001"), "{}", run.stderr);
+    let before = std::fs::read(first.join("report.json")).unwrap();
+    let second = recap(tmp.path(), &args);
+    assert_eq!(second.code, 0, "{}", second.stderr);
+    assert!(tmp.path().join("results/run-0002/report.json").is_file());
+    assert_eq!(std::fs::read(first.join("report.json")).unwrap(), before);
+    // --force has nothing to replace there, and says so rather than being ignored.
+    let forced = recap(
+        tmp.path(),
+        &["run", "--config", "experiment.toml", "--force"],
+    );
+    assert_eq!(forced.code, 2);
+    assert!(
+        forced.stderr.contains("nothing to replace"),
+        "{}",
+        forced.stderr
+    );
+    assert!(!tmp.path().join("results/run-0003").exists());
+}
+
+#[test]
+fn an_experiment_whose_corpora_are_not_there_says_so_before_running() {
+    let tmp = tempfile::tempdir().unwrap();
+    let text = recap(tmp.path(), &["init", "-"]).stdout;
+    std::fs::write(tmp.path().join("experiment.toml"), text).unwrap();
+    let run = recap(tmp.path(), &["run", "--config", "experiment.toml"]);
+    assert_eq!(run.code, 2);
+    assert!(
+        run.stderr
+            .contains("\"sessions/*.jsonl\" matches no corpus file"),
+        "{}",
+        run.stderr
+    );
+    assert!(!tmp.path().join("results").exists());
 }
 
 #[test]
@@ -153,14 +211,14 @@ fn flags_override_the_file() {
     let from_file = recap(tmp.path(), &["run", "--config", "exp.toml"]);
     assert_eq!(from_file.code, 0, "{}", from_file.stderr);
     assert!(
-        from_file.stdout.starts_with("strategy,tokenizer,"),
+        from_file.stdout.starts_with("form,strategy,tokenizer,"),
         "{}",
         from_file.stdout
     );
     assert!(
         from_file
             .stdout
-            .contains("rolling-window:window=2,cl100k_base")
+            .contains("ptc,rolling-window:window=2,cl100k_base")
     );
     let overridden = recap(
         tmp.path(),
@@ -391,13 +449,21 @@ fn diff_compares_per_strategy_and_metric_and_fails_on_conditions() {
     );
     assert_eq!(same.code, 0, "{}\n{}", same.stdout, same.stderr);
     let header = same.stdout.lines().next().unwrap();
-    for h in ["strategy", "tokenizer", "metric", "old", "new", "change"] {
+    for h in [
+        "form",
+        "strategy",
+        "tokenizer",
+        "metric",
+        "old",
+        "new",
+        "change",
+    ] {
         assert!(header.contains(h), "{header}");
     }
     assert!(
         same.stdout
             .lines()
-            .any(|l| l.starts_with("rolling-window:window=2")
+            .any(|l| l.starts_with("ptc   rolling-window:window=2")
                 && l.contains("savings")
                 && l.contains("+0.0 pts")),
         "{}",
@@ -631,8 +697,11 @@ fn sessions_and_calls_tables_add_up_to_the_report() {
     }
     for run in report["runs"].as_array().unwrap() {
         let name = run["strategy"].as_str().unwrap();
-        let rows: Vec<&BTreeMap<String, String>> =
-            calls.iter().filter(|r| r["strategy"] == name).collect();
+        let form = run["form"].as_str().unwrap();
+        let rows: Vec<&BTreeMap<String, String>> = calls
+            .iter()
+            .filter(|r| r["strategy"] == name && r["form"] == form)
+            .collect();
         let total: u64 = rows
             .iter()
             .map(|r| r["prompt_tokens"].parse::<u64>().unwrap())
@@ -641,6 +710,7 @@ fn sessions_and_calls_tables_add_up_to_the_report() {
             .iter()
             .map(|r| r["cached_tokens"].parse::<u64>().unwrap())
             .sum();
+        let name = format!("{form} {name}");
         assert_eq!(rows.len() as u64, run["calls"].as_u64().unwrap(), "{name}");
         assert_eq!(
             total,
@@ -718,8 +788,14 @@ fn the_html_report_is_one_self_contained_document_with_every_part() {
     );
     let first = doc.select(&sel("#summary tbody tr td")).next().unwrap();
     assert_eq!(first.text().collect::<String>(), "full-history*");
-    // Two charts per tokenizer, inline.
-    assert_eq!(doc.select(&sel("#charts figure > svg")).count(), 2);
+    // A table per form, each starting with its baseline.
+    for form in ["ptc", "chat"] {
+        let table = format!("#summary table[data-form={form}] tbody tr");
+        let rows = runs.iter().filter(|r| r["form"] == form).count();
+        assert_eq!(doc.select(&sel(&table)).count(), rows, "{form}");
+    }
+    // Two charts per form and tokenizer, inline.
+    assert_eq!(doc.select(&sel("#charts figure > svg")).count(), 4);
     let sessions: u64 = report["settings"]["corpora"]
         .as_array()
         .unwrap()
@@ -850,10 +926,10 @@ fn the_html_report_renders_in_headless_chromium() {
     if !Path::new(CHROMIUM).exists() {
         assert!(
             !recap_gen::shared::required(),
-            "{CHROMIUM} is missing; CI=true requires it (.ci/run installs Debian's `chromium`)"
+            "{CHROMIUM} is missing; RECAP_REQUIRE_SHARED=1 requires it (.ci/run installs Debian's `chromium`)"
         );
         recap_gen::shared::skipped(&format!(
-            "HTML report in a browser: {CHROMIUM} is missing (apt-get install chromium; CI=true makes this a failure)"
+            "HTML report in a browser: {CHROMIUM} is missing (apt-get install chromium; RECAP_REQUIRE_SHARED=1 makes this a failure)"
         ));
         return;
     }

@@ -317,7 +317,7 @@ fn the_same_file_twice_exits_2_and_gzip_corpora_validate() {
     let validate = recap!(&["validate", s(&gz)]);
     assert_eq!(validate.code, 0, "{}", validate.stdout);
     assert!(
-        validate.stdout.contains("1 sessions ok"),
+        validate.stdout.contains("1 session ok"),
         "{}",
         validate.stdout
     );

@@ -235,8 +235,8 @@ fn render_sends_chat_sessions_to_plugins_that_declare_the_chat_form() {
             text(&corpus),
             "--session",
             "parallel-research",
-            "--turns",
-            "3",
+            "--turn",
+            "4",
             "--strategy",
             spec,
             "--plugin",
@@ -359,4 +359,41 @@ fn keep_going_runs_without_a_plugin_that_fails_to_load_and_says_so() {
         .filter_map(|r| r["strategy"].as_str())
         .collect();
     assert_eq!(rows, ["full-history", "aggressive"], "{json}");
+}
+
+#[test]
+fn a_plugin_loaded_but_not_run_is_a_warning_naming_it_and_its_strategy() {
+    let aggressive = sample("recap_aggressive");
+    let corpus = handwritten();
+    let run = |strategy: &str| {
+        recap!(&[
+            "run",
+            text(&corpus),
+            "--plugin",
+            text(&aggressive),
+            "--strategy",
+            strategy,
+        ])
+    };
+    let left_out = run("full-history");
+    assert_eq!(
+        left_out.code, 0,
+        "a warning, not a failure: {}",
+        left_out.stderr
+    );
+    let warning = format!(
+        "warning: plugin {} was loaded, but none of its strategies runs: it provides aggressive",
+        aggressive.display()
+    );
+    assert!(left_out.stderr.contains(&warning), "{}", left_out.stderr);
+    assert!(
+        left_out
+            .stderr
+            .contains("add `--strategy aggressive` to run it"),
+        "{}",
+        left_out.stderr
+    );
+    let used = run("aggressive:turns=2");
+    assert_eq!(used.code, 0, "{}", used.stderr);
+    assert!(!used.stderr.contains("warning"), "{}", used.stderr);
 }

@@ -26,7 +26,8 @@ fn no_arguments_runs_every_builtin_over_bench_data() {
     let stdout = out.stdout;
     assert_eq!(out.code, 0, "{}\n{}", stdout, out.stderr);
     let lines: Vec<&str> = stdout.lines().collect();
-    assert!(lines[0].starts_with("strategy ") && lines[0].contains("savings"));
+    assert_eq!(lines[0], "PTC-Lisp sessions: 37 (o200k_base)");
+    assert!(lines[1].starts_with("strategy ") && lines[1].contains("savings"));
     for name in recap_builtins::SPEC_BUILTINS {
         assert!(
             lines.iter().any(|l| l.starts_with(name)),
@@ -45,8 +46,173 @@ fn missing_bench_data_is_a_clear_error() {
     assert_eq!(out.code, 2);
     let err = out.stderr;
     assert!(
-        err.contains("bench-data") && err.contains("repository root"),
+        err.contains("no bench-data/ here") && err.contains("recap init"),
         "{err}"
+    );
+}
+
+/// The rows of each form's block of the table: (heading, strategy names).
+fn blocks(table: &str) -> Vec<(String, Vec<String>)> {
+    let mut out: Vec<(String, Vec<String>)> = Vec::new();
+    let mut lines = table.lines().peekable();
+    while let Some(line) = lines.next() {
+        if !line.ends_with(')') || !line.contains(" sessions: ") {
+            continue;
+        }
+        lines.next(); // the header
+        lines.next(); // the rule
+        let mut names = Vec::new();
+        while let Some(row) = lines.next_if(|l| !l.is_empty()) {
+            names.push(
+                row.split_whitespace()
+                    .next()
+                    .unwrap_or_default()
+                    .to_string(),
+            );
+        }
+        out.push((line.to_string(), names));
+    }
+    out
+}
+
+#[test]
+fn a_mixed_corpus_gets_a_table_per_form_each_against_its_own_baseline() {
+    let out = recap(&root(), &["run", "--jobs", "2", "--format", "json"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let json: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    let groups: Vec<(String, u64)> = json["groups"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| {
+            (
+                g["form"].as_str().unwrap().to_string(),
+                g["sessions"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(groups, [("ptc".to_string(), 37), ("chat".to_string(), 43)]);
+    for run in json["runs"].as_array().unwrap() {
+        let (form, name) = (
+            run["form"].as_str().unwrap(),
+            run["strategy"].as_str().unwrap(),
+        );
+        let sessions = if form == "ptc" { 37 } else { 43 };
+        // Every row but `recorded` (its scope) covers every session of its form, so
+        // tokens and retention compare down the column.
+        if name != "recorded" {
+            assert_eq!(run["sessions"], sessions, "{form} {name}");
+            assert_eq!(run["not_applicable"], 0, "{form} {name}");
+        }
+        if name == "full-history" {
+            assert_eq!(run["savings_vs_full_history"], 0.0);
+        }
+    }
+
+    let table = recap(&root(), &["run", "--jobs", "2"]).stdout;
+    let blocks = blocks(&table);
+    assert_eq!(blocks.len(), 2, "{table}");
+    assert_eq!(blocks[0].0, "PTC-Lisp sessions: 37 (o200k_base)");
+    assert_eq!(blocks[1].0, "chat sessions: 43 (o200k_base)");
+    let (ptc, chat) = (&blocks[0].1, &blocks[1].1);
+    assert_eq!(ptc[0], "full-history");
+    assert_eq!(chat[0], "full-history");
+    for only_ptc in [
+        "single-user-coalesced",
+        "per-turn-summary",
+        "ptc-runner",
+        "ptc-trim",
+    ] {
+        assert!(ptc.iter().any(|n| n == only_ptc), "{only_ptc}: {table}");
+        assert!(
+            !chat.iter().any(|n| n == only_ptc),
+            "{only_ptc} in chat: {table}"
+        );
+    }
+    for only_chat in ["observation-masking", "tool-result-clearing", "recorded"] {
+        assert!(chat.iter().any(|n| n == only_chat), "{only_chat}: {table}");
+        assert!(
+            !ptc.iter().any(|n| n == only_chat),
+            "{only_chat} in ptc: {table}"
+        );
+    }
+    // One note per form says which strategies have no row there, and why.
+    assert!(
+        table.contains("no row for single-user-coalesced, per-turn-summary, ptc-runner, ptc-trim (they render PTC-Lisp sessions only)"),
+        "{table}"
+    );
+    assert!(
+        table.contains("n/a: recorded replays chat sessions whose log records"),
+        "{table}"
+    );
+    // No cell says n/a any more: a row exists only where the strategy has figures.
+    assert!(
+        !table
+            .lines()
+            .filter(|l| !l.starts_with("strategy "))
+            .any(|l| l.split_whitespace().any(|c| c == "n/a")),
+        "{table}"
+    );
+    // It fits 120 characters when there is no terminal, and says what it left out.
+    // The rule under each header is as wide as the table.
+    let rules: Vec<usize> = table
+        .lines()
+        .filter(|l| l.starts_with("---"))
+        .map(|l| l.chars().count())
+        .collect();
+    assert_eq!(rules.len(), 2);
+    assert!(rules.iter().all(|w| *w <= 120), "{rules:?}\n{table}");
+    assert!(
+        table.contains("columns left out to fit 120 characters: render p95"),
+        "{table}"
+    );
+}
+
+#[test]
+fn columns_are_chosen_by_name_or_all() {
+    let c = handwritten();
+    let chosen = recap(
+        &root(),
+        &[
+            "run",
+            c.as_str(),
+            "--strategy",
+            "ptc-trim",
+            "--columns",
+            "tokens,retention",
+        ],
+    );
+    assert_eq!(chosen.code, 0, "{}", chosen.stderr);
+    let header = chosen.stdout.lines().nth(1).unwrap().to_string();
+    assert_eq!(
+        header.split_whitespace().collect::<Vec<_>>(),
+        ["strategy", "tokens", "retention"]
+    );
+    let all = recap(
+        &root(),
+        &[
+            "run",
+            c.as_str(),
+            "--strategy",
+            "ptc-trim",
+            "--columns",
+            "all",
+        ],
+    );
+    let header = all.stdout.lines().nth(1).unwrap().to_string();
+    for h in ["tokenizer", "peak", "eff. cost", "render p95"] {
+        assert!(header.contains(h), "{header}");
+    }
+    assert!(!all.stdout.contains("columns left out"), "{}", all.stdout);
+    let typo = recap(
+        &root(),
+        &["run", c.as_str(), "--columns", "tokens,retension"],
+    );
+    assert_eq!(typo.code, 2);
+    assert!(
+        typo.stderr.contains("did you mean `retention`?"),
+        "{}",
+        typo.stderr
     );
 }
 
@@ -89,14 +255,14 @@ fn out_dir_gets_every_format_and_is_never_silently_overwritten() {
         "report.csv",
         "report.md",
         "report.txt",
-        "tokens_per_call_o200k_base.svg",
-        "retention_vs_tokens_cl100k_base.svg",
+        "tokens_per_call_ptc_o200k_base.svg",
+        "retention_vs_tokens_ptc_cl100k_base.svg",
         "prompts/single-user-coalesced.jsonl",
         "prompts/rolling-window_window=2.jsonl",
     ] {
         assert!(dir.join(f).is_file(), "{f} missing");
     }
-    let svg = std::fs::read_to_string(dir.join("retention_vs_tokens_o200k_base.svg")).unwrap();
+    let svg = std::fs::read_to_string(dir.join("retention_vs_tokens_ptc_o200k_base.svg")).unwrap();
     assert!(svg.starts_with("<svg") && svg.contains("single-user-coalesced"));
     assert!(svg.contains("Pareto front"));
     let on_disk: serde_json::Value =
@@ -126,7 +292,7 @@ fn out_dir_gets_every_format_and_is_never_silently_overwritten() {
     );
     assert_eq!(forced.code, 0, "{}", forced.stderr);
     assert!(!dir.join("prompts").exists());
-    assert!(!dir.join("tokens_per_call_cl100k_base.svg").exists());
+    assert!(!dir.join("tokens_per_call_ptc_cl100k_base.svg").exists());
     // No staging directories left beside it.
     let left: Vec<_> = std::fs::read_dir(tmp.path()).unwrap().collect();
     assert_eq!(left.len(), 1);
@@ -137,8 +303,12 @@ fn bad_arguments_are_clear_errors() {
     let c = handwritten();
     // A missing corpus file stops the run too
     // (`a_missing_corpus_stops_the_run_on_stderr_in_every_format`).
-    let cases: [(&[&str], &str); 4] = [
+    let cases: [(&[&str], &str); 5] = [
         (&["run", &c, "--strategy", "nope"], "unknown strategy"),
+        (
+            &["run", &c, "--strategy", "rolling-windw:window=2"],
+            "unknown strategy \"rolling-windw\"; did you mean `rolling-window`?",
+        ),
         (
             &["run", &c, "--sweep", "rolling-window:window=3"],
             "no option has a range",
@@ -331,7 +501,7 @@ fn rejections_are_summarised_once_per_kind_on_stderr_in_every_format() {
         let expected = [
             "300 corpus lines rejected, not replayed:".to_string(),
             format!(
-                "  300 × json: malformed JSON (first: {c}:2: malformed JSON: EOF while parsing"
+                "  300 × json: malformed JSON (first: {c}:2: malformed JSON: the line ends before its JSON value does (EOF while parsing"
             ),
         ];
         for line in &expected {

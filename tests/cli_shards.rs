@@ -220,6 +220,35 @@ fn bench_data_in_three_shard_processes_merges_into_the_whole_runs_report() {
         serde_json::from_str(&std::fs::read_to_string(dir.join("merged/report.json")).unwrap())
             .unwrap();
     assert_eq!(printed["runs"], written["runs"]);
+    // Rows per session form hold in the merged report: a group per form, each with its
+    // own full-history baseline, as in the whole run's.
+    let whole_json: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("whole/report.json")).unwrap())
+            .unwrap();
+    assert_eq!(written["groups"], whole_json["groups"]);
+    let groups: Vec<&str> = written["groups"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| g["form"].as_str().unwrap())
+        .collect();
+    assert_eq!(groups, ["ptc", "chat"]);
+    for form in groups {
+        let rows: Vec<&Value> = written["runs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|r| r["form"] == form)
+            .collect();
+        assert!(
+            rows.iter().any(|r| r["strategy"] == "full-history"),
+            "{form}: a baseline row"
+        );
+        assert!(
+            files(&dir.join("merged")).contains(&format!("tokens_per_call_{form}_o200k_base.svg")),
+            "{form}: its charts"
+        );
+    }
     let shards: Vec<&str> = printed["provenance"]["shards"]
         .as_array()
         .unwrap()
@@ -250,6 +279,26 @@ fn bench_data_in_three_shard_processes_merges_into_the_whole_runs_report() {
         };
         assert_eq!(view(&m.stdout), view(&w), "{format}");
     }
+    // The table's columns are chosen as in `recap run --columns`.
+    let m = recap(
+        dir,
+        &[
+            "merge",
+            &parts[0],
+            &parts[1],
+            &parts[2],
+            "--columns",
+            "strategy,tokens,savings",
+        ],
+    );
+    assert_eq!(m.code, 0, "{}", m.stderr);
+    let headers: Vec<Vec<&str>> = m
+        .stdout
+        .lines()
+        .filter(|l| l.starts_with("strategy "))
+        .map(|l| l.split_whitespace().collect())
+        .collect();
+    assert_eq!(headers, vec![vec!["strategy", "tokens", "savings"]; 2]);
 }
 
 /// A small corpus: sessions of both forms, a repeated id and a broken line.

@@ -28,10 +28,10 @@ fn reports_each_rejected_session_and_counts() {
         [
             format!("{p}:2: mission: required field is missing").as_str(),
             format!(
-                "{p}:3: turns[0].number: turn numbers must be consecutive from 1: expected 1, got 2"
+                "{p}:3: turns[0].number (turn 1): turn numbers must be consecutive from 1: expected 1, got 2"
             )
             .as_str(),
-            "1 sessions ok, 2 rejected",
+            "1 session ok, 2 rejected",
         ]
     );
 }
@@ -43,15 +43,36 @@ fn all_valid_exits_zero() {
     std::fs::write(&path, "{\"id\":\"a\",\"mission\":\"m\"}\n").expect("write corpus");
     let Run { code, stdout, .. } = recap!(&["validate", path.to_str().expect("utf-8")]);
     assert_eq!(code, 0);
-    assert_eq!(stdout, "1 sessions ok, 0 rejected\n");
+    assert_eq!(stdout, "1 session ok, 0 rejected\n");
 }
 
 #[test]
-fn missing_file_is_named() {
-    let Run { code, stdout, .. } = recap!(&["validate", "/nonexistent/corpus.jsonl"]);
-    assert_eq!(code, 1);
+fn nothing_readable_is_exit_2_naming_each_file() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let Run {
+        code,
+        stdout,
+        stderr,
+    } = recap!(&["validate", "/nonexistent/corpus.jsonl"]);
+    assert_eq!(code, 2, "{stdout}{stderr}");
     assert!(
         stdout.starts_with("/nonexistent/corpus.jsonl:0: file: cannot open"),
         "{stdout}"
+    );
+    assert!(
+        stdout.ends_with("0 sessions ok, 0 rejected, 1 file unreadable\n"),
+        "{stdout}"
+    );
+    assert!(
+        stderr.contains("nothing to validate: the file could not be read (see above)"),
+        "{stderr}"
+    );
+    // A directory is no corpus either.
+    let d = dir.path().to_str().expect("utf-8");
+    let Run { code, stderr, .. } = recap!(&["validate", d, "/nonexistent/b.jsonl"]);
+    assert_eq!(code, 2);
+    assert!(
+        stderr.contains("none of the 2 files could be read"),
+        "{stderr}"
     );
 }

@@ -40,7 +40,11 @@ fn rejects_between_good_lines(bad: &[u8], field: &str, expect: &str) {
     assert!(!r.stderr.contains("panicked"), "{}", r.stderr);
     let lines: Vec<&str> = r.stdout.lines().collect();
     assert_eq!(lines.len(), 2, "one rejection and the count: {}", r.stdout);
-    let prefix = format!("{}:2: {field}: ", path.display());
+    let prefix = format!(
+        "{}:2: {}: ",
+        path.display(),
+        recap_core::fields::describe_field(field)
+    );
     assert!(
         lines[0].starts_with(&prefix),
         "expected {prefix:?}…, got {:?}",
@@ -84,7 +88,7 @@ fn escaped_nul_is_ordinary_data() {
     let r = validate(&[&path]);
     assert_eq!(
         (r.code, r.stdout.as_str()),
-        (0, "1 sessions ok, 0 rejected\n")
+        (0, "1 session ok, 0 rejected\n")
     );
 }
 
@@ -279,7 +283,10 @@ fn unreadable_and_missing_files_are_reported_and_the_others_validated() {
     let a_directory = dir.path().join("sub");
     std::fs::create_dir(&a_directory).expect("mkdir");
     let r = validate(&[&missing, &a_directory, &good]);
-    assert_eq!(r.code, 1);
+    assert_eq!(
+        r.code, 1,
+        "the good file was read: a problem found, not a failure to run"
+    );
     let lines: Vec<&str> = r.stdout.lines().collect();
     assert_eq!(lines.len(), 3, "{}", r.stdout);
     assert!(
@@ -296,7 +303,7 @@ fn unreadable_and_missing_files_are_reported_and_the_others_validated() {
         ),
         "{lines:?}"
     );
-    assert_eq!(lines[2], "1 sessions ok, 2 rejected");
+    assert_eq!(lines[2], "1 session ok, 0 rejected, 2 files unreadable");
 }
 
 #[test]
@@ -309,7 +316,11 @@ fn hostile_mix_reports_every_rejection_and_reads_every_good_session() {
     let lines: Vec<&str> = r.stdout.lines().collect();
     assert_eq!(lines.len(), rejected.len() + 1, "{}", r.stdout);
     for ((line, field), out) in rejected.iter().zip(&lines) {
-        let prefix = format!("{}:{line}: {field}: ", path.display());
+        let prefix = format!(
+            "{}:{line}: {}: ",
+            path.display(),
+            recap_core::fields::describe_field(field)
+        );
         assert!(
             out.starts_with(&prefix),
             "expected {prefix:?}…, got {out:?}"

@@ -91,7 +91,7 @@ pub fn bench_data_sessions() -> Vec<Session> {
 pub const SMOKE_SESSIONS: usize = 4;
 
 /// A real corpus of `../shared/corpora`, imported in memory with recap's importer, or
-/// `None` (with a visible message) when the directory is missing. Under `CI=true` a
+/// `None` (with a visible message) when the directory is missing. Under `RECAP_REQUIRE_SHARED=1` a
 /// missing corpus is an error, as for the tests.
 pub fn shared_corpus(kind: recap_import::Kind, dir: &str) -> Option<Vec<Session>> {
     let path = recap_gen::shared::path(&format!("corpora/{dir}"), "real-corpus benchmarks")?;

@@ -1,5 +1,5 @@
-//! `recap diff OLD.json NEW.json`: two run reports compared per strategy, tokenizer and
-//! metric, with `--fail-if` conditions on the changes for CI (exit 1 when one holds).
+//! `recap diff OLD.json NEW.json`: two run reports compared per session form, strategy,
+//! tokenizer and metric, with `--fail-if` conditions on the changes for CI (exit 1 when one holds).
 //!
 //! Changes are in the unit a reviewer reads: ratios (savings, cached, retention) as a
 //! difference of ratios (`-0.01` = one percentage point less), counts (violations,
@@ -238,7 +238,11 @@ fn load(path: &Path) -> Result<Loaded> {
         }
     }
     match top["schema_version"].as_u64() {
-        Some(1) => {}
+        Some(v) if v == u64::from(recap_harness::report::SCHEMA_VERSION) => {}
+        Some(1) => bail!(
+            "{name}: report schema version 1, whose rows mix PTC-Lisp and chat sessions; this recap writes and reads version {} (a row per session form): run the old revision's experiment again with this recap",
+            recap_harness::report::SCHEMA_VERSION
+        ),
         Some(v) => bail!(
             "{name}: report schema version {v}; this recap reads version {}",
             recap_harness::report::SCHEMA_VERSION
@@ -249,9 +253,9 @@ fn load(path: &Path) -> Result<Loaded> {
         return Err(foreign("`runs` is not an array"));
     };
     for (i, r) in runs.iter().enumerate() {
-        if !r["strategy"].is_string() || !r["tokenizer"].is_string() {
+        if !r["form"].is_string() || !r["strategy"].is_string() || !r["tokenizer"].is_string() {
             return Err(foreign(&format!(
-                "runs[{i}] has no `strategy` and `tokenizer`"
+                "runs[{i}] has no `form`, `strategy` and `tokenizer`"
             )));
         }
     }
@@ -379,8 +383,9 @@ fn change(kind: Kind, old: Option<f64>, new: Option<f64>) -> Option<f64> {
     }
 }
 
-/// One strategy × tokenizer of either report.
+/// One form × strategy × tokenizer of either report.
 struct Row {
+    form: String,
     strategy: String,
     tokenizer: String,
     /// `both`, `added` (new only) or `removed` (old only).
@@ -390,22 +395,25 @@ struct Row {
     failed: Vec<Vec<usize>>,
 }
 
-fn key(r: &Value) -> (String, String) {
+type Key = (String, String, String);
+
+fn key(r: &Value) -> Key {
     (
+        r["form"].as_str().unwrap_or_default().to_string(),
         r["strategy"].as_str().unwrap_or_default().to_string(),
         r["tokenizer"].as_str().unwrap_or_default().to_string(),
     )
 }
 
 fn rows(old: &Loaded, new: &Loaded, conditions: &[Condition]) -> Vec<Row> {
-    let mut keys: Vec<(String, String)> = Vec::new();
+    let mut keys: Vec<Key> = Vec::new();
     for r in old.runs().iter().chain(new.runs()) {
         let k = key(r);
         if !keys.contains(&k) {
             keys.push(k);
         }
     }
-    let find = |l: &Loaded, k: &(String, String)| l.runs().iter().find(|r| key(r) == *k).cloned();
+    let find = |l: &Loaded, k: &Key| l.runs().iter().find(|r| key(r) == *k).cloned();
     keys.into_iter()
         .map(|k| {
             let (o, n) = (find(old, &k), find(new, &k));
@@ -444,8 +452,9 @@ fn rows(old: &Loaded, new: &Loaded, conditions: &[Condition]) -> Vec<Row> {
                 })
                 .collect();
             Row {
-                strategy: k.0,
-                tokenizer: k.1,
+                form: k.0,
+                strategy: k.1,
+                tokenizer: k.2,
                 status,
                 cells,
                 failed,
@@ -488,8 +497,9 @@ fn change_text(m: &Metric, c: Option<f64>) -> String {
     }
 }
 
-/// The printed lines: strategy, tokenizer, metric, old, new, change, failed conditions.
-fn text_rows(rows: &[Row], conditions: &[Condition]) -> Vec<[String; 7]> {
+/// The printed lines: form, strategy, tokenizer, metric, old, new, change, failed
+/// conditions.
+fn text_rows(rows: &[Row], conditions: &[Condition]) -> Vec<[String; 8]> {
     let mut out = Vec::new();
     for r in rows {
         for (mi, m) in METRICS.iter().enumerate() {
@@ -507,6 +517,7 @@ fn text_rows(rows: &[Row], conditions: &[Condition]) -> Vec<[String; 7]> {
                 .map(|&i| conditions[i].text.as_str())
                 .collect();
             out.push([
+                r.form.clone(),
                 r.strategy.clone(),
                 r.tokenizer.clone(),
                 m.name.to_string(),
@@ -520,7 +531,8 @@ fn text_rows(rows: &[Row], conditions: &[Condition]) -> Vec<[String; 7]> {
     out
 }
 
-const HEADER: [&str; 7] = [
+const HEADER: [&str; 8] = [
+    "form",
     "strategy",
     "tokenizer",
     "metric",
@@ -530,7 +542,7 @@ const HEADER: [&str; 7] = [
     "fail-if",
 ];
 
-fn to_table(rows: &[[String; 7]]) -> String {
+fn to_table(rows: &[[String; 8]]) -> String {
     let mut widths: Vec<usize> = HEADER.iter().map(|h| h.chars().count()).collect();
     for r in rows {
         for (w, c) in widths.iter_mut().zip(r) {
@@ -545,7 +557,7 @@ fn to_table(rows: &[[String; 7]]) -> String {
                 s.push_str("  ");
             }
             // Text left, figures right.
-            if i < 3 || i == 6 {
+            if i < 4 || i == 7 {
                 s.push_str(c);
                 s.push_str(&pad);
             } else {
@@ -573,9 +585,9 @@ fn md_cell(s: &str) -> String {
     out
 }
 
-fn to_markdown(old: &Loaded, new: &Loaded, rows: &[[String; 7]], failures: usize) -> String {
+fn to_markdown(old: &Loaded, new: &Loaded, rows: &[[String; 8]], failures: usize) -> String {
     let mut out = format!(
-        "### recap diff\n\n`{}` → `{}`{}\n\n| {} |\n|:---|:---|:---|---:|---:|---:|:---|\n",
+        "### recap diff\n\n`{}` → `{}`{}\n\n| {} |\n|:---|:---|:---|:---|---:|---:|---:|:---|\n",
         old.path.display(),
         new.path.display(),
         if failures > 0 {
@@ -607,6 +619,7 @@ fn to_json(old: &Loaded, new: &Loaded, rows: &[Row], conditions: &[Condition]) -
                 for &ci in &r.failed[mi] {
                     failed.push(json!({
                         "condition": conditions[ci].text,
+                        "form": r.form,
                         "strategy": r.strategy,
                         "tokenizer": r.tokenizer,
                         "metric": m.name,
@@ -614,7 +627,7 @@ fn to_json(old: &Loaded, new: &Loaded, rows: &[Row], conditions: &[Condition]) -
                     }));
                 }
             }
-            json!({"strategy": r.strategy, "tokenizer": r.tokenizer, "status": r.status, "metrics": metrics})
+            json!({"form": r.form, "strategy": r.strategy, "tokenizer": r.tokenizer, "status": r.status, "metrics": metrics})
         })
         .collect();
     let doc = json!({
@@ -645,10 +658,11 @@ pub fn run(args: Args) -> Result<ExitCode> {
         })
         .map(|(r, mi, ci)| {
             format!(
-                "fail-if {} met: {} ({}) {} changed {}",
+                "fail-if {} met: {} ({}, {} sessions) {} changed {}",
                 conditions[ci].text,
                 r.strategy,
                 r.tokenizer,
+                r.form,
                 METRICS[mi].name,
                 change_text(&METRICS[mi], r.cells[mi].change)
             )

@@ -1,38 +1,82 @@
-//! `recap init`: writes a commented example experiment file for `recap run --config`.
+//! `recap init`: writes a commented example experiment file for `recap run --config`,
+//! and beside it a small example corpus it runs on, so that the experiment runs
+//! wherever it was written.
 
 use anyhow::{Context, Result, bail};
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// Where to write the example (`-`: print it).
+    /// Where to write the experiment (`-`: print it). The example corpus goes into
+    /// `sessions/` beside it.
     #[arg(value_name = "FILE", default_value = "experiment.toml")]
     file: PathBuf,
-    /// Replace an existing file.
+    /// Replace an existing experiment file (an existing example corpus is kept).
     #[arg(long)]
     force: bool,
 }
 
+/// The example corpus, beside the experiment file.
+pub const EXAMPLE_CORPUS: &str = "sessions/example.jsonl";
+
+/// Sessions of the bundled corpora the example holds: three PTC-Lisp agent runs and
+/// three tool-calling (chat) ones.
+const EXAMPLE_SESSIONS: [&str; 6] = [
+    "explore-products",
+    "long-30-turns",
+    "recorded-feedback",
+    "airline-change-flight",
+    "swe-function-calling",
+    "tool-errors-recovery",
+];
+
+const HANDWRITTEN: &str = include_str!("../../bench-data/handwritten.jsonl");
+const CHAT_HANDWRITTEN: &str = include_str!("../../bench-data/chat-handwritten.jsonl");
+
+/// The example corpus: the lines of [`EXAMPLE_SESSIONS`] from the bundled corpora.
+pub fn example_corpus() -> String {
+    let mut out = String::new();
+    let id_of = |line: &str| {
+        serde_json::from_str::<serde_json::Value>(line)
+            .ok()
+            .and_then(|v| v["id"].as_str().map(str::to_string))
+    };
+    for id in EXAMPLE_SESSIONS {
+        if let Some(line) = HANDWRITTEN
+            .lines()
+            .chain(CHAT_HANDWRITTEN.lines())
+            .find(|l| id_of(l).as_deref() == Some(id))
+        {
+            out.push_str(line);
+            out.push('\n');
+        }
+    }
+    out
+}
+
 /// The example. Every key `recap run --config` reads is here, those not set commented
 /// out; `tests` below check that it parses, and still parses with them all set.
-pub const TEMPLATE: &str = r#"# A recap experiment: `recap run --config experiment.toml`.
+pub const TEMPLATE: &str = r#"# A recap experiment: `recap run --config experiment.toml` replays recorded agent
+# sessions through the strategies below and writes a report.
 # Every key is optional; a flag given on the command line overrides the key here (a
 # list flag such as --strategy replaces the whole list). Paths are relative to this
-# file's directory. docs/experiments.md describes every key.
+# file's directory.
 
-# Corpus files or glob patterns (JSON Lines, optionally .gz). A pattern that matches
-# nothing is an error, before anything runs.
-corpora = ["bench-data/*.jsonl"]
+# Recorded sessions: JSON Lines files (one session per line, .gz too) or glob patterns.
+# `recap init` put six example sessions into sessions/; add your own there, or name
+# them here. `recap import` turns agent logs into sessions; `recap validate` checks
+# them. A pattern that matches no file is an error, before anything runs.
+corpora = ["sessions/*.jsonl"]
 
-# The seeds' history option (API-001..003), one strategy per value:
-#   true                                      -> single-user-coalesced (defaults 15 / 20)
-#   false                                     -> full-history
-#   { println_limit = N, tool_call_limit = M } -> single-user-coalesced:println_limit=N,tool_call_limit=M
+# ptc_runner's own history option, one strategy per value:
+#   false                                      -> full-history (everything, uncompressed)
+#   true                                       -> single-user-coalesced (one summary message)
+#   { println_limit = N, tool_call_limit = M } -> single-user-coalesced with those limits
 compress_history = [false, true, { println_limit = 5, tool_call_limit = 10 }]
 
-# Strategy specs (`recap strategies` lists them with their options).
+# Strategies by name and options (`recap strategies` lists them all).
 strategies = ["rolling-window:window=4", "observation-masking"]
 
 # One strategy per setting: an inclusive range `a..b` or alternatives `a|b|c`.
@@ -45,11 +89,11 @@ tokenizers = ["o200k_base"]
 # Price of a cached prompt token relative to an uncached one.
 cache_read_ratio = 0.1
 
-# Where the report goes: report.json/.csv/.md/.txt/.html, the charts, sessions.csv and
-# calls.csv. A directory holding files is refused unless `force = true`.
-out = "results/experiment"
-# force = false
-# dump_prompts = false              # every exact prompt into out/prompts/
+# Where the reports go: every run writes a new directory here (run-0001, run-0002, …)
+# with report.json/.csv/.md/.txt/.html, the charts, sessions.csv and calls.csv, so
+# earlier runs are kept to compare with (`recap diff`).
+out = "results"
+# dump_prompts = false              # every exact prompt into the run's prompts/
 # session_details = true            # false: no per-session records (huge corpora)
 
 # Printed on stdout: table, json, csv or markdown.
@@ -82,14 +126,42 @@ pub fn run(args: Args) -> Result<ExitCode> {
             args.file.display()
         );
     }
+    // Beside the file; a file in the current directory needs no `./` before its names.
+    let dir = args
+        .file
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new(""));
+    let corpus = write_example_corpus(dir)?;
     std::fs::write(&args.file, TEMPLATE)
         .with_context(|| format!("cannot write {}", args.file.display()))?;
     crate::say!(
-        "wrote {}: edit it, then `recap run --config {}`",
+        "wrote {} and {corpus}; run it with `recap run --config {}`, then edit it (put your sessions in {}/)",
         args.file.display(),
-        args.file.display()
+        args.file.display(),
+        dir.join("sessions").display()
     );
     Ok(ExitCode::SUCCESS)
+}
+
+/// Writes the example corpus under `dir` unless a file is already there (a user's
+/// edits are never replaced); says which.
+fn write_example_corpus(dir: &Path) -> Result<String> {
+    let path = dir.join(EXAMPLE_CORPUS);
+    if path.exists() {
+        return Ok(format!("kept the existing {}", path.display()));
+    }
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent)
+            .with_context(|| format!("cannot create {}", parent.display()))?;
+    }
+    let corpus = example_corpus();
+    std::fs::write(&path, &corpus).with_context(|| format!("cannot write {}", path.display()))?;
+    Ok(format!(
+        "{} ({} example sessions)",
+        path.display(),
+        corpus.lines().count()
+    ))
 }
 
 #[cfg(test)]
@@ -100,8 +172,8 @@ mod tests {
     /// A directory holding what the template names.
     fn workspace() -> tempfile::TempDir {
         let tmp = tempfile::tempdir().unwrap();
-        std::fs::create_dir_all(tmp.path().join("bench-data")).unwrap();
-        std::fs::write(tmp.path().join("bench-data/a.jsonl"), "").unwrap();
+        std::fs::create_dir_all(tmp.path().join("sessions")).unwrap();
+        std::fs::write(tmp.path().join("sessions/a.jsonl"), "").unwrap();
         std::fs::create_dir_all(tmp.path().join("plugins")).unwrap();
         std::fs::write(tmp.path().join("plugins/libmy_strategy.so"), "").unwrap();
         tmp
@@ -119,7 +191,31 @@ mod tests {
                 "single-user-coalesced:println_limit=5,tool_call_limit=10"
             ]
         );
-        assert_eq!(e.corpora, [tmp.path().join("bench-data/a.jsonl")]);
+        assert_eq!(e.corpora, [tmp.path().join("sessions/a.jsonl")]);
+    }
+
+    #[test]
+    fn the_example_corpus_holds_every_session_it_names_and_they_are_valid() {
+        let corpus = example_corpus();
+        let entries = recap_core::corpus::read_all(Path::new(EXAMPLE_CORPUS), corpus.as_bytes());
+        let ids: Vec<String> = entries
+            .into_iter()
+            .map(|e| e.session.expect("a valid session").id)
+            .collect();
+        assert_eq!(ids, EXAMPLE_SESSIONS);
+        let forms: Vec<recap_core::Form> =
+            recap_core::corpus::read_all(Path::new(EXAMPLE_CORPUS), corpus.as_bytes())
+                .into_iter()
+                .filter_map(|e| e.session.ok().map(|s| s.form))
+                .collect();
+        assert!(forms.contains(&recap_core::Form::Ptc) && forms.contains(&recap_core::Form::Chat));
+    }
+
+    #[test]
+    fn the_template_speaks_to_a_user_not_of_the_project() {
+        for word in ["bench-data", "seeds", "API-0", "SPEC", "../shared"] {
+            assert!(!TEMPLATE.contains(word), "{word} in the template");
+        }
     }
 
     #[test]

@@ -1,22 +1,23 @@
 //! `recap inspect`: the debug view (DBG-001..005) — each turn's full recorded trace
 //! beside what a strategy sent for the call that produced it, with token counts.
 
-use anyhow::{Context, Result, bail};
-use recap_core::{CorpusReader, Session};
+use anyhow::{Context, Result};
 use recap_harness::inspect::{InspectOptions, inspect};
 use recap_harness::{Backend, Encoding, Tokenizer};
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 #[derive(clap::Args)]
 pub struct Args {
     /// Corpus file (JSON Lines).
     corpus: PathBuf,
-    /// The session's id.
+    /// The session's id (`recap sessions FILE` lists them).
     #[arg(long)]
     session: String,
-    /// Only turn K (1-based) and the prompt of the call that produced it.
+    /// Only turn K and the call that produced it (1 = the first call, whose prompt
+    /// holds no turn yet; the prompt of call K holds turns 1..K-1), as `recap render
+    /// --turn K`.
     #[arg(long, value_name = "K")]
     turn: Option<usize>,
     /// Strategy spec (`name` or `name:key=value,...`).
@@ -30,35 +31,6 @@ pub struct Args {
     max_chars: Option<usize>,
     #[command(flatten)]
     plugins: super::plugins::PluginArgs,
-}
-
-/// Streams the corpus to the session; an invalid line with that id says why.
-fn find_session(corpus: &Path, id: &str) -> Result<Session> {
-    let reader = CorpusReader::open(corpus)?;
-    let mut known = Vec::new();
-    for entry in reader {
-        match entry.session {
-            Ok(s) if s.id == id => return Ok(s),
-            Ok(s) => {
-                if known.len() < 8 {
-                    known.push(s.id);
-                }
-            }
-            Err(r) if r.session_id.as_deref() == Some(id) => {
-                bail!("session {id:?} is in the corpus but invalid: {r}")
-            }
-            Err(_) => {}
-        }
-    }
-    bail!(
-        "no session {id:?} in {}; sessions there include: {}",
-        corpus.display(),
-        if known.is_empty() {
-            "(none)".to_string()
-        } else {
-            known.join(", ")
-        }
-    )
 }
 
 pub fn run(args: Args) -> Result<ExitCode> {
@@ -79,7 +51,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
     let strategy = registry
         .build(&args.strategy)
         .with_context(|| format!("--strategy {:?}", args.strategy))?;
-    let session = find_session(&args.corpus, &args.session)?;
+    let session = super::sessions::find(&args.corpus, &args.session)?;
     let text = inspect(
         &session,
         strategy.as_ref(),

@@ -25,6 +25,10 @@ pub struct Args {
     /// Format printed on stdout. [default: table]
     #[arg(long, value_enum)]
     format: Option<Format>,
+    /// The table's columns, as in `recap run --columns`. Default: as many as fit the
+    /// terminal.
+    #[arg(long, value_name = "LIST", value_parser = super::run::parse_columns)]
+    columns: Option<super::run::ColumnList>,
 }
 
 /// The output directory cannot be one of the parts: its files would replace theirs.
@@ -86,7 +90,11 @@ pub fn run(args: Args) -> Result<ExitCode> {
         }
     }
     let format = args.format.unwrap_or(Format::Table);
-    let printed = super::run::print_report(&report, format)?;
+    let printed = super::run::print_report(
+        &report,
+        format,
+        &super::run::table_columns(args.columns.as_ref()),
+    )?;
     if format == Format::Json {
         super::run::note_large_report("the JSON report on stdout", printed, &report);
     }

@@ -16,6 +16,7 @@ pub mod problems;
 pub mod provenance;
 pub mod render;
 pub mod run;
+pub mod sessions;
 pub mod shard;
 pub mod strategies;
 pub mod validate;

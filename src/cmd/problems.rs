@@ -3,6 +3,7 @@
 //! and its first occurrence, so a corpus with 500 bad lines or a plugin failing every
 //! call says so in a few lines, and a `--format csv` run is not silent about them.
 
+use recap_harness::report::fmt::{self, form_title};
 use recap_harness::report::{Rejected, Report, Run};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -94,7 +95,7 @@ pub fn rejections(rejected: &[Rejected]) -> Vec<String> {
             format!(
                 "  {count:>width$} × {}: {}: {}",
                 where_(first),
-                first.field,
+                recap_core::fields::describe_field(&first.field),
                 first.message
             )
         } else {
@@ -108,42 +109,49 @@ pub fn rejections(rejected: &[Rejected]) -> Vec<String> {
     lines
 }
 
-/// Render errors and violations, one line per strategy (the same for every tokenizer).
+/// Render errors and violations, one line per strategy and session form (the same for
+/// every tokenizer).
 pub fn strategy_problems(report: &Report) -> Vec<String> {
-    let total: u64 = report.settings.corpora.iter().map(|c| c.sessions).sum();
-    let mut seen = std::collections::BTreeSet::new();
     let mut lines = Vec::new();
-    for run in &report.runs {
-        if !seen.insert(run.strategy.as_str()) {
-            continue;
-        }
-        if let Some(line) = render_errors(run, total) {
-            lines.push(line);
-        }
-        if run.invariant_violations.count > 0 {
-            let by: Vec<String> = run
-                .invariant_violations
-                .by_invariant
-                .iter()
-                .map(|(k, v)| format!("{k}: {v}"))
-                .collect();
-            lines.push(format!(
-                "{}: {} invariant violation{} ({})",
-                run.strategy,
-                run.invariant_violations.count,
-                if run.invariant_violations.count == 1 {
-                    ""
-                } else {
-                    "s"
-                },
-                by.join(", ")
-            ));
+    for group in &report.groups {
+        let mut seen = std::collections::BTreeSet::new();
+        for run in report.runs_of(group) {
+            if !seen.insert(run.strategy.as_str()) {
+                continue;
+            }
+            // Which form's sessions, when the report has more than one.
+            let name = if report.groups.len() > 1 {
+                format!("{} ({} sessions)", run.strategy, form_title(&group.form))
+            } else {
+                run.strategy.clone()
+            };
+            if let Some(line) = render_errors(&name, run, group.sessions) {
+                lines.push(line);
+            }
+            if run.invariant_violations.count > 0 {
+                let by: Vec<String> = run
+                    .invariant_violations
+                    .by_invariant
+                    .iter()
+                    .map(|(k, v)| format!("{k}: {v}"))
+                    .collect();
+                lines.push(format!(
+                    "{name}: {} ({})",
+                    plural(run.invariant_violations.count, "invariant violation"),
+                    by.join(", ")
+                ));
+            }
         }
     }
     lines
 }
 
-fn render_errors(run: &Run, total_sessions: u64) -> Option<String> {
+/// `1 call`, `2 calls`.
+fn plural(n: u64, one: &str) -> String {
+    fmt::plural(n, one, &format!("{one}s"))
+}
+
+fn render_errors(name: &str, run: &Run, total_sessions: u64) -> Option<String> {
     let e = &run.render_errors;
     let first = e.examples.first()?;
     let kinds = e
@@ -153,13 +161,10 @@ fn render_errors(run: &Run, total_sessions: u64) -> Option<String> {
         .collect::<Vec<_>>()
         .join(", ");
     let mut line = format!(
-        "{}: {} call{} failed to render in {} of {} session{} ({kinds}); first: {} session {} call {}: {}",
-        run.strategy,
-        e.count,
-        if e.count == 1 { "" } else { "s" },
+        "{name}: {} failed to render in {} of {} ({kinds}); first: {} session {} call {}: {}",
+        plural(e.count, "call"),
         e.sessions,
-        total_sessions,
-        if total_sessions == 1 { "" } else { "s" },
+        plural(total_sessions, "session"),
         first.corpus,
         first.session,
         first.call,
@@ -168,9 +173,8 @@ fn render_errors(run: &Run, total_sessions: u64) -> Option<String> {
     if run.sessions < total_sessions {
         let _ = write!(
             line,
-            "; its row counts the {} session{} it rendered completely",
-            run.sessions,
-            if run.sessions == 1 { "" } else { "s" }
+            "; its row counts the {} it rendered completely",
+            plural(run.sessions, "session")
         );
     }
     Some(line)

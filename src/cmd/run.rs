@@ -1,39 +1,42 @@
 //! `recap run`: replay corpora through strategies and report tokens, cache reuse,
 //! retention, invariants and speed (the metrics of docs/format.md).
 
-use super::config::PluginRun;
+mod output;
+mod selection;
+
 use super::provenance::ConfigText;
 use anyhow::{Context, Result, bail};
-use recap_core::Registry;
+use output::{check_readable, open_out_dir};
 use recap_harness::engine::{SessionOutcome, corpus_name};
 use recap_harness::output::{CALLS_CSV, OutputDir, PROMPTS_DIR};
 use recap_harness::report::call_rows::CallsCsv;
 use recap_harness::report::lowest_retention::{LowestRetention, call_views};
-use recap_harness::report::{self, NonDeterministic, Report};
-use recap_harness::{
-    Backend, DeterminismCheck, Encoding, Hooks, RunConfig, StrategyEntry, Tokenizer, sweep,
-};
-use recap_plugin_host::Plugin;
+use recap_harness::report::{NonDeterministic, Report};
+use recap_harness::{DeterminismCheck, Hooks, RunConfig};
 use std::collections::BTreeMap;
 use std::fs::File;
-use std::io::{BufWriter, IsTerminal, Write};
-use std::path::{Path, PathBuf};
+use std::io::{BufWriter, Write};
+use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::Arc;
 use std::time::SystemTime;
 
+pub(crate) use output::{
+    default_corpora, dump_file_name, no_sessions, note_large_report, print_report, progress_bar,
+    table_columns,
+};
+
 /// Calls of lowest retention the HTML report shows (one per strategy at most).
-pub(super) const LOWEST_CALLS: usize = 6;
+pub(crate) const LOWEST_CALLS: usize = 6;
 /// Characters of each printed value of those calls (as `recap inspect --max-chars`).
-pub(super) const LOWEST_MAX_CHARS: usize = 2_000;
+pub(crate) const LOWEST_MAX_CHARS: usize = 2_000;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum Format {
-    /// Aligned columns for the terminal.
+    /// Aligned columns, a table per session form, fitted to the terminal (`--columns`).
     Table,
     /// The stable schema of docs/report-schema.md.
     Json,
-    /// One row per strategy × tokenizer.
+    /// One row per session form × strategy × tokenizer.
     Csv,
     Markdown,
 }
@@ -92,12 +95,22 @@ pub struct Args {
     /// DIR (refused if DIR holds files).
     #[arg(long, value_name = "DIR")]
     out: Option<PathBuf>,
+    /// The experiment file's `out`: each run writes a new `run-NNNN` directory in it.
+    #[arg(skip)]
+    runs_dir: Option<PathBuf>,
     /// With --out: replace recap's files in a non-empty DIR.
     #[arg(long)]
     force: bool,
     /// Format printed on stdout. [default: table]
     #[arg(long, value_enum)]
     format: Option<Format>,
+    /// The table's columns, by name: `strategy,sessions,tokens,savings,retention`, or
+    /// `all` (columns: strategy, tokenizer, sessions, n/a, calls, tokens, peak,
+    /// savings, cached, cost, retention, violations, errors, p50, p95). Default: as
+    /// many as fit the terminal (120 characters without one), leaving out render p95,
+    /// peak, eff. cost, calls, render p50 and cached first; a note names those left out.
+    #[arg(long, value_name = "LIST", value_parser = parse_columns)]
+    columns: Option<ColumnList>,
     /// Price of a cached prompt token relative to an uncached one (0..=1). [default: 0.1]
     #[arg(long, value_name = "RATIO", value_parser = parse_ratio)]
     cache_read_ratio: Option<f64>,
@@ -127,39 +140,19 @@ pub struct Args {
     plugins: super::plugins::PluginArgs,
 }
 
+/// The keys of `--columns`, in table order.
+#[derive(Clone, Debug)]
+pub struct ColumnList(Vec<&'static str>);
+
+pub(crate) fn parse_columns(text: &str) -> Result<ColumnList, String> {
+    recap_harness::report::parse_columns(text).map(ColumnList)
+}
+
 fn parse_ratio(s: &str) -> Result<f64, String> {
     match s.parse::<f64>() {
         Ok(v) if (0.0..=1.0).contains(&v) => Ok(v),
         _ => Err(format!("expected a number between 0 and 1, got {s:?}")),
     }
-}
-
-/// `./bench-data/*.jsonl`, sorted; a clear error when there is none.
-pub(crate) fn default_corpora() -> Result<Vec<PathBuf>> {
-    let dir = Path::new("bench-data");
-    let entries = std::fs::read_dir(dir).with_context(|| {
-        format!(
-            "no corpus given and {} is not readable here; run from the repository root or name corpus files",
-            dir.display()
-        )
-    })?;
-    let mut files = Vec::new();
-    for e in entries {
-        let path = e
-            .with_context(|| format!("reading {}", dir.display()))?
-            .path();
-        if path.extension().is_some_and(|x| x == "jsonl") {
-            files.push(path);
-        }
-    }
-    if files.is_empty() {
-        bail!(
-            "no corpus given and {} holds no *.jsonl files",
-            dir.display()
-        );
-    }
-    files.sort();
-    Ok(files)
 }
 
 impl Args {
@@ -194,8 +187,10 @@ impl Args {
                 None => None,
             };
         }
-        self.out = self.out.take().or(exp.out);
-        self.force |= exp.force.unwrap_or(false);
+        // The file's `out` collects its runs; `--out DIR` is one report in DIR.
+        if self.out.is_none() {
+            self.runs_dir = exp.out;
+        }
         if self.format.is_none() {
             self.format = exp
                 .format
@@ -251,316 +246,6 @@ impl Args {
     }
 }
 
-/// How an error names a strategy or sweep: where the experiment file wrote it, or the
-/// flag that gave it.
-fn origin(args: &Args, key: &str, value: &str, flag: &str) -> String {
-    match args
-        .origins
-        .iter()
-        .find(|o| o.key == key && o.value == value)
-    {
-        Some(o) => format!("{}: {value:?}", o.at),
-        None => format!("{flag} {value:?}"),
-    }
-}
-
-fn strategies(
-    args: &Args,
-    registry: &Registry,
-    failures: &[super::plugins::LoadFailure],
-) -> Result<Vec<StrategyEntry>> {
-    let mut out = Vec::new();
-    if args.strategies.is_empty() && args.sweeps.is_empty() {
-        // The four of SPEC 6, the other built-ins, then plugins in name order.
-        let mut names: Vec<String> = recap_builtins::SPEC_BUILTINS
-            .iter()
-            .map(|s| s.to_string())
-            .collect();
-        let (builtin, plugins): (Vec<_>, Vec<_>) =
-            registry.infos().partition(|i| i.origin == "built-in");
-        for info in builtin.into_iter().chain(plugins) {
-            if !names.contains(&info.name) {
-                names.push(info.name.clone());
-            }
-        }
-        for name in names {
-            out.push(StrategyEntry::new(
-                registry
-                    .build(&name)
-                    .with_context(|| format!("strategy {name}"))?,
-            ));
-        }
-        return Ok(out);
-    }
-    // Without a recorded order (a caller that did not parse a command line), the
-    // strategies come first, then the sweeps.
-    let order: Vec<bool> = if args.given_order.len() == args.strategies.len() + args.sweeps.len() {
-        args.given_order.clone()
-    } else {
-        std::iter::repeat_n(false, args.strategies.len())
-            .chain(std::iter::repeat_n(true, args.sweeps.len()))
-            .collect()
-    };
-    // A strategy that needs a model endpoint is `recap eval`'s; say so instead of
-    // "unknown strategy".
-    let needs_endpoint = |spec: &str| {
-        recap_core::StrategySpec::parse(spec).is_ok_and(|s| s.name == recap_llm_summary::NAME)
-    };
-    if let Some(spec) = args
-        .strategies
-        .iter()
-        .chain(&args.sweeps)
-        .find(|s| needs_endpoint(s))
-    {
-        anyhow::bail!("{spec:?}: {}", recap_llm_summary::NEEDS_ENDPOINT);
-    }
-    let (mut specs, mut sweeps) = (args.strategies.iter(), args.sweeps.iter());
-    for is_sweep in order {
-        if !is_sweep {
-            let Some(spec) = specs.next() else { continue };
-            if args.plugins.left_out(failures, registry, spec) {
-                continue;
-            }
-            out.push(StrategyEntry::new(registry.build(spec).with_context(
-                || origin(args, "strategies", spec, "--strategy"),
-            )?));
-            continue;
-        }
-        let Some(sw) = sweeps.next() else { continue };
-        let at = origin(args, "sweeps", sw, "--sweep");
-        for spec in sweep::expand(sw).with_context(|| at.clone())? {
-            if args.plugins.left_out(failures, registry, &spec) {
-                continue;
-            }
-            let s = registry
-                .build(&spec)
-                .with_context(|| format!("{at}: setting {spec:?}"))?;
-            out.push(StrategyEntry::from_sweep(s, sw, &spec));
-        }
-    }
-    // The same strategy asked twice (say by --strategy and a --sweep) runs once; the
-    // canonical spec decides sameness (`rolling-window` = `rolling-window:window=3`).
-    let mut seen = std::collections::BTreeSet::new();
-    out.retain(|e| {
-        let fresh = seen.insert(e.strategy.spec());
-        if !fresh {
-            crate::say!(
-                "note: strategy {} is listed more than once; it runs once",
-                e.name
-            );
-        }
-        fresh
-    });
-    Ok(out)
-}
-
-fn tokenizers(args: &Args) -> Result<Vec<Tokenizer>> {
-    let backend = match args.tokenizer_backend.unwrap_or(BackendArg::Fast) {
-        BackendArg::Fast => Backend::Fast,
-        BackendArg::Reference => Backend::Reference,
-    };
-    let mut names = args.tokenizers.clone();
-    if names.is_empty() {
-        names.push(Encoding::O200kBase.name().to_string());
-    }
-    let mut out: Vec<Tokenizer> = Vec::new();
-    for n in names {
-        let enc: Encoding = n.parse().with_context(|| format!("--tokenizer {n:?}"))?;
-        if !out.iter().any(|t| t.encoding() == enc) {
-            out.push(Tokenizer::try_get(enc, backend).context("--tokenizer-backend")?);
-        }
-    }
-    Ok(out)
-}
-
-/// A file name for a strategy's prompt dump: the spec with unsafe characters replaced.
-pub(super) fn dump_file_name(spec: &str, taken: &mut Vec<String>) -> String {
-    let base: String = spec
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | '=') {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
-    let mut name = format!("{base}.jsonl");
-    let mut i = 2;
-    while taken.contains(&name) {
-        name = format!("{base}-{i}.jsonl");
-        i += 1;
-    }
-    taken.push(name.clone());
-    name
-}
-
-fn render(report: &Report, format: Format) -> String {
-    match format {
-        Format::Table => report::to_table(report),
-        Format::Json => report.to_json(),
-        Format::Csv => report::to_csv(report),
-        Format::Markdown => report::to_markdown(report),
-    }
-}
-
-pub(super) fn progress_bar(total_bytes: u64) -> Option<indicatif::ProgressBar> {
-    if !std::io::stderr().is_terminal() {
-        return None;
-    }
-    let bar = indicatif::ProgressBar::new(total_bytes);
-    let style = indicatif::ProgressStyle::with_template(
-        "{spinner} [{elapsed_precise}] {wide_bar} {bytes}/{total_bytes} {msg} (eta {eta})",
-    )
-    .ok()?;
-    bar.set_style(style);
-    Some(bar)
-}
-
-/// Every corpus must open before anything runs: a misspelt path is a usage error, not
-/// a report of nothing.
-fn check_readable(corpora: &[PathBuf]) -> Result<()> {
-    let unreadable: Vec<String> = corpora
-        .iter()
-        .filter_map(|path| recap_core::corpus::open_file(path).err())
-        .map(|e| format!("  {}: {}", e.file.display(), e.message))
-        .collect();
-    if unreadable.is_empty() {
-        return Ok(());
-    }
-    bail!(
-        "{} of {} corpus file{} cannot be read, so nothing was run:\n{}",
-        unreadable.len(),
-        corpora.len(),
-        if corpora.len() == 1 { "" } else { "s" },
-        unreadable.join("\n")
-    )
-}
-
-/// Why a run that replayed no session at all has nothing to report.
-pub(super) fn no_sessions(report: &Report) -> anyhow::Error {
-    if report.rejected.is_empty() {
-        let names: Vec<&str> = report
-            .settings
-            .corpora
-            .iter()
-            .map(|c| c.path.as_str())
-            .collect();
-        anyhow::anyhow!(
-            "no sessions to replay: {} {} empty or only blank lines (a corpus is JSON Lines, one session per line; docs/format.md)",
-            names.join(", "),
-            if names.len() == 1 { "is" } else { "are" }
-        )
-    } else {
-        let which = match report.rejected.len() {
-            1 => "the only corpus line was".to_string(),
-            n => format!("every one of the {n} corpus lines was"),
-        };
-        anyhow::anyhow!(
-            "no sessions to replay: {which} rejected (see above; `recap validate` lists each)"
-        )
-    }
-}
-
-/// A JSON report larger than this gets a note on how to make it smaller.
-const LARGE_REPORT_BYTES: u64 = 64 << 20;
-
-fn large_report_bytes() -> u64 {
-    // Tests lower it to see the note without writing 64 MiB.
-    std::env::var("RECAP_LARGE_REPORT_BYTES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(LARGE_REPORT_BYTES)
-}
-
-pub(super) fn note_large_report(what: &str, bytes: u64, report: &Report) {
-    if bytes < large_report_bytes() {
-        return;
-    }
-    let records: usize = report.runs.iter().map(|r| r.session_details.len()).sum();
-    if records == 0 {
-        return;
-    }
-    crate::say!(
-        "note: {what} is {:.1} MB, mostly its {records} per-session records (session_details); \
-         --no-session-details leaves them out",
-        bytes as f64 / 1e6
-    );
-}
-
-/// Counts the bytes written through it (the size of the report on stdout).
-struct Counting<W> {
-    inner: W,
-    bytes: u64,
-}
-
-impl<W: Write> Write for Counting<W> {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        let n = self.inner.write(buf)?;
-        self.bytes += n as u64;
-        Ok(n)
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        self.inner.flush()
-    }
-}
-
-/// Prints the report on stdout; returns the bytes written. A reader that stops early
-/// (`| head`) ends the printing, not the run: its problems still reach stderr and the
-/// exit code.
-pub(super) fn print_report(report: &Report, format: Format) -> Result<u64> {
-    // Buffered: stdout is line-buffered, and a JSON report has a line per field.
-    let mut out = Counting {
-        inner: BufWriter::new(std::io::stdout().lock()),
-        bytes: 0,
-    };
-    let written = match format {
-        Format::Json => report.write_json(&mut out),
-        other => out.write_all(render(report, other).as_bytes()),
-    }
-    .and_then(|()| out.flush());
-    match written {
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(out.bytes),
-        Err(e) => Err(e).context("writing the report to stdout"),
-        Ok(()) => Ok(out.bytes),
-    }
-}
-
-/// Adds the plugin strategies the experiment file runs with options, now that the
-/// plugins are loaded and their strategy names known.
-fn add_plugin_runs(args: &mut Args, runs: Vec<PluginRun>, plugins: &[Arc<Plugin>]) -> Result<()> {
-    for run in runs {
-        let Some(plugin) = plugins.iter().find(|p| p.path() == run.path) else {
-            if args.plugins.keep_going {
-                // Its load failure was reported; the rest runs without it.
-                continue;
-            }
-            bail!(
-                "{}: the plugin {} was not loaded",
-                run.origin,
-                run.path.display()
-            );
-        };
-        let options: Vec<String> = run
-            .options
-            .iter()
-            .map(|(k, v)| format!("{k}={v}"))
-            .collect();
-        let spec = if options.is_empty() {
-            plugin.name().to_string()
-        } else {
-            format!("{}:{}", plugin.name(), options.join(","))
-        };
-        args.origins.push(super::config::Origin {
-            key: "strategies",
-            value: spec.clone(),
-            at: run.origin,
-        });
-        args.strategies.push(spec);
-    }
-    Ok(())
-}
-
 pub fn run(mut args: Args) -> Result<ExitCode> {
     let started = SystemTime::now();
     let (config_text, plugin_runs) = match args.config.clone() {
@@ -574,11 +259,22 @@ pub fn run(mut args: Args) -> Result<ExitCode> {
         }
         None => (None, Vec::new()),
     };
-    if args.out.is_none() {
+    if args.force && args.out.is_none() && args.runs_dir.is_some() {
+        bail!(
+            "--force replaces a report in --out DIR; each run of an experiment writes a new run-NNNN directory under its `out`, so there is nothing to replace"
+        );
+    }
+    if args.shard.is_some() && args.out.is_none() {
+        // A shard writes its part into a directory of its own that the merge is given;
+        // an experiment's `out` collects whole runs, one new directory each.
+        bail!(
+            "--shard needs an output directory of its own: --out DIR (with an experiment file too; docs/scale.md)"
+        );
+    }
+    if args.out.is_none() && args.runs_dir.is_none() {
         for (given, flag) in [
             (args.force, "--force"),
             (args.dump_prompts, "--dump-prompts"),
-            (args.shard.is_some(), "--shard"),
         ] {
             if given {
                 bail!(
@@ -594,8 +290,79 @@ pub fn run(mut args: Args) -> Result<ExitCode> {
     };
     check_readable(&corpora)?;
     let (mut registry, plugins, load_failures) = args.plugins.load()?;
-    add_plugin_runs(&mut args, plugin_runs, &plugins)?;
-    let tokenizers = tokenizers(&args)?;
+    selection::add_plugin_runs(&mut args, plugin_runs, &plugins)?;
+    let cfg = run_config(&args, &mut registry, &load_failures)?;
+    for warning in selection::idle_plugins(&plugins, &cfg) {
+        crate::say!("{warning}");
+    }
+    let provenance = super::provenance::collect(
+        config_text.as_ref(),
+        &plugins,
+        &load_failures,
+        &corpora,
+        super::shard::hashed_vocabularies(args.shard, &cfg.tokenizers),
+    )?;
+    // Checked and locked before the run, so a long run never ends in "cannot write" or
+    // in a race with another run into the same directory.
+    let out_dir = open_out_dir(&args)?;
+    if let Some(shard) = args.shard {
+        let job = super::shard::Job::new(shard, &cfg, &corpora, provenance, started);
+        return super::shard::run(job, out_dir);
+    }
+    let (mut report, lowest) = replay(&cfg, &corpora, out_dir.as_ref())?;
+    report.provenance = Some(provenance);
+    report.non_deterministic = Some(NonDeterministic::new(started, SystemTime::now()));
+
+    let rejections = super::problems::rejections(&report.rejected);
+    let replayed: u64 = report.settings.corpora.iter().map(|c| c.sessions).sum();
+    if replayed == 0 {
+        // Nothing to compare: no table of zeros, no report directory (dropping
+        // `out_dir` removes what it staged).
+        for line in &rejections {
+            crate::say!("{line}");
+        }
+        return Err(no_sessions(&report));
+    }
+    if let Some(out) = out_dir {
+        let views = call_views(
+            &cfg,
+            &corpora,
+            &lowest.picks(LOWEST_CALLS),
+            LOWEST_MAX_CHARS,
+        );
+        write_report_dir(out, &report, &views, &cfg, args.dump_prompts)?;
+    }
+    let printed = print_report(
+        &report,
+        args.format(),
+        &table_columns(args.columns.as_ref()),
+    )?;
+    if args.format() == Format::Json {
+        note_large_report("the JSON report on stdout", printed, &report);
+    }
+    for line in rejections
+        .iter()
+        .chain(&super::problems::strategy_problems(&report))
+    {
+        crate::say!("{line}");
+    }
+    // A plugin left out under --keep-going is a problem found, like a rejected session.
+    Ok(
+        if report.has_problems() || !report.rejected.is_empty() || !load_failures.is_empty() {
+            ExitCode::FAILURE
+        } else {
+            ExitCode::SUCCESS
+        },
+    )
+}
+
+/// The run's configuration: strategies, the baseline, tokenizers and settings.
+fn run_config(
+    args: &Args,
+    registry: &mut recap_core::Registry,
+    load_failures: &[super::plugins::LoadFailure],
+) -> Result<RunConfig> {
+    let tokenizers = selection::tokenizers(args)?;
     // Token budgets count with the first tokenizer of the run: the one its first rows
     // report.
     if let Some(first) = tokenizers.first() {
@@ -605,7 +372,7 @@ pub fn run(mut args: Args) -> Result<ExitCode> {
         .build("full-history")
         .context("the full-history baseline is not registered")?;
     let mut cfg = RunConfig::new(
-        strategies(&args, &registry, &load_failures)?,
+        selection::strategies(args, registry, load_failures)?,
         baseline,
         tokenizers,
     )?;
@@ -621,40 +388,17 @@ pub fn run(mut args: Args) -> Result<ExitCode> {
     };
     cfg.session_details = !args.no_session_details;
     // Per-call rows go to DIR/calls.csv only.
-    cfg.call_records = args.out.is_some() && !args.no_calls_csv;
-    let provenance = super::provenance::collect(
-        config_text.as_ref(),
-        &plugins,
-        &load_failures,
-        &corpora,
-        super::shard::hashed_vocabularies(args.shard, &cfg.tokenizers),
-    )?;
+    cfg.call_records = (args.out.is_some() || args.runs_dir.is_some()) && !args.no_calls_csv;
+    Ok(cfg)
+}
 
-    // Checked and locked before the run, so a long run never ends in "cannot write" or
-    // in a race with another run into the same directory.
-    let out_dir = match &args.out {
-        Some(dir) => Some(OutputDir::create(dir, args.force)?),
-        None => None,
-    };
-    if let Some(out) = &out_dir
-        && !out.cleaned_up().is_empty()
-    {
-        crate::say!(
-            "note: removed {} staging director{} left in {} by interrupted runs",
-            out.cleaned_up().len(),
-            if out.cleaned_up().len() == 1 {
-                "y"
-            } else {
-                "ies"
-            },
-            args.out.as_deref().unwrap_or(Path::new("")).display()
-        );
-    }
-
-    if let Some(shard) = args.shard {
-        let job = super::shard::Job::new(shard, &cfg, &corpora, provenance, started);
-        return super::shard::run(job, out_dir);
-    }
+/// Replays the corpora: the report, and the calls of lowest retention for the HTML
+/// report. Prompt dumps and `calls.csv` stream into `out_dir` as sessions finish.
+fn replay(
+    cfg: &RunConfig,
+    corpora: &[PathBuf],
+    out_dir: Option<&OutputDir>,
+) -> Result<(Report, LowestRetention)> {
     let mut dump_files: BTreeMap<usize, BufWriter<File>> = BTreeMap::new();
     let mut taken = Vec::new();
     let dump_names: Vec<String> = cfg
@@ -663,7 +407,7 @@ pub fn run(mut args: Args) -> Result<ExitCode> {
         .map(|s| dump_file_name(&s.name, &mut taken))
         .collect();
     let mut dump = |s: usize, line: &str| -> std::io::Result<()> {
-        let Some(out) = out_dir.as_ref() else {
+        let Some(out) = out_dir else {
             return Ok(());
         };
         let w = match dump_files.entry(s) {
@@ -679,7 +423,6 @@ pub fn run(mut args: Args) -> Result<ExitCode> {
         w.write_all(line.as_bytes())?;
         w.write_all(b"\n")
     };
-
     let total_bytes = corpora
         .iter()
         .filter_map(|c| std::fs::metadata(c).ok())
@@ -693,18 +436,18 @@ pub fn run(mut args: Args) -> Result<ExitCode> {
             b.set_message(format!("{done} sessions"));
         }
     };
-    let mut calls_csv = match out_dir.as_ref().filter(|_| cfg.call_records) {
+    let mut calls_csv = match out_dir.filter(|_| cfg.call_records) {
         Some(out) => Some(
             CallsCsv::new(
                 out.stream(CALLS_CSV)?,
-                &cfg,
+                cfg,
                 corpora.iter().map(|c| corpus_name(c)).collect(),
             )
             .context("writing calls.csv")?,
         ),
         None => None,
     };
-    let mut lowest = LowestRetention::new(&cfg);
+    let mut lowest = LowestRetention::new(cfg);
     let mut on_session = |corpus: usize, line: usize, o: &SessionOutcome| -> std::io::Result<()> {
         if let Some(w) = calls_csv.as_mut() {
             w.session(corpus, line, o)?;
@@ -725,7 +468,7 @@ pub fn run(mut args: Args) -> Result<ExitCode> {
             None
         },
     };
-    let mut report = recap_harness::run_corpora(&cfg, &corpora, hooks)?;
+    let report = recap_harness::run_corpora(cfg, corpora, hooks)?;
     if let Some(b) = &bar {
         b.finish_and_clear();
     }
@@ -735,63 +478,35 @@ pub fn run(mut args: Args) -> Result<ExitCode> {
     if let Some(w) = calls_csv.take() {
         w.finish().context("writing calls.csv")?;
     }
-    report.provenance = Some(provenance);
-    report.non_deterministic = Some(NonDeterministic::new(started, SystemTime::now()));
+    Ok((report, lowest))
+}
 
-    let rejections = super::problems::rejections(&report.rejected);
-    let replayed: u64 = report.settings.corpora.iter().map(|c| c.sessions).sum();
-    if replayed == 0 {
-        // Nothing to compare: no table of zeros, no report directory (dropping
-        // `out_dir` removes what it staged).
-        for line in &rejections {
-            crate::say!("{line}");
-        }
-        return Err(no_sessions(&report));
+/// Writes every format into the staged directory, moves it into place and says where.
+fn write_report_dir(
+    out: OutputDir,
+    report: &Report,
+    views: &[recap_harness::report::lowest_retention::CallView],
+    cfg: &RunConfig,
+    dumped: bool,
+) -> Result<()> {
+    let mut files = recap_harness::write_report(&out, report, views)?;
+    if cfg.call_records {
+        files.push(CALLS_CSV.to_string());
     }
-
-    if let Some(out) = out_dir {
-        let views = call_views(
-            &cfg,
-            &corpora,
-            &lowest.picks(LOWEST_CALLS),
-            LOWEST_MAX_CHARS,
-        );
-        let mut files = recap_harness::write_report(&out, &report, &views)?;
-        if cfg.call_records {
-            files.push(CALLS_CSV.to_string());
-        }
-        let dir = out.commit()?;
-        crate::say!(
-            "report written to {}: {}{}",
-            dir.display(),
-            files.join(", "),
-            if args.dump_prompts {
-                format!(", {PROMPTS_DIR}/")
-            } else {
-                String::new()
-            }
-        );
-        let json = dir.join("report.json");
-        if let Ok(meta) = std::fs::metadata(&json) {
-            note_large_report(&json.display().to_string(), meta.len(), &report);
-        }
-    }
-    let printed = print_report(&report, args.format())?;
-    if args.format() == Format::Json {
-        note_large_report("the JSON report on stdout", printed, &report);
-    }
-    for line in rejections
-        .iter()
-        .chain(&super::problems::strategy_problems(&report))
-    {
-        crate::say!("{line}");
-    }
-    // A plugin left out under --keep-going is a problem found, like a rejected session.
-    Ok(
-        if report.has_problems() || !report.rejected.is_empty() || !load_failures.is_empty() {
-            ExitCode::FAILURE
+    let dir = out.commit()?;
+    crate::say!(
+        "report written to {}: {}{}",
+        dir.display(),
+        files.join(", "),
+        if dumped {
+            format!(", {PROMPTS_DIR}/")
         } else {
-            ExitCode::SUCCESS
-        },
-    )
+            String::new()
+        }
+    );
+    let json = dir.join("report.json");
+    if let Ok(meta) = std::fs::metadata(&json) {
+        note_large_report(&json.display().to_string(), meta.len(), report);
+    }
+    Ok(())
 }

@@ -1,9 +1,11 @@
 //! `recap validate`: one line per rejected session on stdout, then `N sessions ok, M
-//! rejected`. Exit 1 on rejections; exit 2 when the files hold no session at all (an
-//! empty corpus is a mistake, not a pass).
+//! rejected`. Exit 1 on rejections or a file that cannot be read beside others that can;
+//! exit 2 when nothing could be read or the files hold no session at all (an empty
+//! corpus is a mistake, not a pass).
 
 use anyhow::{Result, bail};
 use recap_core::CorpusReader;
+use recap_harness::report::fmt::plural;
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -18,10 +20,10 @@ pub struct Args {
 pub fn run(args: Args) -> Result<ExitCode> {
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
-    let (mut ok, mut rejected) = (0usize, 0usize);
+    let (mut ok, mut rejected, mut unreadable) = (0u64, 0u64, 0u64);
     // Chat sessions: tool-call arguments that are not valid JSON are kept as the text the
     // model wrote (and replayed as such); they are counted, never a rejection.
-    let (mut calls, mut not_json) = (0usize, 0usize);
+    let (mut calls, mut not_json) = (0u64, 0u64);
     for path in &args.corpora {
         // Opened as `recap run` opens it (`corpus::open_file`), so both name an
         // unreadable file alike.
@@ -29,7 +31,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
             Ok(reader) => reader,
             Err(e) => {
                 writeln!(out, "{e}")?;
-                rejected += 1;
+                unreadable += 1;
                 continue;
             }
         };
@@ -58,10 +60,27 @@ pub fn run(args: Args) -> Result<ExitCode> {
     if not_json > 0 {
         writeln!(
             out,
-            "note: {not_json} of {calls} tool calls have arguments that are not valid JSON; they are kept as the model wrote them"
+            "note: {not_json} of {} have arguments that are not valid JSON; they are kept as the model wrote them",
+            plural(calls, "tool call", "tool calls")
         )?;
     }
-    writeln!(out, "{ok} sessions ok, {rejected} rejected")?;
+    let files = if unreadable > 0 {
+        format!(", {} unreadable", plural(unreadable, "file", "files"))
+    } else {
+        String::new()
+    };
+    writeln!(
+        out,
+        "{} ok, {rejected} rejected{files}",
+        plural(ok, "session", "sessions")
+    )?;
+    if unreadable == args.corpora.len() as u64 {
+        let what = match unreadable {
+            1 => "the file could not be read".to_string(),
+            n => format!("none of the {n} files could be read"),
+        };
+        bail!("nothing to validate: {what} (see above)");
+    }
     if ok + rejected == 0 {
         bail!(
             "no sessions: {} {} empty or only blank lines (a corpus is JSON Lines, one session per line; docs/format.md)",
@@ -73,7 +92,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
             if args.corpora.len() == 1 { "is" } else { "are" }
         );
     }
-    Ok(if rejected > 0 {
+    Ok(if rejected > 0 || unreadable > 0 {
         ExitCode::FAILURE
     } else {
         ExitCode::SUCCESS

@@ -1,5 +1,5 @@
 //! Runs the shared golden cases (`../shared/conformance/ptc_runner_cases.json` next to
-//! the workspace) through the runner. Missing file: fails under `CI=true`, otherwise the
+//! the workspace) through the runner. Missing file: fails under `RECAP_REQUIRE_SHARED=1`, otherwise the
 //! tests skip with a message.
 
 use recap_conformance::{Outcome, Report, load, run};

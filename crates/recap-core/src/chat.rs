@@ -241,9 +241,21 @@ pub(crate) fn decode_chat_turn(j: &Json, at: &str) -> Result<ChatTurn, FieldErro
         if let Observation::Tool { tool_call_id, .. } = o
             && !assistant.tool_calls.iter().any(|c| &c.id == tool_call_id)
         {
+            let ids: Vec<String> = assistant
+                .tool_calls
+                .iter()
+                .map(|c| format!("{:?}", c.id.as_str()))
+                .collect();
+            let valid = if ids.is_empty() {
+                "it makes no tool call".to_string()
+            } else {
+                format!("its calls: {}", ids.join(", "))
+            };
             return Err(FieldError::new(
                 format!("{at}.observations[{i}].tool_call_id"),
-                format!("{tool_call_id:?} answers no tool call of this turn's `assistant`"),
+                format!(
+                    "{tool_call_id:?} answers no tool call of this turn's `assistant` ({valid})"
+                ),
             ));
         }
     }

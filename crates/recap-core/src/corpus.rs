@@ -3,15 +3,18 @@
 //! Every line yields either a session or an error naming file, line and field; a bad
 //! line never stops the lines after it. Blank lines are not sessions and are skipped.
 //!
-//! One exception: a file that is one JSON value spread over many lines (a JSON array of
-//! sessions, or a pretty-printed object) is not JSON Lines at all. Every line of it
-//! would be "malformed JSON"; instead the file gets one rejection that says what it is
-//! and how to convert it, and is not read further.
+//! Two exceptions keep one mistake one rejection. A file that is one JSON value spread
+//! over many lines (a JSON array of sessions, or a pretty-printed object) is not JSON
+//! Lines at all: every line of it would be "malformed JSON"; instead the file gets one
+//! rejection that says what it is and how to convert it, and is not read further. And a
+//! session spread over a few lines inside a JSON Lines file (pasted from a document,
+//! say) is one rejection naming its first and last line, with the command that joins
+//! it; the lines after it are read as usual.
 
 use crate::gz::CorpusFile;
 use crate::session::{FieldError, Session};
 use crate::strict_json::StrictError;
-use std::collections::HashSet;
+use std::collections::{HashSet, VecDeque};
 use std::fmt;
 use std::fs::File;
 use std::io::{BufRead, BufReader, Read};
@@ -36,7 +39,7 @@ impl fmt::Display for RejectedSession {
             "{}:{}: {}: {}",
             self.file.display(),
             self.line,
-            self.field,
+            crate::fields::describe_field(&self.field),
             self.message
         )
     }
@@ -62,8 +65,24 @@ pub struct CorpusReader<R> {
     failed: bool,
     /// No non-blank line read yet (where a multi-line JSON value would begin).
     at_first_value: bool,
+    /// Lines read ahead while looking for the end of a value spread over lines, that
+    /// turned out not to belong to it: read again, in order, before new ones.
+    pending: VecDeque<(usize, Vec<u8>)>,
+    /// Lines read from the file so far.
+    read: usize,
+    /// The last line a look for a value spread over lines has examined: a line up to it
+    /// opens no second look (each line is examined once, so a file of truncated lines
+    /// costs no more than one look per line).
+    examined: usize,
+    /// A read error met while reading ahead, reported after the pending lines.
+    read_error: Option<std::io::Error>,
     keep: Option<LineFilter>,
 }
+
+/// A session spread over lines is looked for over at most this many lines after the
+/// one that opens it, and this many bytes in all: a pasted session is a few lines.
+const MAX_SPREAD_LINES: usize = 256;
+const MAX_SPREAD_BYTES: usize = 1 << 20;
 
 /// serde_json's nesting limit (`recursion limit exceeded` beyond it).
 pub const MAX_NESTING: usize = 128;
@@ -115,6 +134,10 @@ impl<R: BufRead> CorpusReader<R> {
             seen_ids: HashSet::new(),
             failed: false,
             at_first_value: true,
+            pending: VecDeque::new(),
+            read: 0,
+            examined: 0,
+            read_error: None,
             keep: None,
         }
     }
@@ -134,6 +157,94 @@ impl<R: BufRead> CorpusReader<R> {
         self.keep.as_mut().is_none_or(|keep| keep(n, line))
     }
 
+    /// Reads the next line into `buf` (without its line end) and returns its number: a
+    /// pending one, else one from the file. `Err` for a read error.
+    fn next_line(&mut self) -> Option<std::io::Result<usize>> {
+        if let Some((n, line)) = self.pending.pop_front() {
+            self.buf = line;
+            return Some(Ok(n));
+        }
+        if let Some(e) = self.read_error.take() {
+            return Some(Err(e));
+        }
+        // One buffer for every line: a corpus of long lines is not reallocated per line.
+        self.buf.clear();
+        let got = self.reader.read_until(b'\n', &mut self.buf);
+        match got {
+            Ok(0) => None,
+            Ok(_) => {
+                self.read += 1;
+                trim_line_end(&mut self.buf);
+                Some(Ok(self.read))
+            }
+            Err(e) => {
+                self.read += 1;
+                Some(Err(e))
+            }
+        }
+    }
+
+    /// When the current line opens a JSON value that ends on a later line: the number
+    /// of that last line. The lines read ahead to find out are kept for reading again
+    /// when they are not part of it.
+    fn spread_to(&mut self) -> Option<usize> {
+        if self.buf.len() > MAX_SPREAD_BYTES || self.line <= self.examined {
+            return None;
+        }
+        let current = std::mem::take(&mut self.buf);
+        let mut joined = current.clone();
+        let mut ahead: Vec<(usize, Vec<u8>)> = Vec::new();
+        let mut end = None;
+        while ahead.len() < MAX_SPREAD_LINES {
+            let n = match self.next_line() {
+                Some(Ok(n)) => n,
+                Some(Err(e)) => {
+                    self.read_error = Some(e);
+                    break;
+                }
+                None => break,
+            };
+            let line = std::mem::take(&mut self.buf);
+            // A line that opens an object at its start begins the next session.
+            let next_session = line.first() == Some(&b'{');
+            // Only a line that ends a value can complete one: the others need no parse.
+            let closes = line
+                .iter()
+                .rev()
+                .find(|b| !b.is_ascii_whitespace())
+                .is_some_and(|b| matches!(b, b'}' | b']'));
+            ahead.push((n, line));
+            if next_session {
+                break;
+            }
+            self.examined = n;
+            joined.push(b'\n');
+            joined.extend_from_slice(&ahead[ahead.len() - 1].1);
+            if joined.len() > MAX_SPREAD_BYTES {
+                break;
+            }
+            if !closes {
+                continue;
+            }
+            match serde_json::from_slice::<serde::de::IgnoredAny>(&joined) {
+                Ok(_) => {
+                    end = Some(n);
+                    break;
+                }
+                Err(e) if e.is_eof() => {}
+                Err(_) => break,
+            }
+        }
+        if end.is_none() {
+            // Not one value: those lines are read as lines, after this one.
+            for line in ahead.into_iter().rev() {
+                self.pending.push_front(line);
+            }
+        }
+        self.buf = current;
+        end
+    }
+
     fn reject(&self, id: Option<String>, e: FieldError) -> RejectedSession {
         RejectedSession {
             file: self.file.clone(),
@@ -144,11 +255,28 @@ impl<R: BufRead> CorpusReader<R> {
         }
     }
 
-    fn parse_line(&mut self) -> Result<Session, RejectedSession> {
-        let mut bytes = self.buf.as_slice();
+    /// The current line without the byte order mark a file's first line may have.
+    fn line_bytes(&self) -> &[u8] {
+        let bytes = self.buf.as_slice();
         if self.line == 1 {
-            bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
+            return bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
         }
+        bytes
+    }
+
+    /// Whether `parse_line` would reject the current line as ending before its JSON
+    /// value does, without its side effects (no id remembered).
+    fn ends_early(&self) -> bool {
+        std::str::from_utf8(self.line_bytes()).is_ok_and(|text| {
+            matches!(
+                crate::strict_json::from_str_exact(text),
+                Err(StrictError::Json(e)) if e.is_eof()
+            )
+        })
+    }
+
+    fn parse_line(&mut self) -> Result<Session, RejectedSession> {
+        let bytes = self.line_bytes();
         let text = std::str::from_utf8(bytes).map_err(|e| {
             self.reject(
                 None,
@@ -200,6 +328,30 @@ fn not_json_lines(what: &str, file: &Path) -> FieldError {
     )
 }
 
+/// How a line that stops inside its JSON value is described.
+const ENDS_EARLY: &str = "the line ends before its JSON value does";
+
+/// serde_json's message without its ` at line 1 column N`: the JSON of a corpus line
+/// is always on line 1 of what was parsed, which beside the file's own line number
+/// only misleads.
+fn without_position(e: &serde_json::Error) -> String {
+    let text = e.to_string();
+    let suffix = format!(" at line {} column {}", e.line(), e.column());
+    text.strip_suffix(&suffix).unwrap_or(&text).to_string()
+}
+
+/// One session over lines `first..=last`: one rejection, with the command that puts
+/// each session on a line of its own.
+fn spread_over_lines(first: usize, last: usize, file: &Path) -> FieldError {
+    FieldError::new(
+        "json",
+        format!(
+            "a session spread over lines {first}–{last}; JSON Lines holds each session on one line: `jq -c . {} > fixed.jsonl` joins them",
+            file.display()
+        ),
+    )
+}
+
 /// A corpus line's JSON error in the reader's words.
 fn json_error(e: &StrictError) -> FieldError {
     match e {
@@ -212,7 +364,22 @@ fn json_error(e: &StrictError) -> FieldError {
                 ),
             )
         }
-        StrictError::Json(e) => FieldError::new("json", format!("malformed JSON: {e}")),
+        StrictError::Json(e) if e.is_eof() => FieldError::new(
+            "json",
+            format!(
+                "malformed JSON: {ENDS_EARLY} ({} at column {}; a truncated line?)",
+                without_position(e),
+                e.column()
+            ),
+        ),
+        StrictError::Json(e) => FieldError::new(
+            "json",
+            format!(
+                "malformed JSON: {} at column {}",
+                without_position(e),
+                e.column()
+            ),
+        ),
         StrictError::WideInteger(literal) => FieldError::new(
             "json",
             format!(
@@ -240,6 +407,34 @@ fn multi_line_value(first_line: &[u8]) -> Option<&'static str> {
     }
 }
 
+/// Whether `line` surely holds no JSON value that ends on a later line: it ends with
+/// the `}` that closes every bracket it opens, outside any string. Only the lines this
+/// cannot tell are parsed when a shard skips them.
+fn surely_closed(line: &[u8]) -> bool {
+    if line.iter().rev().find(|b| !b.is_ascii_whitespace()) != Some(&b'}') {
+        return false;
+    }
+    let (mut depth, mut in_string, mut escaped) = (0usize, false, false);
+    for &b in line {
+        if in_string {
+            match b {
+                _ if escaped => escaped = false,
+                b'\\' => escaped = true,
+                b'"' => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_string = true,
+            b'{' | b'[' => depth += 1,
+            b'}' | b']' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    depth == 0 && !in_string
+}
+
 fn trim_line_end(buf: &mut Vec<u8>) {
     while matches!(buf.last(), Some(b'\n' | b'\r')) {
         buf.pop();
@@ -254,13 +449,11 @@ impl<R: BufRead> Iterator for CorpusReader<R> {
             return None;
         }
         loop {
-            self.buf.clear();
-            match self.reader.read_until(b'\n', &mut self.buf) {
-                Ok(0) => return None,
-                Ok(_) => {}
+            let number = match self.next_line()? {
+                Ok(n) => n,
                 Err(e) => {
                     self.failed = true;
-                    self.line += 1;
+                    self.line = self.read;
                     if !self.keeps(&[]) {
                         return None;
                     }
@@ -271,9 +464,8 @@ impl<R: BufRead> Iterator for CorpusReader<R> {
                         session: Err(err),
                     });
                 }
-            }
-            self.line += 1;
-            trim_line_end(&mut self.buf);
+            };
+            self.line = number;
             if self.buf.iter().all(u8::is_ascii_whitespace) {
                 continue;
             }
@@ -296,10 +488,25 @@ impl<R: BufRead> Iterator for CorpusReader<R> {
                 let keep = self.keeps(&buf);
                 self.buf = buf;
                 if !keep {
+                    // A value spread over lines is skipped whole, as the shard that
+                    // keeps its first line reads it: its other lines are no one's.
+                    if !surely_closed(&self.buf) && self.ends_early() {
+                        self.spread_to();
+                    }
                     continue;
                 }
             }
-            let session = self.parse_line();
+            let mut session = self.parse_line();
+            if let Err(rejected) = &session
+                && rejected.field == "json"
+                && rejected.message.contains(ENDS_EARLY)
+                && let Some(last) = self.spread_to()
+            {
+                session = Err(self.reject(
+                    rejected.session_id.clone(),
+                    spread_over_lines(self.line, last, &self.file),
+                ));
+            }
             return Some(Entry {
                 line: self.line,
                 session,

@@ -120,7 +120,7 @@ pub(crate) fn only_known(
 
 /// The known name closest to `key`, when it is close enough to be a typo: letters
 /// compared without case, `_` and `-`, within an edit distance of a third of the name.
-pub(crate) fn nearest<'k>(key: &str, known: &[&'k str]) -> Option<&'k str> {
+pub fn nearest<'k>(key: &str, known: &[&'k str]) -> Option<&'k str> {
     let norm = |s: &str| {
         s.chars()
             .filter(|c| *c != '_' && *c != '-')
@@ -136,9 +136,31 @@ pub(crate) fn nearest<'k>(key: &str, known: &[&'k str]) -> Option<&'k str> {
         .map(|(_, cand)| cand)
 }
 
+/// A field path for a reader: `turns[2].error` is the third turn, whose `number` is 3
+/// in a valid session, while the path counts from 0 as JSON tools (`jq '.turns[2]'`)
+/// do: `turns[2].error (turn 3)`.
+pub fn describe_field(field: &str) -> String {
+    let turn = field
+        .strip_prefix("turns[")
+        .and_then(|rest| rest.split_once(']'))
+        .and_then(|(index, _)| index.parse::<usize>().ok());
+    match turn {
+        Some(i) => format!("{field} (turn {})", i + 1),
+        None => field.to_string(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn turn_paths_name_the_turn_number() {
+        assert_eq!(describe_field("turns[2].error"), "turns[2].error (turn 3)");
+        assert_eq!(describe_field("turns[0]"), "turns[0] (turn 1)");
+        assert_eq!(describe_field("mission"), "mission");
+        assert_eq!(describe_field("turns"), "turns");
+    }
 
     #[test]
     fn near_misses_are_suggested_and_far_ones_are_not() {

@@ -4,7 +4,7 @@
 
 pub mod chat;
 pub mod corpus;
-mod fields;
+pub mod fields;
 pub mod gz;
 pub mod invariants;
 pub mod json_type;

@@ -20,8 +20,13 @@ pub enum SpecError {
     Empty,
     #[error("strategy spec {spec:?}: {message}")]
     Syntax { spec: String, message: String },
-    #[error("unknown strategy {name:?}; known strategies: {known}")]
-    UnknownStrategy { name: String, known: String },
+    /// `hint` is `; did you mean `x`?` for a near miss, else empty.
+    #[error("unknown strategy {name:?}{hint}; known strategies: {known}")]
+    UnknownStrategy {
+        name: String,
+        hint: String,
+        known: String,
+    },
     #[error("strategy {strategy:?} has no option {key:?}; its options: {known}")]
     UnknownOption {
         strategy: String,
@@ -46,6 +51,13 @@ pub enum SpecError {
         first: String,
         second: String,
     },
+}
+
+/// `; did you mean `x`?` when `name` is a near miss of one of `known`, else "".
+fn did_you_mean(name: &str, known: &[&str]) -> String {
+    crate::fields::nearest(name, known)
+        .map(|k| format!("; did you mean `{k}`?"))
+        .unwrap_or_default()
 }
 
 impl StrategySpec {
@@ -338,13 +350,14 @@ impl Registry {
     }
 
     pub fn build_spec(&self, spec: &StrategySpec) -> Result<Arc<dyn Strategy>, SpecError> {
-        let (info, factory) =
-            self.entries
-                .get(&spec.name)
-                .ok_or_else(|| SpecError::UnknownStrategy {
-                    name: spec.name.clone(),
-                    known: self.entries.keys().cloned().collect::<Vec<_>>().join(", "),
-                })?;
+        let (info, factory) = self.entries.get(&spec.name).ok_or_else(|| {
+            let known: Vec<&str> = self.entries.keys().map(String::as_str).collect();
+            SpecError::UnknownStrategy {
+                name: spec.name.clone(),
+                hint: did_you_mean(&spec.name, &known),
+                known: known.join(", "),
+            }
+        })?;
         for key in spec.options.keys() {
             if !info.options.iter().any(|o| &o.key == key) {
                 let known = if info.options.is_empty() {
@@ -370,6 +383,25 @@ impl Registry {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_misspelt_strategy_name_gets_a_did_you_mean() {
+        let mut r = Registry::new();
+        let info = StrategyInfo {
+            name: "rolling-window".into(),
+            summary: String::new(),
+            options: Vec::new(),
+            origin: "built-in".into(),
+        };
+        r.register(info, |_| Err(SpecError::Empty)).unwrap();
+        let e = r.build("rolling-windw").err().unwrap().to_string();
+        assert!(
+            e.starts_with("unknown strategy \"rolling-windw\"; did you mean `rolling-window`?; known strategies: rolling-window"),
+            "{e}"
+        );
+        let e = r.build("summarise").err().unwrap().to_string();
+        assert!(!e.contains("did you mean"), "{e}");
+    }
 
     #[test]
     fn parses_name_and_options() {

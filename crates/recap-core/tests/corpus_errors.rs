@@ -334,9 +334,139 @@ fn integers_beyond_64_bits_are_rejected_not_rounded_to_floats() {
     }
 }
 
+/// The first ```json block after `heading` in the README.
+fn readme_example(heading: &str) -> String {
+    let readme =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../README.md"))
+            .expect("README.md");
+    let after = readme.split_once(heading).expect("the heading").1;
+    let block = after.split_once("```json\n").expect("a json block").1;
+    block.split_once("```").expect("its end").0.to_string()
+}
+
+#[test]
+fn a_session_pasted_over_several_lines_is_one_rejection_with_the_fix() {
+    // As a user pastes the README's example into a corpus between two good lines.
+    let pasted = readme_example("## The session format in brief");
+    let lines = pasted.lines().count();
+    assert!(lines > 3, "{pasted}");
+    let results = read(&format!(
+        "{GOOD}\n{pasted}{}\n",
+        GOOD.replace("\"ok\"", "\"ok2\"")
+    ));
+    assert_eq!(
+        results.len(),
+        3,
+        "one rejection for the pasted session: {results:?}"
+    );
+    assert!(results[0].is_ok() && results[2].is_ok());
+    let e = results[1].as_ref().expect_err("not JSON Lines");
+    assert_eq!((e.line, e.field.as_str()), (2, "json"));
+    assert!(
+        e.message
+            .starts_with(&format!("a session spread over lines 2–{}", lines + 1)),
+        "{e}"
+    );
+    assert!(
+        e.message.contains("`jq -c . corpus.jsonl > fixed.jsonl`"),
+        "{e}"
+    );
+}
+
+#[test]
+fn a_truncated_line_says_its_column_not_a_json_line_number() {
+    let results = read(&format!("{GOOD}\n{{\"id\":\"b\",\"mission\":\"m\",\"tur"));
+    let e = results[1].as_ref().expect_err("truncated");
+    assert_eq!(e.line, 2);
+    assert!(!e.message.contains("line 1"), "{e}");
+    assert!(
+        e.message.starts_with(
+            "malformed JSON: the line ends before its JSON value does (EOF while parsing"
+        ),
+        "{e}"
+    );
+    assert!(
+        e.message.contains("at column 28; a truncated line?)"),
+        "{e}"
+    );
+    // Other syntax errors name the column too, without serde's `line 1`.
+    let e = reject(r#"{"id":"a","mission":"m","turns":[}"#);
+    assert!(e.message.ends_with("at column 34"), "{e}");
+    assert!(!e.message.contains("line 1"), "{e}");
+}
+
+#[test]
+fn a_truncated_line_in_the_middle_is_rejected_alone() {
+    let good2 = GOOD.replace("\"ok\"", "\"ok2\"");
+    let results = read(&format!(
+        "{GOOD}\n{{\"id\":\"b\",\"mission\":\"m\",\"tur\n{good2}\n\n{{\"id\":\"c\",\n"
+    ));
+    assert_eq!(results.len(), 4, "{results:?}");
+    assert!(results[0].is_ok());
+    let e = results[1].as_ref().expect_err("truncated");
+    assert_eq!(e.line, 2);
+    assert!(e.message.contains("the line ends before"), "{e}");
+    assert_eq!(results[2].as_ref().expect("read after it").id, "ok2");
+    // A last line that opens a value and never closes it: truncated, not "spread".
+    let e = results[3].as_ref().expect_err("truncated at the end");
+    assert_eq!(e.line, 5);
+    assert!(e.message.contains("the line ends before"), "{e}");
+}
+
+#[test]
+fn a_pasted_session_right_after_a_truncated_line_is_still_found() {
+    let pasted = readme_example("## The session format in brief");
+    let results = read(&format!("{{\"id\":\"b\",\"mission\n{pasted}{GOOD}\n"));
+    assert_eq!(results.len(), 3, "{results:?}");
+    assert!(
+        results[0]
+            .as_ref()
+            .unwrap_err()
+            .message
+            .contains("the line ends before")
+    );
+    assert!(
+        results[1]
+            .as_ref()
+            .unwrap_err()
+            .message
+            .starts_with("a session spread over lines 2–"),
+        "{:?}",
+        results[1]
+    );
+    assert!(results[2].is_ok());
+}
+
+#[test]
+fn many_truncated_lines_are_each_one_rejection_read_in_linear_time() {
+    // Each opens an object that never closes; none is mistaken for part of another.
+    let text: String = (0..20_000)
+        .map(|i| format!("{{\"id\": \"bad-{i}\", \"mission\": \n  [\n"))
+        .collect();
+    let results = read(&text);
+    assert_eq!(results.len(), 40_000);
+    assert!(results.iter().all(|r| r.is_err()));
+}
+
+#[test]
+fn field_paths_name_the_turn_they_are_in() {
+    let e = reject(
+        r#"{"id":"a","mission":"m","turns":[{"number":1,"program":"p","success":true},{"number":2,"program":"p","success":false}]}"#,
+    );
+    assert_eq!(e.field, "turns[1].error");
+    assert!(
+        e.to_string()
+            .starts_with("corpus.jsonl:1: turns[1].error (turn 2): "),
+        "{e}"
+    );
+}
+
 /// (line, session id or rejected field) of what a reader keeping only the lines `keep`
 /// takes reads of `text`, and the lines `keep` was asked about.
-fn read_only(text: &str, keep: fn(usize) -> bool) -> (Vec<(usize, String)>, Vec<usize>) {
+fn read_only(
+    text: &str,
+    keep: impl Fn(usize) -> bool + Send + 'static,
+) -> (Vec<(usize, String)>, Vec<usize>) {
     let asked = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
     let seen = std::sync::Arc::clone(&asked);
     let entries = recap_core::CorpusReader::new(Path::new("corpus.jsonl"), text.as_bytes())
@@ -389,4 +519,29 @@ fn a_file_that_is_not_json_lines_ends_a_filtered_reading_reported_or_not() {
     let (skipped, asked) = read_only(text, |_| false);
     assert_eq!(asked, [1], "the file ends there either way");
     assert!(skipped.is_empty(), "{skipped:?}");
+}
+
+#[test]
+fn a_session_spread_over_lines_is_read_whole_or_skipped_whole_by_each_shard() {
+    // Every shard skips a spread session's later lines as the unfiltered reader does, so
+    // the shards' rejections together are the whole file's, each once.
+    let pasted = readme_example("## The session format in brief");
+    let lines = pasted.lines().count();
+    let good2 = GOOD.replace("\"ok\"", "\"ok2\"");
+    let text = format!("{GOOD}\n{pasted}{good2}\n{{\"id\":\"t\",\"mission\n");
+    let (all, _) = read_only(&text, |_| true);
+    assert_eq!(all.len(), 4, "{all:?}");
+    for modulus in [2, 3, 5] {
+        let mut union: Vec<(usize, String)> = Vec::new();
+        for shard in 0..modulus {
+            let (part, asked) = read_only(&text, move |line| line % modulus == shard);
+            assert!(
+                asked.iter().all(|&n| n <= 2 || n > lines + 1),
+                "a spread session's later lines are offered to no filter: {asked:?}"
+            );
+            union.extend(part);
+        }
+        union.sort();
+        assert_eq!(union, all, "{modulus} shards");
+    }
 }

@@ -10,7 +10,7 @@
 //! - [`builder`] and [`chat`]: builders for hand-written sessions, and the hand-authored
 //!   bench corpora built with them ([`handwritten`], [`chat_handwritten`]);
 //! - [`shared`]: the shared golden cases and corpora beside the workspace, skipped with a
-//!   visible notice when missing (failing under `CI=true`).
+//!   visible notice when missing (failing under `RECAP_REQUIRE_SHARED=1`).
 //!
 //! Every generated session validates: it survives `Session::to_json` →
 //! `Session::from_json` unchanged.

@@ -1,15 +1,20 @@
 //! Folding per-session outcomes into run rows, strictly in input order.
+//!
+//! Rows are per session form: a PTC-Lisp session and a chat session are never summed
+//! into one figure, and each form's `full-history` row is the baseline of that form's
+//! savings, over the same sessions.
 
 use crate::config::{RunConfig, RunShape};
 use crate::outcome::Processed;
 use crate::report::{
-    CallMean, CorpusInfo, Fidelity, ProviderCache, Rejected, RenderErrorExample, RenderErrors,
-    Report, Run, RunFidelity, SCHEMA_VERSION, SessionDetail, Settings, TokenCounting,
-    ViolationExample, Violations,
+    CallMean, CorpusInfo, Fidelity, FormGroup, NotReplayed, ProviderCache, Rejected,
+    RenderErrorExample, RenderErrors, Report, Run, RunFidelity, SCHEMA_VERSION, SessionDetail,
+    Settings, TokenCounting, ViolationExample, Violations,
 };
 use crate::stats::{Histogram, quantile_sorted};
+use recap_core::Form;
 
-/// Accumulates one strategy × tokenizer.
+/// Accumulates one form × strategy × tokenizer.
 #[derive(Default)]
 struct RunAcc {
     sessions: u64,
@@ -38,7 +43,7 @@ struct RunAcc {
     details: Vec<SessionDetail>,
 }
 
-/// Tokenizer-independent parts of one strategy.
+/// Tokenizer-independent parts of one form × strategy.
 #[derive(Default)]
 struct StratAcc {
     violations: Violations,
@@ -46,15 +51,44 @@ struct StratAcc {
     render: Histogram,
 }
 
+/// The accumulators of one session form.
+struct FormAcc {
+    /// Valid sessions of the form.
+    sessions: u64,
+    /// Indexed `[tokenizer][strategy]`.
+    runs: Vec<Vec<RunAcc>>,
+    strats: Vec<StratAcc>,
+}
+
+impl FormAcc {
+    fn new(tokenizers: usize, strategies: usize) -> Self {
+        FormAcc {
+            sessions: 0,
+            runs: (0..tokenizers)
+                .map(|_| (0..strategies).map(|_| RunAcc::default()).collect())
+                .collect(),
+            strats: (0..strategies).map(|_| StratAcc::default()).collect(),
+        }
+    }
+
+    /// Sessions of the form that strategy `s` replayed (or tried to).
+    fn replayed(&self, s: usize) -> u64 {
+        self.sessions - self.runs.first().map_or(0, |r| r[s].not_applicable)
+    }
+}
+
 pub struct Aggregator {
     cfg: RunShape,
     corpora: Vec<String>,
     corpus_sessions: Vec<u64>,
     corpus_rejected: Vec<u64>,
-    /// Indexed `[tokenizer][strategy]`.
-    runs: Vec<Vec<RunAcc>>,
-    strats: Vec<StratAcc>,
+    /// In the order of [`Form::ALL`].
+    forms: Vec<FormAcc>,
     rejected: Vec<Rejected>,
+}
+
+fn form_index(form: Form) -> usize {
+    Form::ALL.iter().position(|f| *f == form).unwrap_or(0)
 }
 
 fn effective(total: u64, cached: u64, ratio: f64) -> f64 {
@@ -77,10 +111,10 @@ impl Aggregator {
             corpus_sessions: vec![0; corpora.len()],
             corpus_rejected: vec![0; corpora.len()],
             corpora,
-            runs: (0..cfg.tokenizers.len())
-                .map(|_| (0..ns).map(|_| RunAcc::default()).collect())
+            forms: Form::ALL
+                .iter()
+                .map(|_| FormAcc::new(cfg.tokenizers.len(), ns))
                 .collect(),
-            strats: (0..ns).map(|_| StratAcc::default()).collect(),
             rejected: Vec::new(),
             cfg,
         }
@@ -105,14 +139,16 @@ impl Aggregator {
         self.corpus_sessions[p.corpus] += 1;
         let examples = self.cfg.examples;
         let base = self.cfg.baseline;
+        let group = &mut self.forms[form_index(o.form)];
+        group.sessions += 1;
         for (s, so) in o.strategies.iter().enumerate() {
             if !so.applicable {
-                for runs in &mut self.runs {
+                for runs in &mut group.runs {
                     runs[s].not_applicable += 1;
                 }
                 continue;
             }
-            let sa = &mut self.strats[s];
+            let sa = &mut group.strats[s];
             for &ns in &so.render_ns {
                 sa.render.record(ns);
             }
@@ -153,7 +189,7 @@ impl Aggregator {
                 let to = &so.toks[t];
                 let base_o = &o.strategies[base];
                 let base_total = base_o.complete.then(|| base_o.toks[t].total());
-                let acc = &mut self.runs[t][s];
+                let acc = &mut group.runs[t][s];
                 acc.counting.messages_tokenized += to.tokenized;
                 acc.counting.messages_reused += to.reused;
                 acc.counting.segments_tokenized += to.segments_tokenized;
@@ -224,76 +260,34 @@ impl Aggregator {
 
     pub fn finish(self) -> Report {
         let cfg = &self.cfg;
+        let mut groups = Vec::new();
         let mut runs = Vec::new();
-        for (t, accs) in self.runs.into_iter().enumerate() {
-            for (s, acc) in accs.into_iter().enumerate() {
-                let entry = &cfg.strategies[s];
-                let sa = &self.strats[s];
-                let fidelity = {
-                    let mut v = acc.fidelity;
-                    v.sort_by(f64::total_cmp);
-                    quantile_sorted(&v, 0.5).map(|median| Fidelity {
-                        calls: v.len() as u64,
-                        median,
-                        p10: quantile_sorted(&v, 0.1).unwrap_or(median),
-                        p90: quantile_sorted(&v, 0.9).unwrap_or(median),
-                        min: v[0],
-                        max: v[v.len() - 1],
+        for (form, acc) in Form::ALL.iter().zip(self.forms) {
+            if acc.sessions == 0 {
+                continue;
+            }
+            let replayed: Vec<u64> = (0..cfg.strategies.len()).map(|s| acc.replayed(s)).collect();
+            groups.push(FormGroup {
+                form: form.as_str().to_string(),
+                sessions: acc.sessions,
+                not_replayed: cfg
+                    .strategies
+                    .iter()
+                    .zip(&replayed)
+                    .filter(|(_, n)| **n == 0)
+                    .map(|(entry, _)| NotReplayed {
+                        strategy: entry.name.clone(),
+                        forms: entry.forms.clone(),
+                        scope: entry.scope.clone(),
                     })
-                };
-                runs.push(Run {
-                    strategy: entry.name.clone(),
-                    tokenizer: cfg.tokenizers[t].clone(),
-                    implicit: entry.implicit,
-                    sweep: entry.sweep.clone(),
-                    forms: entry.forms.clone(),
-                    scope: entry.scope.clone(),
-                    determinism_checked: entry.determinism_checked,
-                    sessions: acc.sessions,
-                    not_applicable: acc.not_applicable,
-                    calls: acc.calls,
-                    prompt_tokens_total: acc.total,
-                    prompt_tokens_peak: acc.peak,
-                    prompt_tokens_mean: ratio(acc.total, acc.calls),
-                    savings_vs_full_history: ratio(acc.savings_total, acc.savings_baseline)
-                        .map(|r| 1.0 - r),
-                    cached_tokens: acc.cached,
-                    cache_hit_rate: ratio(acc.cached, acc.total),
-                    effective_cost: effective(acc.total, acc.cached, cfg.cache_read_ratio),
-                    retention: ratio(acc.retained, acc.facts),
-                    retention_facts: acc.facts,
-                    retention_retained: acc.retained,
-                    invariant_violations: sa.violations.clone(),
-                    render_errors: sa.errors.clone(),
-                    render_ns_median: sa.render.quantile(0.5),
-                    render_ns_p95: sa.render.quantile(0.95),
-                    replay_fidelity: fidelity,
-                    run_fidelity: (acc.run_sessions > 0).then(|| RunFidelity {
-                        sessions: acc.run_sessions,
-                        full_history_tokens: acc.run_full,
-                        recorded_tokens: acc.run_recorded,
-                        ratio: ratio(acc.run_full, acc.run_recorded),
-                    }),
-                    provider_cache: (acc.cache_calls > 0).then(|| ProviderCache {
-                        calls: acc.cache_calls,
-                        input_tokens: acc.cache_input,
-                        cache_read_tokens: acc.cache_read,
-                        hit_rate: ratio(acc.cache_read, acc.cache_input),
-                    }),
-                    token_counting: acc.counting,
-                    prompt_tokens_by_call: acc
-                        .by_call_sum
-                        .iter()
-                        .zip(&acc.by_call_n)
-                        .enumerate()
-                        .map(|(call, (&sum, &n))| CallMean {
-                            call,
-                            sessions: n,
-                            mean_prompt_tokens: sum as f64 / n.max(1) as f64,
-                        })
-                        .collect(),
-                    session_details: acc.details,
-                });
+                    .collect(),
+            });
+            for (t, accs) in acc.runs.into_iter().enumerate() {
+                for (s, run) in accs.into_iter().enumerate() {
+                    if replayed[s] > 0 {
+                        runs.push(row(cfg, *form, t, s, run, &acc.strats[s]));
+                    }
+                }
             }
         }
         Report {
@@ -313,10 +307,81 @@ impl Aggregator {
                 tokenizer_backend: cfg.tokenizer_backend.clone(),
                 cache_read_ratio: cfg.cache_read_ratio,
             },
+            groups,
             runs,
             rejected: self.rejected,
             provenance: None,
             non_deterministic: None,
         }
+    }
+}
+
+/// The row of one form × tokenizer × strategy.
+fn row(cfg: &RunShape, form: Form, t: usize, s: usize, acc: RunAcc, sa: &StratAcc) -> Run {
+    let entry = &cfg.strategies[s];
+    let fidelity = {
+        let mut v = acc.fidelity;
+        v.sort_by(f64::total_cmp);
+        quantile_sorted(&v, 0.5).map(|median| Fidelity {
+            calls: v.len() as u64,
+            median,
+            p10: quantile_sorted(&v, 0.1).unwrap_or(median),
+            p90: quantile_sorted(&v, 0.9).unwrap_or(median),
+            min: v[0],
+            max: v[v.len() - 1],
+        })
+    };
+    Run {
+        form: form.as_str().to_string(),
+        strategy: entry.name.clone(),
+        tokenizer: cfg.tokenizers[t].clone(),
+        implicit: entry.implicit,
+        sweep: entry.sweep.clone(),
+        forms: entry.forms.clone(),
+        scope: entry.scope.clone(),
+        determinism_checked: entry.determinism_checked,
+        sessions: acc.sessions,
+        not_applicable: acc.not_applicable,
+        calls: acc.calls,
+        prompt_tokens_total: acc.total,
+        prompt_tokens_peak: acc.peak,
+        prompt_tokens_mean: ratio(acc.total, acc.calls),
+        savings_vs_full_history: ratio(acc.savings_total, acc.savings_baseline).map(|r| 1.0 - r),
+        cached_tokens: acc.cached,
+        cache_hit_rate: ratio(acc.cached, acc.total),
+        effective_cost: effective(acc.total, acc.cached, cfg.cache_read_ratio),
+        retention: ratio(acc.retained, acc.facts),
+        retention_facts: acc.facts,
+        retention_retained: acc.retained,
+        invariant_violations: sa.violations.clone(),
+        render_errors: sa.errors.clone(),
+        render_ns_median: sa.render.quantile(0.5),
+        render_ns_p95: sa.render.quantile(0.95),
+        replay_fidelity: fidelity,
+        run_fidelity: (acc.run_sessions > 0).then(|| RunFidelity {
+            sessions: acc.run_sessions,
+            full_history_tokens: acc.run_full,
+            recorded_tokens: acc.run_recorded,
+            ratio: ratio(acc.run_full, acc.run_recorded),
+        }),
+        provider_cache: (acc.cache_calls > 0).then(|| ProviderCache {
+            calls: acc.cache_calls,
+            input_tokens: acc.cache_input,
+            cache_read_tokens: acc.cache_read,
+            hit_rate: ratio(acc.cache_read, acc.cache_input),
+        }),
+        token_counting: acc.counting,
+        prompt_tokens_by_call: acc
+            .by_call_sum
+            .iter()
+            .zip(&acc.by_call_n)
+            .enumerate()
+            .map(|(call, (&sum, &n))| CallMean {
+                call,
+                sessions: n,
+                mean_prompt_tokens: sum as f64 / n.max(1) as f64,
+            })
+            .collect(),
+        session_details: acc.details,
     }
 }

@@ -5,6 +5,7 @@
 
 use crate::calls::calls;
 use crate::counting::{RoleTokens, content_tokens, message_tokens};
+use crate::report::fmt::plural;
 use crate::retention::SessionRetention;
 use crate::tokenizer::{PROMPT_OVERHEAD, Tokenizer};
 use recap_core::{ChatTurn, Form, Observation, PrintOptions, Session, Strategy, Turn, to_clojure};
@@ -13,7 +14,8 @@ use std::fmt::Write as _;
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum InspectError {
     #[error(
-        "session {session:?} has {turns} turns; --turn must be between 1 and {turns}, got {asked}"
+        "session {session:?} has {}; --turn must be between 1 and {turns}, got {asked}",
+        crate::report::fmt::plural(*turns as u64, "turn", "turns")
     )]
     NoSuchTurn {
         session: String,
@@ -210,9 +212,9 @@ pub fn inspect(
     };
     let _ = writeln!(
         out,
-        "session {} — {} turns ({budget}) — strategy {} — tokens: {}",
+        "session {} — {} ({budget}) — strategy {} — tokens: {}",
         session.id,
-        n,
+        plural(n as u64, "turn", "turns"),
         strategy.spec(),
         names.join(", ")
     );
@@ -244,7 +246,7 @@ pub fn inspect(
                         .map(|(t, tok)| {
                             let n = message_tokens(&roles[t], m, content_tokens(tok, m));
                             totals[t] += n;
-                            format!("{n} tokens ({})", names[t])
+                            format!("{} ({})", plural(n, "token", "tokens"), names[t])
                         })
                         .collect();
                     let answers = m
@@ -283,17 +285,17 @@ pub fn inspect(
                     .collect();
                 let _ = writeln!(
                     out,
-                    "── sent by {}: {} messages, prompt tokens {} ──",
+                    "── sent by {}: {}, prompt tokens {} ──",
                     strategy.spec(),
-                    messages.len(),
+                    plural(messages.len() as u64, "message", "messages"),
                     totals.join(", ")
                 );
                 out.push_str(&body);
                 let _ = writeln!(
                     out,
-                    "  retention: {} of {} facts kept verbatim",
+                    "  retention: {} of {} kept verbatim",
                     facts.len() - missing.len(),
-                    facts.len()
+                    plural(facts.len() as u64, "fact", "facts")
                 );
                 for m in missing {
                     let _ = writeln!(out, "    missing: {m:?}");

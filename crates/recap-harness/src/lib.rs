@@ -9,6 +9,7 @@
 mod aggregate;
 pub mod calls;
 pub mod chart_labels;
+pub mod chart_style;
 pub mod charts;
 mod config;
 pub mod counting;

@@ -60,14 +60,23 @@ fn run(jobs: usize) -> (recap_harness::Report, Vec<(usize, usize, SessionOutcome
 #[test]
 fn call_records_add_up_to_the_run_rows() {
     let (report, seen) = run(2);
-    let ntok = 2;
-    let nstrat = report.runs.len() / ntok;
+    let cfg = config(2);
     assert!(!seen.is_empty());
-    for (t, tok_runs) in report.runs.chunks(nstrat).enumerate() {
-        for (s, row) in tok_runs.iter().enumerate() {
+    // Both forms, each with the strategies that render it (and the baseline).
+    let forms: Vec<&str> = report.groups.iter().map(|g| g.form.as_str()).collect();
+    assert_eq!(forms, ["ptc", "chat"]);
+    assert_eq!(report.runs.len(), 2 * (3 + 3));
+    for row in &report.runs {
+        let t = usize::from(row.tokenizer != "o200k_base");
+        let s = cfg
+            .strategies
+            .iter()
+            .position(|e| e.name == row.strategy)
+            .unwrap();
+        {
             let (mut tokens, mut cached, mut facts, mut retained, mut calls) = (0, 0, 0, 0, 0);
             let mut violations = 0;
-            for (_, _, o) in &seen {
+            for (_, _, o) in seen.iter().filter(|(_, _, o)| o.form.as_str() == row.form) {
                 let so = &o.strategies[s];
                 violations += so.calls.iter().map(|c| c.violations).sum::<u64>();
                 if !so.applicable || !so.complete {
@@ -83,7 +92,7 @@ fn call_records_add_up_to_the_run_rows() {
                 }
                 calls += so.calls.len() as u64;
             }
-            let what = format!("{} {}", row.strategy, row.tokenizer);
+            let what = format!("{} {} {}", row.form, row.strategy, row.tokenizer);
             assert_eq!(tokens, row.prompt_tokens_total, "{what}");
             assert_eq!(cached, row.cached_tokens, "{what}");
             assert_eq!(facts, row.retention_facts, "{what}");

@@ -98,6 +98,7 @@ fn json_schema_keys_and_types() {
     let json = run_json(2);
     check(&json, "schema_version", T::U64);
     check(&json, "settings", T::Obj);
+    check(&json, "groups", T::Arr);
     check(&json, "runs", T::Arr);
     check(&json, "rejected", T::Arr);
     let settings = &json["settings"];
@@ -110,15 +111,42 @@ fn json_schema_keys_and_types() {
         check(c, "sessions", T::U64);
         check(c, "rejected", T::U64);
     }
+    let groups = json["groups"].as_array().unwrap();
+    let forms: Vec<&str> = groups.iter().map(|g| g["form"].as_str().unwrap()).collect();
+    assert_eq!(forms, ["ptc", "chat"], "bench-data holds both forms");
+    let cfg = config(1);
+    let mut expected = 0;
+    for g in groups {
+        check(g, "form", T::Str);
+        check(g, "sessions", T::U64);
+        check(g, "not_replayed", T::Arr);
+        let form = if g["form"] == "ptc" {
+            Form::Ptc
+        } else {
+            Form::Chat
+        };
+        let rendering = cfg
+            .strategies
+            .iter()
+            .filter(|e| e.strategy.forms().contains(&form))
+            .count();
+        let left_out = g["not_replayed"].as_array().unwrap();
+        assert_eq!(rendering + left_out.len(), cfg.strategies.len(), "{g}");
+        for n in left_out {
+            check(n, "strategy", T::Str);
+            check(n, "forms", T::Arr);
+        }
+        expected += 2 * rendering;
+    }
     let runs = json["runs"].as_array().unwrap();
-    let strategies = config(1).strategies.len();
     assert_eq!(
         runs.len(),
-        strategies * 2,
-        "every strategy × two tokenizers"
+        expected,
+        "every strategy × two tokenizers, per form it renders"
     );
     for run in runs {
         for (k, t) in [
+            ("form", T::Str),
             ("strategy", T::Str),
             ("tokenizer", T::Str),
             ("implicit", T::Bool),
@@ -184,7 +212,7 @@ fn json_schema_keys_and_types() {
         // Built-ins render every bench-data call and keep their invariants.
         assert_eq!(run["render_errors"]["count"], 0, "{}", run["strategy"]);
         assert!(run["prompt_tokens_total"].as_u64().unwrap() > 0);
-        if run["strategy"] == "full-history" {
+        if run["strategy"] == "full-history" && run["form"] == "ptc" {
             let f = &run["replay_fidelity"];
             assert!(f.is_object(), "bench-data records usage: fidelity expected");
             for k in ["calls", "median", "p10", "p90", "min", "max"] {

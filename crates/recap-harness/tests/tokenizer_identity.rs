@@ -8,7 +8,7 @@
 //! a text's segments, concatenated, are the ids of the text (o200k_base, cl100k_base).
 //!
 //! The shared corpora live in `../shared/corpora` beside the workspace; when missing the
-//! shared half is skipped with a message, or fails when CI=true.
+//! shared half is skipped with a message, or fails when RECAP_REQUIRE_SHARED=1.
 
 use recap_core::{CorpusReader, Form, Session, Strategy};
 use recap_harness::segments::segments;

@@ -3,7 +3,7 @@
 //! written line is a valid session; importing twice is byte-identical; full-history
 //! keeps 100% of the retention facts; every problem kind is explained in
 //! docs/importers.md. (Skipped with a message when ../shared is missing, failing under
-//! CI=true.)
+//! RECAP_REQUIRE_SHARED=1.)
 
 mod common;
 

@@ -3,7 +3,7 @@
 //! session, whichever file sorts first, with or without a link between the parts, and
 //! with entries repeated across the files dropped and counted. Built from both Claude
 //! Code corpora of `../shared` (skipped with a message when it is missing, failing
-//! under CI=true).
+//! under RECAP_REQUIRE_SHARED=1).
 
 mod common;
 

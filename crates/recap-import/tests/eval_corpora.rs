@@ -3,7 +3,7 @@
 //! sessions, turns, calls and problems by kind; every written line is a valid session;
 //! importing twice is byte-identical; full-history keeps 100% of the retention facts;
 //! every problem kind is explained in docs/importers.md. (Skipped with a message when
-//! ../shared is missing, failing under CI=true.)
+//! ../shared is missing, failing under RECAP_REQUIRE_SHARED=1.)
 
 mod common;
 

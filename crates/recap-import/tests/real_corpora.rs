@@ -1,5 +1,5 @@
 //! The shared real corpora import completely, validate, and import identically twice.
-//! (Skipped with a message when ../shared is missing, failing under CI=true.)
+//! (Skipped with a message when ../shared is missing, failing under RECAP_REQUIRE_SHARED=1.)
 
 mod common;
 

@@ -1,7 +1,7 @@
 //! The replay-fidelity decomposition of the shared ptc-runner corpus
 //! (`recap_testkit::replay_fidelity`, the code behind `examples/replay_fidelity.rs` and
 //! the README's figures). Skipped with a message when ../shared is missing, failing
-//! under CI=true.
+//! under RECAP_REQUIRE_SHARED=1.
 //!
 //! `characterization_*` tests pin figures that this same analysis produced on the
 //! corpus: they catch any change of the analysis, of the importer or of the corpus, but

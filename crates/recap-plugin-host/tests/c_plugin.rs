@@ -1,5 +1,5 @@
 //! Plugins written in C against `recap-abi/include/recap_strategy.h`, compiled with the
-//! system C compiler (required under `CI=true`, skipped otherwise when there is none):
+//! system C compiler (required under `RECAP_REQUIRE_SHARED=1`, skipped otherwise when there is none):
 //! `mission_only.c` (no `describe`: the PTC-Lisp form alone, as every plugin of ABI 1.0)
 //! and `chat_transcript.c` (declares the chat form and renders tool-carrying messages).
 
@@ -15,7 +15,7 @@ fn compile_c_sample(name: &str) -> Option<PathBuf> {
         // CI must never pass without having compiled and loaded the C samples.
         assert!(
             !recap_gen::shared::required(),
-            "no C compiler ({cc}) on this machine; CI=true requires one for the C plugin sample {name}.c"
+            "no C compiler ({cc}) on this machine; RECAP_REQUIRE_SHARED=1 requires one for the C plugin sample {name}.c"
         );
         recap_gen::shared::skipped(&format!(
             "no C compiler ({cc}) on this machine; the C plugin sample {name}.c was not tested"

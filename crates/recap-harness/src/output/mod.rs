@@ -172,6 +172,31 @@ impl OutputDir {
         Ok(out)
     }
 
+    /// A new report directory under `parent` (created if needed), named `run-0001`,
+    /// `run-0002`, … after the highest number there, so an experiment's runs sort in
+    /// the order they were made and none replaces another. The name is taken by
+    /// creating the directory, so two runs started together get two names. Like
+    /// [`OutputDir::create`], it is removed again if no report reaches it.
+    pub fn create_next_run(parent: &Path) -> Result<OutputDir, OutputError> {
+        match fs::metadata(parent) {
+            Ok(m) if !m.is_dir() => return Err(OutputError::NotADirectory(parent.into())),
+            _ => fs::create_dir_all(parent).map_err(io_err(parent))?,
+        }
+        let mut next = 1 + highest_run(parent)?;
+        loop {
+            let dir = parent.join(run_dir_name(next));
+            match fs::create_dir(&dir) {
+                Ok(()) => {
+                    let mut out = OutputDir::create(&dir, false)?;
+                    out.created = true;
+                    return Ok(out);
+                }
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => next += 1,
+                Err(e) => return Err(io_err(&dir)(e)),
+            }
+        }
+    }
+
     /// The staging directories of interrupted runs that [`OutputDir::create`] removed.
     pub fn cleaned_up(&self) -> &[PathBuf] {
         &self.cleaned
@@ -236,6 +261,27 @@ impl OutputDir {
         Ok(target)
         // Dropping `self` removes the (now empty) staging directory and the lock file.
     }
+}
+
+/// `run-0007`: four digits, so that names sort as numbers up to 9,999 runs.
+pub fn run_dir_name(n: u32) -> String {
+    format!("run-{n:04}")
+}
+
+/// The highest `run-N` directory in `parent`, 0 when there is none.
+fn highest_run(parent: &Path) -> Result<u32, OutputError> {
+    let mut highest = 0;
+    for entry in fs::read_dir(parent).map_err(io_err(parent))? {
+        let name = entry.map_err(io_err(parent))?.file_name();
+        if let Some(n) = name
+            .to_str()
+            .and_then(|n| n.strip_prefix("run-"))
+            .and_then(|n| n.parse::<u32>().ok())
+        {
+            highest = highest.max(n);
+        }
+    }
+    Ok(highest)
 }
 
 impl Drop for OutputDir {

@@ -159,3 +159,29 @@ fn an_io_error_names_the_path_once() {
     };
     assert_eq!(e.to_string(), "cannot write /x/report.json");
 }
+
+#[test]
+fn each_run_of_an_experiment_gets_the_next_directory_and_keeps_the_earlier_ones() {
+    let tmp = tempfile::tempdir().unwrap();
+    let parent = tmp.path().join("results");
+    for expected in ["run-0001", "run-0002"] {
+        let o = OutputDir::create_next_run(&parent).unwrap();
+        o.write("report.json", expected.as_bytes()).unwrap();
+        assert_eq!(o.commit().unwrap(), parent.join(expected));
+    }
+    // Numbers continue after the highest, whatever else the directory holds.
+    fs::create_dir(parent.join("run-0009")).unwrap();
+    fs::write(parent.join("notes.txt"), "mine").unwrap();
+    let o = OutputDir::create_next_run(&parent).unwrap();
+    assert_eq!(o.commit().unwrap(), parent.join("run-0010"));
+    assert_eq!(
+        fs::read_to_string(parent.join("run-0001/report.json")).unwrap(),
+        "run-0001"
+    );
+    // A run that writes no report leaves no directory.
+    drop(OutputDir::create_next_run(&parent).unwrap());
+    assert_eq!(
+        names(&parent),
+        ["notes.txt", "run-0001", "run-0002", "run-0009", "run-0010"]
+    );
+}

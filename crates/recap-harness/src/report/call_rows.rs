@@ -8,10 +8,11 @@ use crate::outcome::SessionOutcome;
 use std::io::{self, Write};
 
 /// The columns of `calls.csv`, in order.
-pub const CALL_COLUMNS: [&str; 14] = [
+pub const CALL_COLUMNS: [&str; 15] = [
     "corpus",
     "line",
     "session",
+    "form",
     "strategy",
     "tokenizer",
     "call",
@@ -55,6 +56,7 @@ impl<W: Write> CallsCsv<W> {
     pub fn session(&mut self, corpus: usize, line: usize, o: &SessionOutcome) -> io::Result<()> {
         let corpus = field(self.corpora.get(corpus).map_or("", String::as_str));
         let session = field(&o.id);
+        let form = o.form.as_str();
         for (s, so) in o.strategies.iter().enumerate() {
             if !so.applicable {
                 continue;
@@ -72,7 +74,7 @@ impl<W: Write> CallsCsv<W> {
                     let num = |v: &[u64]| v.get(t).map(u64::to_string).unwrap_or_default();
                     writeln!(
                         self.out,
-                        "{corpus},{line},{session},{strategy},{tokenizer},{},{},{},{},{},{retention},{},{error},{ns}",
+                        "{corpus},{line},{session},{form},{strategy},{tokenizer},{},{},{},{},{},{retention},{},{error},{ns}",
                         c.call,
                         num(&c.prompt_tokens),
                         num(&c.cached_tokens),
@@ -151,10 +153,10 @@ mod tests {
         assert_eq!(
             lines[1..],
             [
-                "c.jsonl,3,\"s,1\",rolling-window:window=2,o200k_base,0,10,0,4,3,0.75,0,,500",
-                "c.jsonl,3,\"s,1\",rolling-window:window=2,cl100k_base,0,11,0,4,3,0.75,0,,500",
-                "c.jsonl,3,\"s,1\",rolling-window:window=2,o200k_base,1,,,0,0,,0,panic,7",
-                "c.jsonl,3,\"s,1\",rolling-window:window=2,cl100k_base,1,,,0,0,,0,panic,7",
+                "c.jsonl,3,\"s,1\",ptc,rolling-window:window=2,o200k_base,0,10,0,4,3,0.75,0,,500",
+                "c.jsonl,3,\"s,1\",ptc,rolling-window:window=2,cl100k_base,0,11,0,4,3,0.75,0,,500",
+                "c.jsonl,3,\"s,1\",ptc,rolling-window:window=2,o200k_base,1,,,0,0,,0,panic,7",
+                "c.jsonl,3,\"s,1\",ptc,rolling-window:window=2,cl100k_base,1,,,0,0,,0,panic,7",
             ]
         );
     }

@@ -3,9 +3,10 @@
 //! the SVG charts inline, a per-session table, the calls with the lowest retention
 //! (recorded trace beside the prompt sent) and the run's provenance.
 
-use super::columns::{Align, shown_columns, shown_rows};
+use super::columns::{Align, Shown, cells, shown_columns};
 use super::lowest_retention::CallView;
-use super::{Report, fmt, notes};
+use super::table::heading;
+use super::{FormGroup, Report, Run, fmt, notes};
 use crate::charts::Chart;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -96,8 +97,10 @@ fn meta_line(report: &Report) -> String {
         .iter()
         .map(|c| {
             format!(
-                "{} ({} sessions, {} rejected)",
-                c.path, c.sessions, c.rejected
+                "{} ({}, {} rejected)",
+                c.path,
+                fmt::plural(c.sessions, "session", "sessions"),
+                fmt::int(c.rejected)
             )
         })
         .collect();
@@ -111,28 +114,52 @@ fn meta_line(report: &Report) -> String {
     line
 }
 
+/// A table and notes per session form, then the report's own notes.
 fn summary(out: &mut String, report: &Report) {
-    out.push_str(
-        "<section id=\"summary\">\n<h2>Summary</h2>\n<div class=\"scroll\"><table>\n<thead><tr>",
-    );
-    for c in shown_columns() {
-        let _ = write!(out, "<th>{}</th>", escape(c.header));
-    }
-    out.push_str("</tr></thead>\n<tbody>\n");
-    let aligns: Vec<Align> = shown_columns().map(|c| c.align).collect();
-    for row in shown_rows(report) {
-        out.push_str("<tr>");
-        for (cell, align) in row.iter().zip(&aligns) {
-            let class = if *align == Align::Left { "text" } else { "num" };
-            let _ = write!(out, "<td class=\"{class}\">{}</td>", escape(cell));
+    out.push_str("<section id=\"summary\">\n<h2>Summary</h2>\n");
+    let columns: Vec<&Shown> = shown_columns().collect();
+    let notes = notes(report);
+    for (g, group) in report.groups.iter().enumerate() {
+        let _ = write!(
+            out,
+            "<h3 id=\"summary-{}\">{}</h3>\n<div class=\"scroll\"><table class=\"summary\" data-form=\"{}\">\n<thead><tr>",
+            escape(&group.form),
+            escape(&heading(report, group)),
+            escape(&group.form)
+        );
+        for c in &columns {
+            let _ = write!(out, "<th>{}</th>", escape(c.header));
         }
-        out.push_str("</tr>\n");
+        out.push_str("</tr></thead>\n<tbody>\n");
+        let runs: Vec<&Run> = report.runs_of(group).collect();
+        for row in cells(&runs, &columns) {
+            out.push_str("<tr>");
+            for (cell, c) in row.iter().zip(&columns) {
+                let class = if c.align == Align::Left {
+                    "text"
+                } else {
+                    "num"
+                };
+                let _ = write!(out, "<td class=\"{class}\">{}</td>", escape(cell));
+            }
+            out.push_str("</tr>\n");
+        }
+        out.push_str("</tbody>\n</table></div>\n");
+        notes_list(out, notes.groups.get(g).map_or(&[][..], Vec::as_slice));
     }
-    out.push_str("</tbody>\n</table></div>\n<ul class=\"notes\">\n");
-    for n in notes(report) {
-        let _ = writeln!(out, "<li>{}</li>", escape(&n));
+    notes_list(out, &notes.general);
+    out.push_str("</section>\n");
+}
+
+fn notes_list(out: &mut String, notes: &[String]) {
+    if notes.is_empty() {
+        return;
     }
-    out.push_str("</ul>\n</section>\n");
+    out.push_str("<ul class=\"notes\">\n");
+    for n in notes {
+        let _ = writeln!(out, "<li>{}</li>", escape(n));
+    }
+    out.push_str("</ul>\n");
 }
 
 fn charts_section(out: &mut String, charts: &[Chart]) {
@@ -153,23 +180,36 @@ fn charts_section(out: &mut String, charts: &[Chart]) {
     out.push_str("</section>\n");
 }
 
-/// Sessions as rows, strategies (first tokenizer) as column pairs: prompt tokens and
-/// retention.
+/// Per session form: sessions as rows, strategies (first tokenizer) as column pairs,
+/// prompt tokens and retention.
 fn sessions(out: &mut String, report: &Report) {
     out.push_str("<section id=\"sessions\">\n<h2>Sessions</h2>\n");
     let Some(tokenizer) = report.runs.first().map(|r| r.tokenizer.clone()) else {
         out.push_str("<p>No runs.</p>\n</section>\n");
         return;
     };
-    let runs: Vec<&super::Run> = report
-        .runs
-        .iter()
-        .filter(|r| r.tokenizer == tokenizer)
-        .collect();
-    if runs.iter().all(|r| r.session_details.is_empty()) {
+    if report.runs.iter().all(|r| r.session_details.is_empty()) {
         out.push_str("<p>Per-session records were left out of this run (<code>--no-session-details</code>).</p>\n</section>\n");
         return;
     }
+    for group in &report.groups {
+        let runs: Vec<&Run> = report
+            .runs_of(group)
+            .filter(|r| r.tokenizer == tokenizer)
+            .collect();
+        form_sessions(out, report, group, &runs, &tokenizer);
+    }
+    out.push_str("</section>\n");
+}
+
+/// The per-session table of one form.
+fn form_sessions(
+    out: &mut String,
+    report: &Report,
+    group: &FormGroup,
+    runs: &[&Run],
+    tokenizer: &str,
+) {
     let corpus_order: BTreeMap<&str, usize> = report
         .settings
         .corpora
@@ -196,21 +236,26 @@ fn sessions(out: &mut String, report: &Report) {
     }
     let _ = writeln!(
         out,
-        "<p class=\"meta\">Prompt tokens ({}) and retention per session; {} sessions{}. <code>sessions.csv</code> has every session, strategy and tokenizer.</p>",
-        escape(&tokenizer),
-        rows.len(),
+        "<h3>{} sessions</h3>\n<p class=\"meta\">Prompt tokens ({}) and retention per session; {}{}. <code>sessions.csv</code> has every session, strategy and tokenizer.</p>",
+        escape(fmt::form_title(&group.form)),
+        escape(tokenizer),
+        fmt::plural(rows.len() as u64, "session", "sessions"),
         if rows.len() > MAX_SESSION_ROWS {
             format!(", the first {MAX_SESSION_ROWS} shown")
         } else {
             String::new()
         }
     );
-    out.push_str("<div class=\"scroll\"><table>\n<thead><tr><th rowspan=\"2\">session</th><th rowspan=\"2\">corpus:line</th><th rowspan=\"2\">calls</th>");
-    for r in &runs {
+    let _ = write!(
+        out,
+        "<div class=\"scroll\"><table class=\"sessions\" data-form=\"{}\">\n<thead><tr><th rowspan=\"2\">session</th><th rowspan=\"2\">corpus:line</th><th rowspan=\"2\">calls</th>",
+        escape(&group.form)
+    );
+    for r in runs {
         let _ = write!(out, "<th colspan=\"2\">{}</th>", escape(&fmt::strategy(r)));
     }
     out.push_str("</tr>\n<tr>");
-    for _ in &runs {
+    for _ in runs {
         out.push_str("<th>tokens</th><th>retention</th>");
     }
     out.push_str("</tr></thead>\n<tbody>\n");
@@ -241,7 +286,7 @@ fn sessions(out: &mut String, report: &Report) {
         }
         out.push_str("</tr>\n");
     }
-    out.push_str("</tbody>\n</table></div>\n</section>\n");
+    out.push_str("</tbody>\n</table></div>\n");
 }
 
 fn lowest(out: &mut String, calls: &[CallView]) {
@@ -369,6 +414,7 @@ mod tests {
         assert!(doc.errors.is_empty(), "{:?}", doc.errors);
         let sel = |s: &str| Selector::parse(s).unwrap();
         assert_eq!(doc.select(&sel("#summary tbody tr")).count(), 2);
+        assert_eq!(doc.select(&sel("#summary table[data-form=ptc]")).count(), 1);
         assert_eq!(
             doc.select(&sel("b")).count(),
             0,

@@ -1,7 +1,8 @@
 //! The markdown view: the summary table plus notes as a list.
 
-use super::columns::{Align, shown_columns, shown_rows};
-use super::{Report, notes};
+use super::columns::{Align, Shown, cells, shown_columns};
+use super::table::heading;
+use super::{Report, Run, fmt, notes};
 
 /// Text as a literal in a Markdown table cell or list item: a `|` would end the cell,
 /// a line break the row, and `*`, `_`, `` ` `` or `\` could start emphasis or code
@@ -22,9 +23,11 @@ fn cell(s: &str) -> String {
     out
 }
 
+/// Every column, a section per session form with its table and notes, then the
+/// report's own notes.
 pub fn to_markdown(report: &Report) -> String {
-    let header: Vec<&str> = shown_columns().map(|c| c.header).collect();
-    let rows = shown_rows(report);
+    let columns: Vec<&Shown> = shown_columns().collect();
+    let header: Vec<&str> = columns.iter().map(|c| c.header).collect();
     let mut out = String::from("# recap run\n\n");
     out.push_str("Corpora: ");
     let corpora: Vec<String> = report
@@ -33,31 +36,42 @@ pub fn to_markdown(report: &Report) -> String {
         .iter()
         .map(|c| {
             format!(
-                "`{}` ({} sessions, {} rejected)",
-                c.path, c.sessions, c.rejected
+                "`{}` ({}, {} rejected)",
+                c.path,
+                fmt::plural(c.sessions, "session", "sessions"),
+                fmt::int(c.rejected)
             )
         })
         .collect();
     out.push_str(&corpora.join(", "));
-    out.push_str("\n\n");
-    out.push_str(&format!("| {} |\n", header.join(" | ")));
-    let align: Vec<&str> = shown_columns()
+    out.push('\n');
+    let align: Vec<&str> = columns
+        .iter()
         .map(|c| match c.align {
             Align::Left => ":---",
             Align::Right => "---:",
         })
         .collect();
-    out.push_str(&format!("| {} |\n", align.join(" | ")));
-    for row in rows {
-        let cells: Vec<String> = row.iter().map(|c| cell(c)).collect();
-        out.push_str(&format!("| {} |\n", cells.join(" | ")));
-    }
     let notes = notes(report);
-    if !notes.is_empty() {
-        out.push('\n');
-        for n in notes {
-            out.push_str(&format!("- {}\n", cell(&n)));
+    for (g, group) in report.groups.iter().enumerate() {
+        out.push_str(&format!("\n## {}\n\n", cell(&heading(report, group))));
+        out.push_str(&format!("| {} |\n", header.join(" | ")));
+        out.push_str(&format!("| {} |\n", align.join(" | ")));
+        let runs: Vec<&Run> = report.runs_of(group).collect();
+        for row in cells(&runs, &columns) {
+            let row: Vec<String> = row.iter().map(|c| cell(c)).collect();
+            out.push_str(&format!("| {} |\n", row.join(" | ")));
         }
+        if let Some(group_notes) = notes.groups.get(g).filter(|n| !n.is_empty()) {
+            out.push('\n');
+            for n in group_notes {
+                out.push_str(&format!("- {}\n", cell(n)));
+            }
+        }
+    }
+    out.push('\n');
+    for n in notes.general {
+        out.push_str(&format!("- {}\n", cell(&n)));
     }
     out
 }

@@ -19,22 +19,28 @@ mod table;
 
 pub(crate) use notes::notes;
 
+pub use columns::{column_keys, parse_columns};
 pub use csv::to_csv;
 pub use markdown::to_markdown;
 pub use provenance::{NonDeterministic, Provenance};
-pub use table::to_table;
+pub use table::{Columns, DEFAULT_WIDTH, to_table, to_table_with};
 
 use serde::Serialize;
 use std::collections::BTreeMap;
 
-/// Bumped on any incompatible change to the JSON below.
-pub const SCHEMA_VERSION: u32 = 1;
+/// Bumped on any incompatible change to the JSON below (2: rows per session form, each
+/// form with its own baseline; `groups`; `runs[].form`).
+pub const SCHEMA_VERSION: u32 = 2;
 
 #[derive(Debug, Clone, Serialize)]
 pub struct Report {
     pub schema_version: u32,
     pub settings: Settings,
-    /// One per strategy × tokenizer: tokenizer-major, strategies in the order asked
+    /// One per session form present in the corpora (`ptc` first): its rows compare
+    /// strategies over the same sessions.
+    pub groups: Vec<FormGroup>,
+    /// One per form × tokenizer × strategy that replayed a session of the form:
+    /// form-major (as in `groups`), then tokenizer, then strategies in the order asked
     /// (an implicit baseline first).
     pub runs: Vec<Run>,
     /// Sessions that failed validation, in input order.
@@ -64,8 +70,34 @@ pub struct CorpusInfo {
     pub rejected: u64,
 }
 
+/// The sessions of one form, which every row of that form is measured over.
+#[derive(Debug, Clone, Serialize)]
+pub struct FormGroup {
+    /// `ptc` or `chat`.
+    pub form: String,
+    /// Valid sessions of this form in the corpora.
+    pub sessions: u64,
+    /// Strategies that replay no session of this form (another form, or outside their
+    /// scope): they have no row in this group.
+    pub not_replayed: Vec<NotReplayed>,
+}
+
+/// A strategy left out of a form's rows, and why.
+#[derive(Debug, Clone, Serialize)]
+pub struct NotReplayed {
+    pub strategy: String,
+    /// The forms it renders.
+    pub forms: Vec<String>,
+    /// The sessions it replays, when narrower than its forms.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub scope: Option<String>,
+}
+
 #[derive(Debug, Clone, Serialize, Default)]
 pub struct Run {
+    /// The session form of this row's group (`ptc`, `chat`): every figure is over
+    /// sessions of this form.
+    pub form: String,
     pub strategy: String,
     pub tokenizer: String,
     /// Not asked for: run only as the savings baseline.
@@ -84,8 +116,8 @@ pub struct Run {
     pub determinism_checked: bool,
     /// Sessions rendered completely (sessions with a render error are not counted here).
     pub sessions: u64,
-    /// Sessions of a form the strategy does not render (SPEC 11.3), or outside its `scope`: not
-    /// replayed, and in no other figure of the row.
+    /// Sessions of the row's form outside the strategy's `scope`: not replayed, and in
+    /// no other figure of the row.
     pub not_applicable: u64,
     /// Calls (prompts) of those sessions.
     pub calls: u64,
@@ -258,6 +290,23 @@ impl Report {
         w.write_all(b"\n")
     }
 
+    /// The group of a row's form.
+    pub fn group_of(&self, run: &Run) -> Option<&FormGroup> {
+        self.groups.iter().find(|g| g.form == run.form)
+    }
+
+    /// The rows of one form, in report order.
+    pub fn runs_of<'a>(&'a self, group: &'a FormGroup) -> impl Iterator<Item = &'a Run> + 'a {
+        self.runs.iter().filter(move |r| r.form == group.form)
+    }
+
+    /// Whether a row replayed every session of its form completely: only such rows
+    /// compare with each other on tokens and retention (the Pareto front, say).
+    pub fn covers_its_form(&self, run: &Run) -> bool {
+        self.group_of(run)
+            .is_some_and(|g| run.sessions == g.sessions && g.sessions > 0)
+    }
+
     /// Any violation or render error (the CLI exits 1 then).
     pub fn has_problems(&self) -> bool {
         self.runs
@@ -266,8 +315,9 @@ impl Report {
     }
 }
 
-/// Shared cell formatting of the human-readable views (and chart axes).
-pub(crate) mod fmt {
+/// Shared cell formatting of the human-readable views (and chart axes, and the CLI's
+/// messages).
+pub mod fmt {
     pub fn pct(v: Option<f64>) -> String {
         v.map_or_else(|| "-".into(), |v| format!("{:.1}%", v * 100.0))
     }
@@ -296,6 +346,19 @@ pub(crate) mod fmt {
             Some(n) if n < 1_000_000_000 => format!("{:.1}ms", n as f64 / 1e6),
             Some(n) => format!("{:.2}s", n as f64 / 1e9),
         }
+    }
+
+    /// A form as a reader calls it.
+    pub fn form_title(form: &str) -> &str {
+        match form {
+            "ptc" => "PTC-Lisp",
+            other => other,
+        }
+    }
+
+    /// `1 session`, `1,200 sessions`.
+    pub fn plural(n: u64, one: &str, many: &str) -> String {
+        format!("{} {}", int(n), if n == 1 { one } else { many })
     }
 
     pub fn strategy(run: &super::Run) -> String {

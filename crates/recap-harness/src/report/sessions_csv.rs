@@ -6,10 +6,11 @@ use super::csv::field;
 use std::io::{self, Write};
 
 /// The columns of `sessions.csv`, in order.
-pub const SESSION_COLUMNS: [&str; 17] = [
+pub const SESSION_COLUMNS: [&str; 18] = [
     "corpus",
     "line",
     "session",
+    "form",
     "strategy",
     "tokenizer",
     "calls",
@@ -36,8 +37,8 @@ pub fn has_sessions(report: &Report) -> bool {
     report.runs.iter().any(|r| !r.session_details.is_empty())
 }
 
-/// Rows in report order: runs (tokenizer-major, strategies as asked), then sessions in
-/// input order.
+/// Rows in report order: runs (form, then tokenizer, then strategies as asked), then
+/// sessions in input order.
 pub fn write_sessions_csv(report: &Report, w: &mut dyn Write) -> io::Result<()> {
     writeln!(w, "{}", SESSION_COLUMNS.join(","))?;
     for r in &report.runs {
@@ -47,6 +48,7 @@ pub fn write_sessions_csv(report: &Report, w: &mut dyn Write) -> io::Result<()> 
                 field(&d.corpus),
                 d.line.to_string(),
                 field(&d.session),
+                field(&r.form),
                 strategy.clone(),
                 field(&r.tokenizer),
                 d.calls.to_string(),

@@ -14,7 +14,7 @@ pub fn fixture(rel: &str) -> PathBuf {
 }
 
 /// `../shared/<rel>` relative to the workspace root, or `None` (with a visible message)
-/// when it is missing; under CI=true a missing corpus fails the test instead.
+/// when it is missing; under RECAP_REQUIRE_SHARED=1 a missing corpus fails the test instead.
 pub fn shared(rel: &str) -> Option<PathBuf> {
     recap_gen::shared::path(rel, "real-corpus import test")
 }
