@@ -136,8 +136,10 @@ def csv_text(path):
     return out.getvalue().splitlines()
 
 def table_text(path):
+    # Every table (one per session form) is cut before its render columns: from its
+    # header line, which names "render p50", to the blank line that ends it.
     lines = open(path).read().splitlines()
-    out, cut, in_table = [], None, True
+    out, cut = [], None
     for line in lines:
         if line.lstrip("- ").startswith("determinism:"):
             continue
@@ -145,13 +147,13 @@ def table_text(path):
             if line.startswith("|"):
                 cells = line.split(" | ")
                 line = " | ".join(cells[:-2])
-        elif in_table:
-            if cut is None:
-                at = line.find("render p50")
-                cut = len(line[:at].rstrip()) if at >= 0 else len(line)
+        else:
+            at = line.find("render p50")
+            if at >= 0:
+                cut = len(line[:at].rstrip())
             if line == "":
-                in_table = False
-            else:
+                cut = None
+            elif cut is not None:
                 line = line[:cut]
         out.append(line)
     return out
