@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The README's "What `recap run` prints" block must be what `recap run` prints on
-# bench-data today. Runs the real command (`cargo run --release --quiet -- run`, from the
+# bench-data. Runs the real command (`cargo run --release --quiet -- run`, from the
 # workspace root) and compares its output with the README's block, render-time columns
 # aside (they are measured, so they vary from run to run); everything else is
 # deterministic. Exit 1 with a diff when they differ.
