@@ -8,7 +8,7 @@
 //! timing fields vary between runs.
 
 use crate::report::Report;
-use crate::source::{corpus_entries, session_entries};
+use crate::source::session_entries;
 use recap_core::Session;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -22,7 +22,7 @@ pub use crate::outcome::{
 };
 pub use crate::prompt_dump::{DumpedMessage, PromptDump};
 pub use crate::session_run::process_session;
-pub use crate::source::corpus_name;
+pub use crate::source::{corpus_entries, corpus_name};
 
 /// Runs the configuration over corpus files (streamed, a few sessions per worker in
 /// flight). A file that cannot be read (missing, unreadable, a directory) does not stop

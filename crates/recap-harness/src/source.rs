@@ -16,7 +16,7 @@ pub fn corpus_name(path: &Path) -> String {
 /// that cannot be read (missing, unreadable, a directory) yields one rejection at line
 /// 0, field `file` (as `recap validate` reports it), and every other file still runs.
 /// `bytes` counts what has been read.
-pub(crate) fn corpus_entries(
+pub fn corpus_entries(
     corpora: &[PathBuf],
     bytes: &Arc<AtomicU64>,
 ) -> impl Iterator<Item = (usize, Entry)> + Send + use<> {
