@@ -34,7 +34,7 @@ def test_render_is_recap_render(cli):
 @pytest.mark.parametrize("corpus", [CHAT, PTC])
 def test_python_full_history_equals_the_built_in_at_every_call(corpus):
     for s in _sessions(corpus):
-        for k in range(len(s) + 1):
+        for k in range(s.calls):
             built_in = rr.render(corpus, s.id, k, "full-history")
             assert rr.render(corpus, s.id, k, FullHistory()) == built_in, (s.id, k)
             assert s.messages(k) == built_in
@@ -80,7 +80,7 @@ def _bad(render, name="bad"):
         (lambda self, s, k: {"role": "user"}, "", "expected a list of messages, got dict"),
         (lambda self, s, k: ["hi"], "[0]", "expected a message"),
         (lambda self, s, k: [{"content": "x"}], "[0].role", "missing"),
-        (lambda self, s, k: [{"role": "bot", "content": "x"}], "[0].role", "unknown role 'bot'"),
+        (lambda self, s, k: [{"role": "bot", "content": "x"}], "[0].role", 'unknown role "bot"'),
         (lambda self, s, k: [{"role": "user", "content": 3}], "[0].content", "got int"),
         (lambda self, s, k: [{"role": "user", "content": "x", "contnet": 1}], "[0].contnet", "unknown key"),
         (
@@ -221,7 +221,7 @@ def test_load_strategy_names_module_and_class():
 
 def test_render_errors_of_spec_strings():
     s = _sessions(CHAT)[0]
-    with pytest.raises(rr.RecapError, match="no session 'nope'; available"):
+    with pytest.raises(rr.RecapError, match='no session "nope"; available'):
         rr.render(CHAT, "nope", 0, "full-history")
     with pytest.raises(rr.RecapError, match="k = 999"):
         rr.render(CHAT, s.id, 999, "full-history")

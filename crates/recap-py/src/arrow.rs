@@ -173,7 +173,11 @@ pub fn flatten_rows(rows: &[Ordered]) -> Vec<(String, ArrayRef)> {
 fn flatten_into<'v>(value: &'v Ordered, prefix: String, out: &mut Vec<(String, &'v Value)>) {
     match value {
         Ordered::Object(fields) => {
-            for (k, v) in fields {
+            // As pandas: a level's plain values first, then its objects flattened.
+            let (objects, plain): (Vec<_>, Vec<_>) = fields
+                .iter()
+                .partition(|(_, v)| matches!(v, Ordered::Object(_)));
+            for (k, v) in plain.into_iter().chain(objects) {
                 let name = if prefix.is_empty() {
                     k.clone()
                 } else {

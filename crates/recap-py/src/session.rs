@@ -100,6 +100,12 @@ impl PySession {
     fn __len__(&self) -> usize {
         self.session.turn_count()
     }
+    /// The calls `run` replays, one per recorded turn: call `k` (in `range(calls)`)
+    /// is the request after `k` turns, the one that produced turn `k + 1`.
+    #[getter]
+    fn calls(&self) -> usize {
+        recap_harness::calls::calls(&self.session).len()
+    }
     fn __repr__(&self) -> String {
         format!(
             "<Session {:?}: {} form, {} turns>",

@@ -28,6 +28,10 @@ class Session:
         """The session's ``meta`` object (a new dict at each access)."""
     def __len__(self) -> int:
         """The number of recorded turns."""
+    @property
+    def calls(self) -> int:
+        """The calls ``run`` replays, one per recorded turn: call ``k`` (in
+        ``range(calls)``) is the request that produced turn ``k + 1``."""
     def opening(self) -> list[dict[str, Any]]:
         """``[system, user(mission)]``: how every full-history prompt starts."""
     def turn(self, i: int) -> list[dict[str, Any]]:

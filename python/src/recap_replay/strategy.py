@@ -143,9 +143,11 @@ def render_python(strategy: object, session: _native.Session, k: int) -> list[Me
             session.id,
             k,
         )
-    if not 0 <= k <= len(session):
+    last = len(session) if session.max_turns is None else min(len(session), session.max_turns - 1)
+    if not 0 <= k <= last:
         raise RenderError(
-            f"{name}: session {session.id!r} has {len(session)} turns, so k must be in 0..={len(session)}",
+            f"{name}: session {session.id!r} has {len(session)} turns and max_turns "
+            f"{session.max_turns}, so k must be in 0..={last}",
             name,
             session.id,
             k,
