@@ -194,7 +194,11 @@ fn flatten_into<'v>(value: &'v Ordered, prefix: String, out: &mut Vec<(String, &
 
 /// The narrowest Arrow type holding every value of a column (nulls aside).
 fn json_column(rows: usize, cells: &[(usize, &Value)]) -> ArrayRef {
-    let present: Vec<&Value> = cells.iter().map(|(_, v)| *v).filter(|v| !v.is_null()).collect();
+    let present: Vec<&Value> = cells
+        .iter()
+        .map(|(_, v)| *v)
+        .filter(|v| !v.is_null())
+        .collect();
     let mut column: Vec<Option<&Value>> = vec![None; rows];
     for (i, v) in cells {
         if !v.is_null() {
@@ -206,34 +210,55 @@ fn json_column(rows: usize, cells: &[(usize, &Value)]) -> ArrayRef {
         Arc::new(NullArray::new(rows))
     } else if all(Value::is_boolean) {
         Arc::new(BooleanArray::from(
-            column.iter().map(|v| v.and_then(Value::as_bool)).collect::<Vec<_>>(),
+            column
+                .iter()
+                .map(|v| v.and_then(Value::as_bool))
+                .collect::<Vec<_>>(),
         ))
     } else if all(Value::is_u64) {
         Arc::new(UInt64Array::from(
-            column.iter().map(|v| v.and_then(Value::as_u64)).collect::<Vec<_>>(),
+            column
+                .iter()
+                .map(|v| v.and_then(Value::as_u64))
+                .collect::<Vec<_>>(),
         ))
     } else if all(|v| v.is_i64() || v.is_u64()) && all(|v| v.as_i64().is_some()) {
         Arc::new(Int64Array::from(
-            column.iter().map(|v| v.and_then(Value::as_i64)).collect::<Vec<_>>(),
+            column
+                .iter()
+                .map(|v| v.and_then(Value::as_i64))
+                .collect::<Vec<_>>(),
         ))
     } else if all(Value::is_number) {
         Arc::new(Float64Array::from(
-            column.iter().map(|v| v.and_then(Value::as_f64)).collect::<Vec<_>>(),
+            column
+                .iter()
+                .map(|v| v.and_then(Value::as_f64))
+                .collect::<Vec<_>>(),
         ))
     } else if all(Value::is_string) {
         Arc::new(StringArray::from(
-            column.iter().map(|v| v.and_then(Value::as_str)).collect::<Vec<_>>(),
+            column
+                .iter()
+                .map(|v| v.and_then(Value::as_str))
+                .collect::<Vec<_>>(),
         ))
     } else if all(|v| v.as_array().is_some_and(|a| a.iter().all(Value::is_string))) {
         let lists = column.iter().map(|v| {
-            v.and_then(Value::as_array)
-                .map(|a| a.iter().map(|s| s.as_str().map(str::to_string)).collect::<Vec<_>>())
+            v.and_then(Value::as_array).map(|a| {
+                a.iter()
+                    .map(|s| s.as_str().map(str::to_string))
+                    .collect::<Vec<_>>()
+            })
         });
         Arc::new(string_lists(lists))
     } else {
         // Mixed kinds: each value as its JSON text.
         Arc::new(StringArray::from(
-            column.iter().map(|v| v.map(Value::to_string)).collect::<Vec<_>>(),
+            column
+                .iter()
+                .map(|v| v.map(Value::to_string))
+                .collect::<Vec<_>>(),
         ))
     }
 }

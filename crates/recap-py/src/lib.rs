@@ -51,7 +51,13 @@ fn render(
             crate::errors::error(
                 py,
                 "RenderError",
-                (e.to_string(), strategy.spec(), session_id.to_string(), k, ""),
+                (
+                    e.to_string(),
+                    strategy.spec(),
+                    session_id.to_string(),
+                    k,
+                    "",
+                ),
             )
         })?;
     Ok(session::messages_json(&messages))
@@ -81,12 +87,16 @@ fn check_prompt(value: &Bound<'_, PyAny>) -> PyResult<String> {
 
 /// Each message's tokens by recap's prompt formula (SPEC 11.2) with `tokenizer`:
 /// `3 + tokens(role) + tokens(content) + Σ_calls (3 + tokens(name) + tokens(arguments))`;
-/// a prompt's total is 3 plus their sum. The messages are checked as a returned prompt.
+/// a prompt's total is 3 plus their sum. The messages are checked one by one (a tool
+/// result need not follow its call here).
 #[pyfunction]
-fn message_tokens(py: Python<'_>, messages: &Bound<'_, PyAny>, tokenizer: &str) -> PyResult<Vec<u64>> {
-    let messages = messages::messages_from_py(messages).map_err(|bad| {
-        pyo3::exceptions::PyValueError::new_err((bad.path, bad.message))
-    })?;
+fn message_tokens(
+    py: Python<'_>,
+    messages: &Bound<'_, PyAny>,
+    tokenizer: &str,
+) -> PyResult<Vec<u64>> {
+    let messages = messages::loose_messages_from_py(messages)
+        .map_err(|bad| pyo3::exceptions::PyValueError::new_err((bad.path, bad.message)))?;
     let encoding: Encoding = tokenizer
         .parse()
         .map_err(|e| recap_error(py, format!("tokenizer {tokenizer:?}: {e}")))?;

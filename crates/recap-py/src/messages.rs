@@ -36,6 +36,15 @@ const MESSAGE_KEYS: [&str; 5] = ["role", "content", "tool_calls", "tool_call_id"
 /// Reads a prompt: a list (or tuple) of OpenAI-shape message dicts. Tool results must
 /// answer a call of an earlier assistant message that no earlier result answered.
 pub fn messages_from_py(value: &Bound<'_, PyAny>) -> Checked<Vec<Message>> {
+    read_messages(value, true)
+}
+
+/// [`messages_from_py`] for messages counted one by one (no pairing of results).
+pub fn loose_messages_from_py(value: &Bound<'_, PyAny>) -> Checked<Vec<Message>> {
+    read_messages(value, false)
+}
+
+fn read_messages(value: &Bound<'_, PyAny>, paired: bool) -> Checked<Vec<Message>> {
     let items: Vec<Bound<'_, PyAny>> = if let Ok(list) = value.cast::<PyList>() {
         list.iter().collect()
     } else if let Ok(tuple) = value.cast::<PyTuple>() {
@@ -43,10 +52,7 @@ pub fn messages_from_py(value: &Bound<'_, PyAny>) -> Checked<Vec<Message>> {
     } else {
         return Err(bad(
             "",
-            format!(
-                "expected a list of messages, got {}",
-                type_name(value)
-            ),
+            format!("expected a list of messages, got {}", type_name(value)),
         ));
     };
     let mut open_calls: BTreeSet<String> = BTreeSet::new();
@@ -54,7 +60,7 @@ pub fn messages_from_py(value: &Bound<'_, PyAny>) -> Checked<Vec<Message>> {
     for (i, item) in items.iter().enumerate() {
         let at = format!("[{i}]");
         let message = message_from_py(item, &at)?;
-        if message.role == Role::Tool {
+        if paired && message.role == Role::Tool {
             let id = message.tool_call_id.as_deref().unwrap_or_default();
             if !open_calls.remove(id) {
                 return Err(bad(
@@ -117,7 +123,10 @@ fn message_from_py(item: &Bound<'_, PyAny>, at: &str) -> Checked<Message> {
     match (dict.get_item("tool_call_id").ok().flatten(), role) {
         (Some(id), Role::Tool) => message.tool_call_id = Some(Text::from(string(&id, &id_at)?)),
         (None, Role::Tool) => {
-            return Err(bad(id_at, "missing (a tool message answers a call by its id)"));
+            return Err(bad(
+                id_at,
+                "missing (a tool message answers a call by its id)",
+            ));
         }
         (Some(id), _) if !id.is_none() => {
             return Err(bad(id_at, "only a tool message answers a tool call"));
@@ -150,14 +159,20 @@ fn content(v: &Bound<'_, PyAny>, at: &str) -> Checked<String> {
     let Ok(parts) = v.cast::<PyList>() else {
         return Err(bad(
             at,
-            format!("expected a string, None or a list of text parts, got {}", type_name(v)),
+            format!(
+                "expected a string, None or a list of text parts, got {}",
+                type_name(v)
+            ),
         ));
     };
     let mut text = String::new();
     for (j, part) in parts.iter().enumerate() {
         let part_at = format!("{at}[{j}]");
         let dict = part.cast::<PyDict>().map_err(|_| {
-            bad(&part_at, format!("expected a text part (a dict), got {}", type_name(&part)))
+            bad(
+                &part_at,
+                format!("expected a text part (a dict), got {}", type_name(&part)),
+            )
         })?;
         let kind = dict.get_item("type").ok().flatten();
         let kind = match kind {
@@ -186,7 +201,10 @@ fn tool_calls(v: &Bound<'_, PyAny>, at: &str) -> Checked<Vec<MessageToolCall>> {
     for (j, call) in list.iter().enumerate() {
         let call_at = format!("{at}[{j}]");
         let dict = call.cast::<PyDict>().map_err(|_| {
-            bad(&call_at, format!("expected a tool call (a dict), got {}", type_name(&call)))
+            bad(
+                &call_at,
+                format!("expected a tool call (a dict), got {}", type_name(&call)),
+            )
         })?;
         let field = |d: &Bound<'_, PyDict>, key: &str, path: &str| -> Checked<String> {
             match d.get_item(key).ok().flatten() {
@@ -209,9 +227,12 @@ fn tool_calls(v: &Bound<'_, PyAny>, at: &str) -> Checked<Vec<MessageToolCall>> {
             Some(f) => f,
             None => return Err(bad(f_at, "missing")),
         };
-        let function = function
-            .cast::<PyDict>()
-            .map_err(|_| bad(&f_at, format!("expected a dict, got {}", type_name(&function))))?;
+        let function = function.cast::<PyDict>().map_err(|_| {
+            bad(
+                &f_at,
+                format!("expected a dict, got {}", type_name(&function)),
+            )
+        })?;
         let name = field(function, "name", &format!("{f_at}.name"))?;
         let arguments = field(function, "arguments", &format!("{f_at}.arguments"))?;
         out.push(MessageToolCall {

@@ -213,7 +213,12 @@ impl CallsTable {
     /// calls, then tokenizers; strategies that do not render the session have none.
     pub fn session(&mut self, corpus: usize, line: usize, o: &SessionOutcome) {
         let corpus = self.corpora.get(corpus).cloned().unwrap_or_default();
-        for (s, so) in o.strategies.iter().enumerate().filter(|(_, so)| so.applicable) {
+        for (s, so) in o
+            .strategies
+            .iter()
+            .enumerate()
+            .filter(|(_, so)| so.applicable)
+        {
             for c in &so.calls {
                 let retention = (c.facts > 0).then(|| c.retained as f64 / c.facts as f64);
                 for (t, tokenizer) in self.tokenizers.iter().enumerate() {

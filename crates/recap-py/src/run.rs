@@ -49,7 +49,8 @@ pub fn registry(py: Python<'_>, plugins: &[PathBuf]) -> PyResult<(Registry, Vec<
         ));
     }
     for p in &loaded {
-        recap_plugin_host::register(&mut registry, p).map_err(|e| recap_error(py, e.to_string()))?;
+        recap_plugin_host::register(&mut registry, p)
+            .map_err(|e| recap_error(py, e.to_string()))?;
     }
     Ok((registry, loaded))
 }
@@ -136,7 +137,10 @@ fn provenance(
         config: None,
         plugins: plugin_files,
         corpora: corpus_files(corpora).map_err(|e| recap_error(py, e.to_string()))?,
-        tokenizers: tokenizers.iter().map(|t| vocabulary(t.encoding())).collect(),
+        tokenizers: tokenizers
+            .iter()
+            .map(|t| vocabulary(t.encoding()))
+            .collect(),
         plugin_failures: Vec::new(),
     })
 }
@@ -192,8 +196,12 @@ pub fn run(
     let baseline = registry
         .build("full-history")
         .map_err(|e| recap_error(py, e.to_string()))?;
-    let mut cfg = RunConfig::new(self::strategies(py, &registry, strategies)?, baseline, tokenizers)
-        .map_err(|e| recap_error(py, e.to_string()))?;
+    let mut cfg = RunConfig::new(
+        self::strategies(py, &registry, strategies)?,
+        baseline,
+        tokenizers,
+    )
+    .map_err(|e| recap_error(py, e.to_string()))?;
     cfg.cache_read_ratio = settings.cache_read_ratio;
     cfg.jobs = jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
     cfg.session_details = settings.session_details;
@@ -210,7 +218,10 @@ pub fn run(
         .filter_map(|c| std::fs::metadata(c).ok())
         .map(|m| m.len())
         .sum();
-    let bar = settings.progress.then(|| progress_bar(total_bytes)).flatten();
+    let bar = settings
+        .progress
+        .then(|| progress_bar(total_bytes))
+        .flatten();
 
     let stop = Arc::new(AtomicBool::new(false));
     let mut interrupted: Option<PyErr> = None;
@@ -239,12 +250,13 @@ pub fn run(
                 }
             }
         };
-        let mut on_session = |corpus: usize, line: usize, o: &recap_harness::engine::SessionOutcome| {
-            if let Some(t) = calls.as_mut() {
-                t.session(corpus, line, o);
-            }
-            Ok(())
-        };
+        let mut on_session =
+            |corpus: usize, line: usize, o: &recap_harness::engine::SessionOutcome| {
+                if let Some(t) = calls.as_mut() {
+                    t.session(corpus, line, o);
+                }
+                Ok(())
+            };
         let hooks = Hooks {
             progress: Some(&mut progress),
             dump: None,
@@ -268,7 +280,14 @@ pub fn run(
     let mut report: Report = result.map_err(|e| recap_error(py, e.to_string()))?;
     report.provenance = Some(provenance);
     report.non_deterministic = Some(NonDeterministic::new(started, SystemTime::now()));
-    if report.settings.corpora.iter().map(|c| c.sessions).sum::<u64>() == 0 {
+    if report
+        .settings
+        .corpora
+        .iter()
+        .map(|c| c.sessions)
+        .sum::<u64>()
+        == 0
+    {
         return Err(no_sessions(py, &report));
     }
     let calls = calls.map(|c| c.finish(py)).transpose()?;
@@ -277,7 +296,12 @@ pub fn run(
 
 /// Why a run that replayed no session has nothing to report.
 fn no_sessions(py: Python<'_>, report: &Report) -> PyErr {
-    let names: Vec<&str> = report.settings.corpora.iter().map(|c| c.path.as_str()).collect();
+    let names: Vec<&str> = report
+        .settings
+        .corpora
+        .iter()
+        .map(|c| c.path.as_str())
+        .collect();
     let why = match report.rejected.len() {
         0 => "they are empty or hold only blank lines".to_string(),
         n => format!(
@@ -291,6 +315,9 @@ fn no_sessions(py: Python<'_>, report: &Report) -> PyErr {
     crate::errors::error(
         py,
         "NoSessionsError",
-        (format!("no sessions to replay in {}: {why}", names.join(", ")),),
+        (format!(
+            "no sessions to replay in {}: {why}",
+            names.join(", ")
+        ),),
     )
 }

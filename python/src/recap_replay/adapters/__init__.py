@@ -1,0 +1,5 @@
+"""The peers' own context-management code as recap strategies.
+
+:mod:`recap_replay.adapters.langchain` needs the ``langchain`` extra
+(``pip install 'recap-replay[langchain]'``).
+"""
