@@ -2,29 +2,16 @@
 
 from __future__ import annotations
 
-import json
-import threading
-from http.server import BaseHTTPRequestHandler, HTTPServer
-
 import pytest
 
 import recap_replay as rr
 
-from conftest import BENCH, shared
+from conftest import BENCH
 
 pytest.importorskip("langchain")
 from recap_replay.adapters.langchain import ClearToolUses, Summarization, TrimMessages  # noqa: E402
 
 CHAT = BENCH / "chat-handwritten.jsonl"
-
-
-@pytest.fixture(scope="module")
-def openhands(tmp_path_factory):
-    """The real OpenHands sessions of ../shared, imported."""
-    logs = shared("corpora/openhands-events", "OpenHands event logs for the adapters")
-    out = tmp_path_factory.mktemp("oh") / "openhands.jsonl"
-    rr.import_logs("openhands", [logs], out)
-    return out
 
 
 def _calls(corpus, limit=None):
@@ -33,12 +20,12 @@ def _calls(corpus, limit=None):
             yield s, k
 
 
-def test_clear_tool_uses_is_tool_result_clearing_but_for_the_system_prompt(openhands):
+def test_clear_tool_uses_is_tool_result_clearing_but_for_the_system_prompt(openhands_events):
     """ContextEditingMiddleware counts its trigger without the system prompt; recap
     counts the whole prompt. Every call that differs is one where only recap's count
     passes the trigger, and LangChain then sends the full history."""
     differing = 0
-    for corpus, limit in ((CHAT, None), (openhands, 2)):
+    for corpus, limit in ((CHAT, None), (openhands_events, 2)):
         for trigger in (300, 3000):
             for s, k in _calls(corpus, limit):
                 ours = rr.render(corpus, s.id, k, f"tool-result-clearing:trigger={trigger}")
@@ -77,60 +64,15 @@ def test_trim_messages_with_langchain_s_estimate_runs():
     assert prompt[0]["role"] == "system"
 
 
-class _StandIn(BaseHTTPRequestHandler):
-    """An OpenAI-compatible chat endpoint that summarizes with a fixed text and
-    records each request."""
-
-    requests: list = []
-
-    def do_POST(self):  # noqa: N802
-        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-        type(self).requests.append(body)
-        answer = {
-            "id": "cmpl-1",
-            "object": "chat.completion",
-            "created": 0,
-            "model": body["model"],
-            "choices": [
-                {
-                    "index": 0,
-                    "message": {"role": "assistant", "content": f"SUMMARY {len(type(self).requests)}"},
-                    "finish_reason": "stop",
-                }
-            ],
-            "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
-        }
-        data = json.dumps(answer).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    def log_message(self, *args):
-        pass
-
-
-@pytest.fixture()
-def endpoint():
-    _StandIn.requests = []
-    server = HTTPServer(("127.0.0.1", 0), _StandIn)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}/v1"
-    server.shutdown()
-    server.server_close()
-
-
-def test_summarization_replaces_the_state_as_an_agent_does(endpoint, openhands):
-    s = max(rr.read_sessions(openhands), key=len)
+def test_summarization_replaces_the_state_as_an_agent_does(endpoint, openhands_events):
+    s = max(rr.read_sessions(openhands_events), key=len)
     strategy = Summarization(
-        "stand-in", base_url=endpoint, trigger=("tokens", 4000), keep=("messages", 6)
+        "stand-in", base_url=endpoint.url, trigger=("tokens", 4000), keep=("messages", 6)
     )
     assert strategy.name == "langchain-summarization:model=stand-in,trigger=tokens=4000,keep=messages=6"
     last = s.calls - 1
-    prompt = rr.render(openhands, s.id, last, strategy)
-    assert _StandIn.requests, "the endpoint wrote a summary"
+    prompt = rr.render(openhands_events, s.id, last, strategy)
+    assert endpoint.requests, "the endpoint wrote a summary"
     summaries = [m for m in prompt if m["role"] == "user" and "SUMMARY" in (m["content"] or "")]
     assert len(summaries) == 1
     assert prompt[0] == s.opening()[0]

@@ -40,6 +40,10 @@ def cli_out(cli, tmp_path_factory) -> tuple[dict, object]:
 def test_to_json_is_the_cli_report_in_its_deterministic_part(report, cli_out):
     ours = json.loads(report.to_json())
     theirs, _ = cli_out
+    assert ours["provenance"]["git_commit"] == theirs["provenance"]["git_commit"], (
+        f"the installed recap_replay was built from {rr.GIT_COMMIT}, the recap binary "
+        f"from {theirs['provenance']['git_commit']}: rebuild the wheel (docs/python.md)"
+    )
     assert deterministic(ours) == deterministic(theirs)
     assert ours["provenance"]["command_line"], "the Python process's command line"
     assert set(ours["non_deterministic"]) == {"started_at", "finished_at", "elapsed_seconds"}
