@@ -43,7 +43,7 @@ MAX_CONDENSATIONS_PER_CALL = 20
 
 class RecapTokens(LLM):
     """The ``agent_llm`` a condenser counts tokens with: recap's prompt formula
-    (``3 + Σ`` per message, SPEC 11.2) with the run's tokenizer over the messages the
+    (``3 + Σ`` per message, SPEC 11.2) with the adapter's tokenizer over the messages the
     SDK makes of a view, so that ``max_tokens`` means what recap's reports count.
     ``max_input_tokens`` is the context window the condenser sees."""
 
