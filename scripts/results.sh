@@ -24,11 +24,19 @@ runs=(
   "openhands openhands openhands-events"
   "claude-code-attio claude-code claude-code-attio-mcp-server"
   "claude-code-snapshots claude-code claude-code-reliability-snapshots"
+  "inspect inspect inspect-eval-logs"
+  "atif atif atif-trajectories"
+  "adp adp adp-trajectories"
+  "openhands-sdk openhands-sdk openhands-sdk-conversations"
 )
 for spec in "${runs[@]}"; do
   read -r name kind dir extra <<<"$spec"
   echo "== $name: recap import $kind $shared/$dir"
-  "$R" import "$kind" "$shared/$dir" -o "$work/$name.jsonl" --force 2>&1 | head -1
+  # Exit 1: some input skipped (the same Inspect run in two containers, an OpenHands
+  # excerpt without its task); the summary says what.
+  "$R" import "$kind" "$shared/$dir" -o "$work/$name.jsonl" --force >"$work/$name.import.txt" 2>&1 \
+    || [[ $? -eq 1 ]]
+  head -1 "$work/$name.import.txt"
   rm -rf "docs/results/$name"
   # shellcheck disable=SC2086 # extra flags split on purpose
   "$R" run "$work/$name.jsonl" "${PLUGINS[@]}" $extra --out "docs/results/$name" --force \
@@ -38,10 +46,22 @@ for spec in "${runs[@]}"; do
         "docs/results/$name/sessions.csv" "docs/results/$name/report.html"
 done
 
+# observation-masking's polling against the prompt cache: SWE-agent's window (5) and
+# recap's default (10), each with polling 1, 5 and 10.
+for name in swe-agent tau2-bench; do
+  echo "== polling: $name"
+  "$R" run "$work/$name.jsonl" --strategy full-history \
+    --sweep 'observation-masking:window=5,polling=1|5|10' \
+    --sweep 'observation-masking:polling=1|5|10' \
+    --out "$work/polling-$name" --force >/dev/null || [[ $? -eq 1 ]]
+done
+
 # docs/results.md quotes each corpus's table: replace the fenced block under each
 # corpus's heading with its report.txt (the n/a notes left out: the table shows them).
-update_block() { # heading-prefix, results dir
-  awk -v head="$1" -v file="docs/results/$2/report.txt" '
+update_block() { # heading-prefix, results dir (or a report.txt)
+  local file="docs/results/$2/report.txt"
+  [[ -f $2 ]] && file=$2
+  awk -v head="$1" -v file="$file" '
     index($0, head) == 1 { pending = 1 }
     pending && $0 == "```" && !inside {
       print; while ((getline l < file) > 0) if (l !~ /^n\/a: /) print l
@@ -58,4 +78,10 @@ update_block "### SWE-agent (" swe-agent
 update_block "### OpenHands (" openhands
 update_block "### Claude Code, attio-mcp-server (" claude-code-attio
 update_block "### Claude Code, reliability snapshots (" claude-code-snapshots
+update_block "### Inspect AI logs (" inspect
+update_block "### ATIF trajectories (" atif
+update_block "### ADP trajectories (" adp
+update_block "### OpenHands SDK conversations (" openhands-sdk
+update_block "### observation-masking's polling, SWE-agent (" "$work/polling-swe-agent/report.txt"
+update_block "### observation-masking's polling, tau2-bench (" "$work/polling-tau2-bench/report.txt"
 echo "docs/results.md: tables updated from docs/results/*/report.txt"

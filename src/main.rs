@@ -53,6 +53,8 @@ enum Command {
     Init(cmd::init::Args),
     /// Compare two run reports per strategy and metric; `--fail-if` sets the exit code.
     Diff(cmd::diff::Args),
+    /// Merge the partial reports of `recap run --shard I/N` into the whole run's report.
+    Merge(cmd::merge::Args),
 }
 
 fn main() -> ExitCode {
@@ -81,6 +83,7 @@ fn main() -> ExitCode {
         Command::Eval(args) => cmd::eval::run(args),
         Command::Init(args) => cmd::init::run(args),
         Command::Diff(args) => cmd::diff::run(args),
+        Command::Merge(args) => cmd::merge::run(args),
     };
     match result {
         Ok(code) => code,

@@ -240,3 +240,63 @@ fn a_run_killed_with_sigkill_loses_only_what_was_in_flight() {
         kept
     );
 }
+
+#[test]
+fn shards_with_their_own_caches_merge_into_one_that_answers_the_whole_evaluation() {
+    let server = StandIn::start(Config::default()).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let whole = recap(&eval_args(
+        &server.url(),
+        &dir.path().join("whole.sqlite"),
+        &["--format", "json"],
+    ));
+    assert_eq!(whole.code, 0, "{}", whole.stderr);
+    let asked = server.received();
+    let mut merge = vec![
+        "eval".to_string(),
+        "--cache".to_string(),
+        dir.path().join("merged.sqlite").display().to_string(),
+    ];
+    for i in 0..3 {
+        let cache = dir.path().join(format!("shard{i}.sqlite"));
+        let shard = format!("{i}/3");
+        let out = recap(&eval_args(&server.url(), &cache, &["--shard", &shard]));
+        assert_eq!(out.code, 0, "{}", out.stderr);
+        assert!(
+            out.stdout.contains(&format!("shard {i}/3: ")) || out.stderr.contains("holds none")
+        );
+        merge.extend(["--merge-cache".to_string(), cache.display().to_string()]);
+    }
+    assert_eq!(
+        server.received(),
+        2 * asked,
+        "the shards asked each request once"
+    );
+    // Merging alone needs no endpoint.
+    let merged = recap(&merge);
+    assert_eq!(merged.code, 0, "{}", merged.stderr);
+    assert_eq!(
+        merged.stderr.matches("answers added").count(),
+        3,
+        "{}",
+        merged.stderr
+    );
+    let again = recap(&eval_args(
+        &server.url(),
+        &dir.path().join("merged.sqlite"),
+        &["--format", "json"],
+    ));
+    assert_eq!(again.code, 0, "{}", again.stderr);
+    assert_eq!(server.received(), 2 * asked, "nothing asked again");
+    assert_eq!(again.json()["requests"]["sent"], 0);
+    assert_eq!(again.json()["strategies"], whole.json()["strategies"]);
+    let missing = recap(&[
+        "eval".into(),
+        "--merge-cache".into(),
+        dir.path().join("none.sqlite").display().to_string(),
+        "--cache".into(),
+        dir.path().join("merged.sqlite").display().to_string(),
+    ]);
+    assert_eq!(missing.code, 2);
+    assert!(missing.stderr.contains("none.sqlite"), "{}", missing.stderr);
+}

@@ -196,8 +196,66 @@ fn auto_imports_a_directory_of_mixed_logs_and_counts_problems_by_kind() {
         "{}",
         run.stderr
     );
+    // The format of each file is said.
+    let mixed = fixture("mixed");
+    for (format, file) in [
+        ("anthropic-messages", "a-anthropic.jsonl"),
+        ("claude-code", "b-claude.json"),
+        ("tau2", "c-tau2.json"),
+        ("openhands", "d-openhands.json"),
+        ("swe-agent", "e-swe.traj"),
+        ("openai-chat", "f-openai.json"),
+        ("unknown format", "g-unknown.json"),
+    ] {
+        let line = format!("  {format}: {}\n", mixed.join(file).display());
+        assert!(run.stderr.contains(&line), "{line:?} in {}", run.stderr);
+    }
+    assert!(run.stderr.contains("formats read:\n"), "{}", run.stderr);
     let validate = recap!(&["validate", s(&out)]);
     assert_eq!(validate.code, 0, "{}", validate.stdout);
+}
+
+#[test]
+fn a_session_split_over_two_files_is_joined_and_the_summary_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let whole = std::fs::read_to_string(fixture("claude-code/session.jsonl")).unwrap();
+    let lines: Vec<&str> = whole.lines().collect();
+    let parts = dir.path().join("parts");
+    std::fs::create_dir(&parts).unwrap();
+    // The later part's name sorts first: the parentUuid link orders them.
+    std::fs::write(parts.join("2-start.jsonl"), lines[..8].join("\n")).unwrap();
+    std::fs::write(parts.join("1-rest.jsonl"), lines[8..].join("\n")).unwrap();
+    let joined = dir.path().join("joined.jsonl");
+    let run = recap!(&["import", "claude-code", s(&parts), "-o", s(&joined)]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let line = format!(
+        "joined: session cc-1 from 2 files, in this order: {}, {}\n",
+        parts.join("2-start.jsonl").display(),
+        parts.join("1-rest.jsonl").display()
+    );
+    assert!(run.stderr.contains(&line), "{line:?} in {}", run.stderr);
+    assert!(!run.stderr.contains("formats read"), "{}", run.stderr);
+
+    // The same sessions as from the one file, but for where they were read.
+    let one = dir.path().join("one.jsonl");
+    let input = fixture("claude-code/session.jsonl");
+    assert_eq!(
+        recap!(&["import", "claude-code", s(&input), "-o", s(&one)]).code,
+        0
+    );
+    let sessions = |p: &Path| -> Vec<serde_json::Value> {
+        std::fs::read_to_string(p)
+            .unwrap()
+            .lines()
+            .map(|l| {
+                let mut v: serde_json::Value = serde_json::from_str(l).unwrap();
+                v["meta"].as_object_mut().unwrap().remove("import");
+                v
+            })
+            .collect()
+    };
+    assert_eq!(sessions(&joined), sessions(&one));
+    assert_eq!(sessions(&one).len(), 2);
 }
 
 #[test]

@@ -108,6 +108,15 @@ pub struct Args {
     /// The tokenizer of prompt tokens and token budgets.
     #[arg(long, value_name = "NAME", default_value = "o200k_base", value_parser = ["o200k_base", "cl100k_base", "deepseek_v3"])]
     tokenizer: String,
+    /// Ask only about the sampled calls of shard I of N (0 ≤ I < N), the sessions
+    /// `recap run --shard` gives it; each shard keeps its own --cache (docs/scale.md).
+    #[arg(long, value_name = "I/N")]
+    shard: Option<recap_harness::Shard>,
+    /// First copy into --cache every answer of FILE it lacks (another shard's cache;
+    /// checked row by row; where both hold a request, --cache's answer stays).
+    /// Repeatable. Without --endpoint, recap merges and stops.
+    #[arg(long = "merge-cache", value_name = "FILE")]
+    merge_caches: Vec<PathBuf>,
     #[command(flatten)]
     plugins: super::plugins::PluginArgs,
 }
@@ -118,8 +127,38 @@ const NEEDS_ENDPOINT: &str = "recap eval asks a model, so it needs one: pass --e
 http://127.0.0.1:11434/v1 for Ollama, https://api.openai.com/v1 with --api-key-env \
 OPENAI_API_KEY) and --model NAME; see docs/evaluation.md";
 
+/// Copies the answers of each `--merge-cache` file into `cache`, saying what each gave.
+fn merge_caches(cache: &Cache, from: &[PathBuf]) -> Result<()> {
+    for other in from {
+        let m = cache
+            .merge_from(other)
+            .with_context(|| format!("--merge-cache {}", other.display()))?;
+        crate::say!(
+            "merged {} into {}: {} answers added, {} already held{}",
+            other.display(),
+            cache.path().display(),
+            m.added,
+            m.held,
+            if m.differing > 0 {
+                format!(
+                    ", {} held with another answer (kept as {} has it)",
+                    m.differing,
+                    cache.path().display()
+                )
+            } else {
+                String::new()
+            }
+        );
+    }
+    Ok(())
+}
+
 pub fn run(args: Args) -> Result<ExitCode> {
     let Some(endpoint_url) = args.endpoint.clone() else {
+        if !args.merge_caches.is_empty() {
+            merge_caches(&Cache::open(&args.cache)?, &args.merge_caches)?;
+            return Ok(ExitCode::SUCCESS);
+        }
         bail!("{NEEDS_ENDPOINT}");
     };
     let Some(model) = args.model.clone() else {
@@ -155,6 +194,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
         },
     })?;
     let cache = Cache::open(&args.cache)?;
+    merge_caches(&cache, &args.merge_caches)?;
     let endpoint = Arc::new(Endpoint::new(client, cache, Arc::clone(&counter)));
 
     let mut registry: Registry = args.plugins.registry()?;
@@ -189,15 +229,20 @@ pub fn run(args: Args) -> Result<ExitCode> {
             temperature: args.temperature,
         },
         threads: usize::from(args.concurrency),
+        shard: args.shard,
     };
-    let mut report: EvalReport = evaluate(
+    let evaluated = evaluate(
         &sessions,
         &strategies,
         &endpoint,
         counter.as_ref(),
         &options,
-    )
-    .with_context(|| {
+    );
+    if let Err(e @ recap_eval::EvalError::EmptyShard { .. }) = &evaluated {
+        crate::say!("{e}");
+        return Ok(ExitCode::SUCCESS);
+    }
+    let mut report: EvalReport = evaluated.with_context(|| {
         format!(
             "evaluation stopped; nothing was written, and the answers received so far are \
                  kept in {}, so running the same command again resumes",

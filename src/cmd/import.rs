@@ -18,8 +18,9 @@ use std::process::ExitCode;
 #[derive(clap::Args)]
 pub struct Args {
     /// Log format: ptc-runner, smolagents, openai-chat, anthropic-messages, claude-code,
-    /// swe-agent, openhands, tau2, or auto (each file's format is recognised by its
-    /// content). docs/importers.md has every mapping.
+    /// swe-agent, openhands, tau2, inspect, atif, adp, openhands-sdk, or auto (each
+    /// file's format is recognised by its name or content, and the summary says which).
+    /// docs/importers.md has every mapping.
     pub kind: Kind,
     /// Log files or directories (directories are walked in sorted order).
     #[arg(required = true)]
@@ -107,6 +108,23 @@ fn print_summary(args: &Args, import: &Import) {
         import.files,
         args.output.display()
     );
+    print_formats(import);
+    for join in &import.joins {
+        let files: Vec<String> = join.files.iter().map(|f| f.display().to_string()).collect();
+        crate::say!(
+            "joined: session {} from {} files, in this order: {}{}",
+            join.session_ids.join(", "),
+            files.len(),
+            files.join(", "),
+            match join.duplicates {
+                0 => String::new(),
+                n => format!(
+                    " ({n} repeated {} dropped)",
+                    if n == 1 { "entry" } else { "entries" }
+                ),
+            }
+        );
+    }
     if import.problems.is_empty() {
         crate::say!("no problems");
         return;
@@ -139,6 +157,45 @@ fn print_summary(args: &Args, import: &Import) {
             Some(path) => crate::say!("  ... and {rest} more (all in {})", path.display()),
             None => crate::say!("  ... and {rest} more (--problems FILE writes all of them)"),
         }
+    }
+}
+
+/// `auto`: the format each file was read as. Files of one directory read as the same
+/// format share a line (the directory, the count, the first and last name), so a
+/// directory of event files does not fill the terminal.
+fn print_formats(import: &Import) {
+    if import.formats.is_empty() {
+        return;
+    }
+    crate::say!("formats read:");
+    let name = |k: Option<Kind>| k.map_or("unknown format", Kind::name);
+    let mut i = 0;
+    while i < import.formats.len() {
+        let (file, kind) = &import.formats[i];
+        let dir = file.parent();
+        let run = import.formats[i..]
+            .iter()
+            .take_while(|(f, k)| k == kind && f.parent() == dir)
+            .count();
+        if run == 1 {
+            crate::say!("  {}: {}", name(*kind), file.display());
+        } else {
+            let last = &import.formats[i + run - 1].0;
+            let base = |f: &Path| {
+                f.file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_default()
+            };
+            crate::say!(
+                "  {}: {} files in {} ({} … {})",
+                name(*kind),
+                run,
+                dir.map_or_else(|| ".".into(), |d| d.display().to_string()),
+                base(file),
+                base(last)
+            );
+        }
+        i += run;
     }
 }
 

@@ -9,12 +9,14 @@ pub mod eval;
 pub mod import;
 pub mod init;
 pub mod inspect;
+pub mod merge;
 pub mod plugin_worker;
 pub mod plugins;
 pub mod problems;
 pub mod provenance;
 pub mod render;
 pub mod run;
+pub mod shard;
 pub mod strategies;
 pub mod validate;
 

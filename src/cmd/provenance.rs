@@ -59,5 +59,6 @@ pub fn collect(
             .iter()
             .map(|t| vocabulary(t.encoding()))
             .collect(),
+        shards: Vec::new(),
     })
 }

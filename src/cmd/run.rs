@@ -21,9 +21,9 @@ use std::sync::Arc;
 use std::time::SystemTime;
 
 /// Calls of lowest retention the HTML report shows (one per strategy at most).
-const LOWEST_CALLS: usize = 6;
+pub(super) const LOWEST_CALLS: usize = 6;
 /// Characters of each printed value of those calls (as `recap inspect --max-chars`).
-const LOWEST_MAX_CHARS: usize = 2_000;
+pub(super) const LOWEST_MAX_CHARS: usize = 2_000;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum Format {
@@ -103,6 +103,10 @@ pub struct Args {
     /// a huge corpus, the largest file of a report).
     #[arg(long)]
     no_calls_csv: bool,
+    /// Run shard I of N (0 ≤ I < N) only, writing its partial report into --out DIR for
+    /// `recap merge` (docs/scale.md).
+    #[arg(long, value_name = "I/N")]
+    shard: Option<recap_harness::Shard>,
     #[command(flatten)]
     plugins: super::plugins::PluginArgs,
 }
@@ -348,7 +352,7 @@ fn tokenizers(args: &Args) -> Result<Vec<Tokenizer>> {
 }
 
 /// A file name for a strategy's prompt dump: the spec with unsafe characters replaced.
-fn dump_file_name(spec: &str, taken: &mut Vec<String>) -> String {
+pub(super) fn dump_file_name(spec: &str, taken: &mut Vec<String>) -> String {
     let base: String = spec
         .chars()
         .map(|c| {
@@ -378,7 +382,7 @@ fn render(report: &Report, format: Format) -> String {
     }
 }
 
-fn progress_bar(total_bytes: u64) -> Option<indicatif::ProgressBar> {
+pub(super) fn progress_bar(total_bytes: u64) -> Option<indicatif::ProgressBar> {
     if !std::io::stderr().is_terminal() {
         return None;
     }
@@ -412,7 +416,7 @@ fn check_readable(corpora: &[PathBuf]) -> Result<()> {
 }
 
 /// Why a run that replayed no session at all has nothing to report.
-fn no_sessions(report: &Report) -> anyhow::Error {
+pub(super) fn no_sessions(report: &Report) -> anyhow::Error {
     if report.rejected.is_empty() {
         let names: Vec<&str> = report
             .settings
@@ -447,7 +451,7 @@ fn large_report_bytes() -> u64 {
         .unwrap_or(LARGE_REPORT_BYTES)
 }
 
-fn note_large_report(what: &str, bytes: u64, report: &Report) {
+pub(super) fn note_large_report(what: &str, bytes: u64, report: &Report) {
     if bytes < large_report_bytes() {
         return;
     }
@@ -482,7 +486,7 @@ impl<W: Write> Write for Counting<W> {
 /// Prints the report on stdout; returns the bytes written. A reader that stops early
 /// (`| head`) ends the printing, not the run: its problems still reach stderr and the
 /// exit code.
-fn print_report(report: &Report, format: Format) -> Result<u64> {
+pub(super) fn print_report(report: &Report, format: Format) -> Result<u64> {
     // Buffered: stdout is line-buffered, and a JSON report has a line per field.
     let mut out = Counting {
         inner: BufWriter::new(std::io::stdout().lock()),
@@ -552,6 +556,7 @@ pub fn run(mut args: Args) -> Result<ExitCode> {
         for (given, flag) in [
             (args.force, "--force"),
             (args.dump_prompts, "--dump-prompts"),
+            (args.shard.is_some(), "--shard"),
         ] {
             if given {
                 bail!(
@@ -596,7 +601,7 @@ pub fn run(mut args: Args) -> Result<ExitCode> {
         &plugins,
         &load_failures,
         &corpora,
-        &cfg.tokenizers,
+        super::shard::hashed_vocabularies(args.shard, &cfg.tokenizers),
     )?;
 
     // Checked and locked before the run, so a long run never ends in "cannot write" or
@@ -620,6 +625,10 @@ pub fn run(mut args: Args) -> Result<ExitCode> {
         );
     }
 
+    if let Some(shard) = args.shard {
+        let job = super::shard::Job::new(shard, &cfg, &corpora, provenance, started);
+        return super::shard::run(job, out_dir);
+    }
     let mut dump_files: BTreeMap<usize, BufWriter<File>> = BTreeMap::new();
     let mut taken = Vec::new();
     let dump_names: Vec<String> = cfg

@@ -27,6 +27,7 @@ const SPECS: &[&str] = &[
     "observation-masking:window=1",
     "observation-masking:window=2",
     "observation-masking:window=3",
+    "observation-masking:window=1,polling=3",
     "token-budget-trim",
     "token-budget-trim:max_tokens=50",
     "token-budget-trim:max_tokens=500",
@@ -128,9 +129,9 @@ fn rolling_window(session: &Session, k: usize, window: usize) -> Vec<Message> {
     out
 }
 
-fn observation_masking(session: &Session, k: usize, window: usize) -> Vec<Message> {
+fn observation_masking(session: &Session, k: usize, window: usize, polling: usize) -> Vec<Message> {
     let mut out = opening(session);
-    let masked = k.saturating_sub(window);
+    let masked = (k / polling * polling).saturating_sub(window);
     for (t, turn) in session.chat_turns[..k].iter().enumerate() {
         out.push(turn.assistant.to_message());
         for o in &turn.observations {
@@ -293,9 +294,12 @@ fn reference(spec: &StrategySpec, session: &Session, k: usize) -> Option<Vec<Mes
     Some(match spec.name.as_str() {
         "full-history" => full_history(session, k),
         "rolling-window" => rolling_window(session, k, option(spec, "window", 3) as usize),
-        "observation-masking" => {
-            observation_masking(session, k, option(spec, "window", 10) as usize)
-        }
+        "observation-masking" => observation_masking(
+            session,
+            k,
+            option(spec, "window", 10) as usize,
+            option(spec, "polling", 1) as usize,
+        ),
         "token-budget-trim" => token_budget_trim(
             session,
             k,
@@ -498,7 +502,7 @@ fn the_references_see_what_they_should() {
         )
         .command_turn("```\nls\n```", "x\ry\nz")
         .build();
-    let masked = observation_masking(&s, 2, 1);
+    let masked = observation_masking(&s, 2, 1, 1);
     assert_eq!(
         masked[3].content,
         "Old environment output: (2 lines omitted)"

@@ -48,6 +48,10 @@ pub struct Entry {
     pub session: Result<Session, RejectedSession>,
 }
 
+/// Decides which non-blank lines a reader reads: given a line's 1-based number and its
+/// bytes (line end removed), whether it is parsed ([`CorpusReader::only_lines`]).
+pub type LineFilter = Box<dyn FnMut(usize, &[u8]) -> bool + Send>;
+
 /// Iterates the sessions of one JSON Lines corpus.
 pub struct CorpusReader<R> {
     file: PathBuf,
@@ -58,6 +62,7 @@ pub struct CorpusReader<R> {
     failed: bool,
     /// No non-blank line read yet (where a multi-line JSON value would begin).
     at_first_value: bool,
+    keep: Option<LineFilter>,
 }
 
 /// serde_json's nesting limit (`recursion limit exceeded` beyond it).
@@ -110,7 +115,23 @@ impl<R: BufRead> CorpusReader<R> {
             seen_ids: HashSet::new(),
             failed: false,
             at_first_value: true,
+            keep: None,
         }
+    }
+
+    /// Reads only the non-blank lines `keep` accepts (called once per non-blank line, in
+    /// order); the others are skipped unparsed: neither sessions nor rejections, and their
+    /// ids are not remembered for the duplicate-id check. A file that is not JSON Lines
+    /// still ends the reading at its first line, reported only if `keep` takes that
+    /// line; a read error is offered to `keep` as an empty line.
+    pub fn only_lines(mut self, keep: impl FnMut(usize, &[u8]) -> bool + Send + 'static) -> Self {
+        self.keep = Some(Box::new(keep));
+        self
+    }
+
+    fn keeps(&mut self, line: &[u8]) -> bool {
+        let n = self.line;
+        self.keep.as_mut().is_none_or(|keep| keep(n, line))
     }
 
     fn reject(&self, id: Option<String>, e: FieldError) -> RejectedSession {
@@ -151,16 +172,15 @@ impl<R: BufRead> CorpusReader<R> {
         let id = json.get("id").and_then(|v| v.as_str()).map(str::to_string);
         let session = Session::from_json(&json).map_err(|e| self.reject(id.clone(), e))?;
         if !self.seen_ids.insert(session.id.clone()) {
-            return Err(self.reject(
-                id,
-                FieldError::new(
-                    "id",
-                    format!("duplicate session id {:?} in this file", session.id),
-                ),
-            ));
+            return Err(self.reject(id, FieldError::new("id", duplicate_id(&session.id))));
         }
         Ok(session)
     }
+}
+
+/// The message of a session whose id an earlier line of the same file has.
+pub fn duplicate_id(id: &str) -> String {
+    format!("duplicate session id {id:?} in this file")
 }
 
 fn not_json_lines(what: &str, file: &Path) -> FieldError {
@@ -241,6 +261,9 @@ impl<R: BufRead> Iterator for CorpusReader<R> {
                 Err(e) => {
                     self.failed = true;
                     self.line += 1;
+                    if !self.keeps(&[]) {
+                        return None;
+                    }
                     let err =
                         self.reject(None, FieldError::new("file", format!("read error: {e}")));
                     return Some(Entry {
@@ -258,10 +281,22 @@ impl<R: BufRead> Iterator for CorpusReader<R> {
                 let bytes = self.buf.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(&self.buf);
                 if let Some(what) = multi_line_value(bytes) {
                     self.failed = true;
+                    let buf = std::mem::take(&mut self.buf);
+                    if !self.keeps(&buf) {
+                        return None;
+                    }
                     return Some(Entry {
                         line: self.line,
                         session: Err(self.reject(None, not_json_lines(what, &self.file))),
                     });
+                }
+            }
+            if self.keep.is_some() {
+                let buf = std::mem::take(&mut self.buf);
+                let keep = self.keeps(&buf);
+                self.buf = buf;
+                if !keep {
+                    continue;
                 }
             }
             let session = self.parse_line();

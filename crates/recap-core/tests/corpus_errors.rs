@@ -333,3 +333,60 @@ fn integers_beyond_64_bits_are_rejected_not_rounded_to_floats() {
         }
     }
 }
+
+/// (line, session id or rejected field) of what a reader keeping only the lines `keep`
+/// takes reads of `text`, and the lines `keep` was asked about.
+fn read_only(text: &str, keep: fn(usize) -> bool) -> (Vec<(usize, String)>, Vec<usize>) {
+    let asked = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let seen = std::sync::Arc::clone(&asked);
+    let entries = recap_core::CorpusReader::new(Path::new("corpus.jsonl"), text.as_bytes())
+        .only_lines(move |line, _| {
+            seen.lock().unwrap().push(line);
+            keep(line)
+        })
+        .map(|e| match e.session {
+            Ok(s) => (e.line, s.id),
+            Err(r) => (e.line, format!("{}: {}", r.field, r.message)),
+        })
+        .collect();
+    let asked = asked.lock().unwrap().clone();
+    (entries, asked)
+}
+
+#[test]
+fn only_lines_reads_the_lines_kept_and_skips_the_others_unparsed() {
+    let session = |id: &str| GOOD.replace("\"ok\"", &format!("{id:?}"));
+    let text = [
+        session("a"),
+        "{broken".to_string(),
+        String::new(),
+        session("b"),
+        session("a"),
+    ]
+    .join("\n");
+    let (odd, asked) = read_only(&text, |line| line % 2 == 1);
+    // Blank lines are not asked about; the broken line 2 and session b (line 4) are
+    // skipped unparsed; the repeat of a at line 5 is still a repeat.
+    assert_eq!(asked, [1, 2, 4, 5]);
+    assert_eq!(odd.len(), 2, "{odd:?}");
+    assert_eq!(odd[0], (1, "a".to_string()));
+    assert!(
+        odd[1].0 == 5 && odd[1].1.contains("duplicate session id \"a\""),
+        "{odd:?}"
+    );
+    // Skipped lines are not remembered: a repeat of a line not read is a session.
+    let (even, _) = read_only(&text, |line| line != 1);
+    assert_eq!(even.last(), Some(&(5, "a".to_string())), "{even:?}");
+}
+
+#[test]
+fn a_file_that_is_not_json_lines_ends_a_filtered_reading_reported_or_not() {
+    let text = "[\n{\"id\":\"a\"},\n{\"id\":\"b\"}\n]\n";
+    let (kept, asked) = read_only(text, |_| true);
+    assert_eq!(asked, [1]);
+    assert_eq!(kept.len(), 1);
+    assert!(kept[0].1.contains("a JSON array"), "{kept:?}");
+    let (skipped, asked) = read_only(text, |_| false);
+    assert_eq!(asked, [1], "the file ends there either way");
+    assert!(skipped.is_empty(), "{skipped:?}");
+}

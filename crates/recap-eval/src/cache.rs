@@ -194,6 +194,86 @@ impl Cache {
     }
 }
 
+/// A stored answer as a row: key, model, response, checksum, stored_at.
+type Row = (Vec<u8>, String, String, Vec<u8>, i64);
+
+/// What [`Cache::merge_from`] did with another cache's answers.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Merged {
+    /// Answers this cache did not hold, now held.
+    pub added: u64,
+    /// Answers it already held, word for word.
+    pub held: u64,
+    /// Requests it already held with another answer (a model sampled twice): its own
+    /// answer is kept.
+    pub differing: u64,
+}
+
+impl Cache {
+    /// Copies into this cache every answer of the cache at `other` that it does not hold
+    /// (the shards of `recap eval --shard` each keep their own cache). Every row of
+    /// `other` is checked against its checksum first; a damaged one stops the merge with
+    /// nothing copied (one transaction). Where both hold a request, this cache's answer
+    /// stays, so merging caches in a given order always gives the same answers.
+    pub fn merge_from(&self, other: &Path) -> Result<Merged, CacheError> {
+        if !other.exists() {
+            return Err(CacheError::Io {
+                path: other.to_path_buf(),
+                source: std::io::Error::new(std::io::ErrorKind::NotFound, "no such file"),
+            });
+        }
+        let from = Cache::open(other)?;
+        let rows: Vec<Row> = from
+            .conn()
+            .prepare("SELECT key, model, response, checksum, stored_at FROM responses ORDER BY key")
+            .and_then(|mut st| {
+                st.query_map([], |r| {
+                    Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?))
+                })?
+                .collect()
+            })
+            .map_err(|e| classify(other, e))?;
+        let mut merged = Merged::default();
+        let mut conn = self.conn();
+        let tx = conn.transaction().map_err(|e| classify(&self.path, e))?;
+        for (key, model, response, sum, stored_at) in rows {
+            let key = Key(key
+                .as_slice()
+                .try_into()
+                .map_err(|_| from.corrupt(format!("a key of {} bytes, not 32", key.len())))?);
+            if sum[..] != checksum(&key, &response)[..] {
+                return Err(from.corrupt(format!(
+                    "the answer under key {} does not match its checksum",
+                    key.hex()
+                )));
+            }
+            let held: Option<String> = tx
+                .query_row(
+                    "SELECT response FROM responses WHERE key = ?1",
+                    params![&key.0[..]],
+                    |r| r.get(0),
+                )
+                .optional()
+                .map_err(|e| classify(&self.path, e))?;
+            match held {
+                Some(h) if h == response => merged.held += 1,
+                Some(_) => merged.differing += 1,
+                None => {
+                    tx.execute(
+                        "INSERT INTO responses (key, model, response, checksum, stored_at)
+                         VALUES (?1, ?2, ?3, ?4, ?5)",
+                        params![&key.0[..], model, response, &sum[..], stored_at],
+                    )
+                    .map_err(|e| classify(&self.path, e))?;
+                    merged.added += 1;
+                }
+            }
+        }
+        tx.commit().map_err(|e| classify(&self.path, e))?;
+        Ok(merged)
+    }
+}
+
 /// SHA-256 of the key and the answer: a row whose answer or key was damaged fails it.
 fn checksum(key: &Key, response: &str) -> [u8; 32] {
     let mut bytes = Vec::with_capacity(32 + response.len());
@@ -274,6 +354,54 @@ mod tests {
         let err = Cache::open(&path).unwrap_err();
         assert!(matches!(err, CacheError::Corrupt { .. }), "{err}");
         assert!(err.to_string().contains("c.sqlite"), "{err}");
+    }
+
+    #[test]
+    fn merged_caches_hold_every_answer_once_and_keep_their_own_on_a_clash() {
+        let dir = tempfile::tempdir().unwrap();
+        let (a, b, c) = (Key::of("m", "a"), Key::of("m", "b"), Key::of("m", "c"));
+        let one = Cache::open(&dir.path().join("one.sqlite")).unwrap();
+        one.put(&a, "m", "A").unwrap();
+        one.put(&b, "m", "B").unwrap();
+        let two_path = dir.path().join("two.sqlite");
+        let two = Cache::open(&two_path).unwrap();
+        two.put(&b, "m", "B").unwrap();
+        two.put(&c, "m", "C").unwrap();
+        two.put(&a, "m", "another A").unwrap();
+        let m = one.merge_from(&two_path).unwrap();
+        assert_eq!(
+            m,
+            Merged {
+                added: 1,
+                held: 1,
+                differing: 1
+            }
+        );
+        assert_eq!(one.len().unwrap(), 3);
+        assert_eq!(one.get(&c).unwrap().unwrap().response, "C");
+        assert_eq!(one.get(&a).unwrap().unwrap().response, "A");
+        // Merging again adds nothing.
+        assert_eq!(one.merge_from(&two_path).unwrap().added, 0);
+        // A damaged row stops the merge before anything is copied.
+        let three_path = dir.path().join("three.sqlite");
+        let three = Cache::open(&three_path).unwrap();
+        three.put(&Key::of("m", "d"), "m", "D").unwrap();
+        three.put(&Key::of("m", "e"), "m", "E").unwrap();
+        three
+            .conn()
+            .execute(
+                "UPDATE responses SET response = 'x' WHERE response = 'E'",
+                [],
+            )
+            .unwrap();
+        let err = one.merge_from(&three_path).unwrap_err();
+        assert!(
+            err.to_string().contains("three.sqlite") && err.to_string().contains("checksum"),
+            "{err}"
+        );
+        assert_eq!(one.len().unwrap(), 3, "nothing copied");
+        let missing = one.merge_from(&dir.path().join("none.sqlite")).unwrap_err();
+        assert!(missing.to_string().contains("none.sqlite"), "{missing}");
     }
 
     #[test]

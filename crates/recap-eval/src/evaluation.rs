@@ -42,12 +42,21 @@ pub struct EvalOptions {
     pub sampling: Sampling,
     /// Threads that render and ask.
     pub threads: usize,
+    /// Ask only about the sampled calls of this shard's sessions (`recap eval --shard`):
+    /// the sample is drawn from the whole corpus, so the shards together ask exactly what
+    /// one evaluation asks.
+    pub shard: Option<recap_harness::Shard>,
 }
 
 #[derive(Debug, thiserror::Error)]
 pub enum EvalError {
     #[error("nothing to evaluate: {0}")]
     Empty(String),
+    #[error("shard {shard} holds none of the {sampled} sampled calls: nothing to ask")]
+    EmptyShard {
+        shard: recap_harness::Shard,
+        sampled: usize,
+    },
     #[error(transparent)]
     Endpoint(#[from] EndpointError),
 }
@@ -124,11 +133,18 @@ pub fn evaluate(
         return Err(EvalError::Empty("no strategy".into()));
     }
     let calls_per_session: Vec<usize> = sessions.iter().map(Session::turn_count).collect();
-    let sample = sample_calls(&calls_per_session, options.sample, options.seed);
+    let mut sample = sample_calls(&calls_per_session, options.sample, options.seed);
     if sample.is_empty() {
         return Err(EvalError::Empty(
             "the corpora have no call whose next turn was recorded".into(),
         ));
+    }
+    let sampled = sample.len();
+    if let Some(shard) = options.shard {
+        sample.retain(|c| shard.owns_id(&sessions[c.session].id));
+        if sample.is_empty() {
+            return Err(EvalError::EmptyShard { shard, sampled });
+        }
     }
     let facts: HashMap<usize, Vec<Fact>> = if options.probes {
         let mut m = HashMap::new();
@@ -256,7 +272,7 @@ pub fn evaluate(
         ));
     }
     let probes_asked = call_probes.iter().map(Vec::len).sum();
-    Ok(EvalReport::new(
+    let mut report = EvalReport::new(
         endpoint.url().to_string(),
         options,
         SampleInfo {
@@ -280,7 +296,15 @@ pub fn evaluate(
         results,
         endpoint.totals(),
         purposes,
-    ))
+    );
+    if let Some(shard) = options.shard {
+        report.notes.push(format!(
+            "shard {shard}: {} of the {sampled} sampled calls, those of its sessions; merge the \
+             shards' caches (--merge-cache) and run without --shard for the whole evaluation",
+            sample.len()
+        ));
+    }
+    Ok(report)
 }
 
 /// Every strategy's prompt for every sampled call: one job per (strategy, session),

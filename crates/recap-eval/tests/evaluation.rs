@@ -87,6 +87,7 @@ fn options(judge: bool) -> EvalOptions {
             temperature: 0.0,
         },
         threads: 3,
+        shard: None,
     }
 }
 
@@ -218,4 +219,60 @@ fn a_damaged_cache_is_refused_with_its_path() {
         err.to_string().contains("c.sqlite") && err.to_string().contains("damaged"),
         "{err}"
     );
+}
+
+#[test]
+fn shards_ask_together_what_one_evaluation_asks_and_their_merged_caches_answer_it_all() {
+    let server = StandIn::start(Config::default()).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let sessions = [chat_session(), ptc_session()];
+    let strategies = strategies(&["full-history", "observation-masking:window=1"]);
+    let whole = run(&server.url(), &dir.path().join("whole.sqlite"), true).unwrap();
+    let asked = server.received();
+    let merged_path = dir.path().join("merged.sqlite");
+    let merged = Cache::open(&merged_path).unwrap();
+    let (mut empty, mut calls) = (0, 0);
+    for i in 0..3 {
+        let cache = dir.path().join(format!("shard{i}.sqlite"));
+        let mut opts = options(true);
+        opts.shard = Some(recap_harness::Shard::new(i, 3).unwrap());
+        let e = support::endpoint(&server.url(), &cache);
+        match evaluate(&sessions, &strategies, &e, &WordCounter, &opts) {
+            Ok(r) => {
+                calls += r.sample.calls;
+                let note = format!("shard {i}/3: {} of the 7 sampled calls", r.sample.calls);
+                assert!(
+                    r.notes.iter().any(|n| n.starts_with(&note)),
+                    "{:?}",
+                    r.notes
+                );
+            }
+            Err(EvalError::EmptyShard { sampled, .. }) => {
+                assert_eq!(sampled, 7);
+                empty += 1;
+            }
+            Err(e) => panic!("{e}"),
+        }
+        drop(e);
+        if cache.exists() {
+            merged.merge_from(&cache).unwrap();
+        }
+    }
+    assert!(empty > 0, "two sessions over three shards leave one empty");
+    assert_eq!(calls, whole.sample.calls);
+    assert_eq!(
+        server.received(),
+        2 * asked,
+        "the shards asked each request once"
+    );
+    drop(merged);
+    let again = run(&server.url(), &merged_path, true).unwrap();
+    assert_eq!(
+        server.received(),
+        2 * asked,
+        "nothing asked after the merge"
+    );
+    assert_eq!(again.requests.sent, 0);
+    let measures = |r: &EvalReport| serde_json::to_string(&r.strategies).unwrap();
+    assert_eq!(measures(&again), measures(&whole));
 }

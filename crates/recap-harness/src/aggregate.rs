@@ -1,6 +1,6 @@
 //! Folding per-session outcomes into run rows, strictly in input order.
 
-use crate::config::RunConfig;
+use crate::config::{RunConfig, RunShape};
 use crate::outcome::Processed;
 use crate::report::{
     CallMean, CorpusInfo, Fidelity, ProviderCache, Rejected, RenderErrorExample, RenderErrors,
@@ -46,8 +46,8 @@ struct StratAcc {
     render: Histogram,
 }
 
-pub struct Aggregator<'a> {
-    cfg: &'a RunConfig,
+pub struct Aggregator {
+    cfg: RunShape,
     corpora: Vec<String>,
     corpus_sessions: Vec<u64>,
     corpus_rejected: Vec<u64>,
@@ -65,11 +65,15 @@ fn ratio(a: u64, b: u64) -> Option<f64> {
     (b > 0).then(|| a as f64 / b as f64)
 }
 
-impl<'a> Aggregator<'a> {
-    pub fn new(cfg: &'a RunConfig, corpora: Vec<String>) -> Self {
+impl Aggregator {
+    pub fn new(cfg: &RunConfig, corpora: Vec<String>) -> Self {
+        Aggregator::of_shape(cfg.shape(), corpora)
+    }
+
+    /// The fold of a run known by its shape only (the outcomes come from elsewhere).
+    pub fn of_shape(cfg: RunShape, corpora: Vec<String>) -> Self {
         let ns = cfg.strategies.len();
         Aggregator {
-            cfg,
             corpus_sessions: vec![0; corpora.len()],
             corpus_rejected: vec![0; corpora.len()],
             corpora,
@@ -78,6 +82,7 @@ impl<'a> Aggregator<'a> {
                 .collect(),
             strats: (0..ns).map(|_| StratAcc::default()).collect(),
             rejected: Vec::new(),
+            cfg,
         }
     }
 
@@ -218,7 +223,7 @@ impl<'a> Aggregator<'a> {
     }
 
     pub fn finish(self) -> Report {
-        let cfg = self.cfg;
+        let cfg = &self.cfg;
         let mut runs = Vec::new();
         for (t, accs) in self.runs.into_iter().enumerate() {
             for (s, acc) in accs.into_iter().enumerate() {
@@ -238,16 +243,11 @@ impl<'a> Aggregator<'a> {
                 };
                 runs.push(Run {
                     strategy: entry.name.clone(),
-                    tokenizer: cfg.tokenizers[t].encoding().name().to_string(),
+                    tokenizer: cfg.tokenizers[t].clone(),
                     implicit: entry.implicit,
                     sweep: entry.sweep.clone(),
-                    forms: entry
-                        .strategy
-                        .forms()
-                        .iter()
-                        .map(|f| f.as_str().to_string())
-                        .collect(),
-                    scope: entry.strategy.scope(),
+                    forms: entry.forms.clone(),
+                    scope: entry.scope.clone(),
                     sessions: acc.sessions,
                     not_applicable: acc.not_applicable,
                     calls: acc.calls,
@@ -309,11 +309,7 @@ impl<'a> Aggregator<'a> {
                     })
                     .collect(),
                 baseline: cfg.strategies[cfg.baseline].name.clone(),
-                tokenizer_backend: cfg
-                    .tokenizers
-                    .first()
-                    .map(|t| t.backend().name().to_string())
-                    .unwrap_or_default(),
+                tokenizer_backend: cfg.tokenizer_backend.clone(),
                 cache_read_ratio: cfg.cache_read_ratio,
             },
             runs,

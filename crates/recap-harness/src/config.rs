@@ -5,6 +5,7 @@ use crate::tokenizer::{Backend, Tokenizer};
 use recap_core::Invariant;
 use recap_core::Strategy;
 use recap_core::invariants::{CheckContext, Violation};
+use serde::{Deserialize, Serialize};
 use std::io;
 use std::sync::Arc;
 
@@ -146,10 +147,74 @@ impl RunConfig {
         })
     }
 
+    /// What the report of this run is made of, apart from its sessions.
+    pub fn shape(&self) -> RunShape {
+        RunShape {
+            strategies: self
+                .strategies
+                .iter()
+                .map(|e| StrategyShape {
+                    name: e.name.clone(),
+                    implicit: e.implicit,
+                    sweep: e.sweep.clone(),
+                    forms: e
+                        .strategy
+                        .forms()
+                        .iter()
+                        .map(|f| f.as_str().to_string())
+                        .collect(),
+                    scope: e.strategy.scope(),
+                })
+                .collect(),
+            baseline: self.baseline,
+            tokenizers: self
+                .tokenizers
+                .iter()
+                .map(|t| t.encoding().name().to_string())
+                .collect(),
+            tokenizer_backend: self
+                .tokenizers
+                .first()
+                .map(|t| t.backend().name().to_string())
+                .unwrap_or_default(),
+            cache_read_ratio: self.cache_read_ratio,
+            session_details: self.session_details,
+            examples: self.examples,
+        }
+    }
+
     pub fn validate(&self) -> Result<(), HarnessError> {
         if !(0.0..=1.0).contains(&self.cache_read_ratio) {
             return Err(HarnessError::CacheReadRatio(self.cache_read_ratio));
         }
         Ok(())
     }
+}
+
+/// A run as its report needs it — strategies, tokenizers and settings as plain data,
+/// without the strategies and vocabularies themselves — so that the fold of session
+/// outcomes into a report also runs where neither is loaded (`recap merge`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunShape {
+    /// In report order (see [`RunConfig::strategies`]).
+    pub strategies: Vec<StrategyShape>,
+    /// Index of the baseline in `strategies`.
+    pub baseline: usize,
+    /// Encoding names, in report order.
+    pub tokenizers: Vec<String>,
+    /// `fast` or `reference`.
+    pub tokenizer_backend: String,
+    pub cache_read_ratio: f64,
+    pub session_details: bool,
+    pub examples: usize,
+}
+
+/// One strategy of a [`RunShape`]: what its report rows say about it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StrategyShape {
+    pub name: String,
+    pub implicit: bool,
+    pub sweep: Option<String>,
+    pub forms: Vec<String>,
+    pub scope: Option<String>,
 }

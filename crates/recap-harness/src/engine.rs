@@ -8,21 +8,21 @@
 //! timing fields vary between runs.
 
 use crate::report::Report;
-use crate::source::session_entries;
+use crate::source::{corpus_entries, session_entries};
 use recap_core::Session;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::AtomicU64;
 
 pub use crate::calls::recorded_input_tokens;
-pub use crate::config::{Checker, HarnessError, RunConfig, StrategyEntry};
+pub use crate::config::{Checker, HarnessError, RunConfig, RunShape, StrategyEntry, StrategyShape};
 pub use crate::driver::{DumpHook, Hooks, MAX_IN_FLIGHT_PER_JOB, SessionHook, run_entries};
 pub use crate::outcome::{
     CallError, CallRecord, Processed, SessionOutcome, StratOutcome, TokOutcome,
 };
 pub use crate::prompt_dump::{DumpedMessage, PromptDump};
 pub use crate::session_run::process_session;
-pub use crate::source::{corpus_entries, corpus_name};
+pub use crate::source::{all_corpus_entries, corpus_name};
 
 /// Runs the configuration over corpus files (streamed, a few sessions per worker in
 /// flight). A file that cannot be read (missing, unreadable, a directory) does not stop
@@ -35,7 +35,7 @@ pub fn run_corpora(
 ) -> Result<Report, HarnessError> {
     cfg.validate()?;
     let bytes = Arc::new(AtomicU64::new(0));
-    let entries = corpus_entries(corpora, &bytes);
+    let entries = corpus_entries(corpora, &bytes, None);
     let names = corpora.iter().map(|p| corpus_name(p)).collect();
     run_entries(cfg, names, entries, hooks, Some(&bytes))
 }

@@ -18,11 +18,13 @@ pub mod inspect;
 pub mod line_table;
 mod outcome;
 pub mod output;
+pub mod part;
 mod prompt_dump;
 pub mod report;
 pub mod retention;
 pub mod segments;
 mod session_run;
+pub mod shard;
 mod source;
 pub mod stats;
 pub mod sweep;
@@ -36,6 +38,7 @@ pub use engine::{
     run_corpora, run_entries, run_sessions,
 };
 pub use report::Report;
+pub use shard::Shard;
 pub use tokenizer::{Backend, Encoding, Tokenizer};
 
 /// Writes every format and chart of `report` into the staged output directory — the

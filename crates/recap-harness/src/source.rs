@@ -1,6 +1,7 @@
 //! The input of a run: corpus files streamed entry by entry, tagged with their corpus,
 //! with the bytes read so far counted for progress.
 
+use crate::part::Selection;
 use recap_core::{CorpusReader, Entry, RejectedSession, Session};
 use std::io;
 use std::path::{Path, PathBuf};
@@ -15,10 +16,12 @@ pub fn corpus_name(path: &Path) -> String {
 /// The entries of `corpora` as (corpus index, entry), in corpus then line order. A file
 /// that cannot be read (missing, unreadable, a directory) yields one rejection at line
 /// 0, field `file` (as `recap validate` reports it), and every other file still runs.
-/// `bytes` counts what has been read.
-pub fn corpus_entries(
+/// `bytes` counts what has been read. With a `select`ion (a shard of the run), only the
+/// entries it keeps are read and yielded.
+pub(crate) fn corpus_entries(
     corpora: &[PathBuf],
     bytes: &Arc<AtomicU64>,
+    select: Option<Arc<Selection>>,
 ) -> impl Iterator<Item = (usize, Entry)> + Send + use<> {
     let mut sources = Vec::with_capacity(corpora.len());
     for path in corpora {
@@ -26,11 +29,23 @@ pub fn corpus_entries(
         // size is given in.
         sources.push(
             match recap_core::corpus::open_file_counted(path, Some(Arc::clone(bytes))) {
-                Ok(file) => CorpusSource::Readable(CorpusReader::new(
-                    path,
-                    io::BufReader::with_capacity(1 << 16, file),
-                )),
-                Err(rejected) => CorpusSource::Unreadable(Some(rejected)),
+                Ok(file) => {
+                    let reader =
+                        CorpusReader::new(path, io::BufReader::with_capacity(1 << 16, file));
+                    CorpusSource::Readable(match &select {
+                        Some(s) => {
+                            let s = Arc::clone(s);
+                            reader.only_lines(move |line, bytes| s.keep(line, bytes))
+                        }
+                        None => reader,
+                    })
+                }
+                Err(rejected) => CorpusSource::Unreadable(
+                    select
+                        .as_ref()
+                        .is_none_or(|s| s.keep(0, &[]))
+                        .then_some(rejected),
+                ),
             },
         );
     }
@@ -38,6 +53,16 @@ pub fn corpus_entries(
         .into_iter()
         .enumerate()
         .flat_map(|(i, r)| r.map(move |e| (i, e)))
+}
+
+/// Every entry of `corpora` (no shard selection): [`corpus_entries`] for callers outside
+/// the harness that drive [`crate::run_entries`] themselves (the Python package stops a run
+/// between entries on Ctrl-C).
+pub fn all_corpus_entries(
+    corpora: &[PathBuf],
+    bytes: &Arc<AtomicU64>,
+) -> impl Iterator<Item = (usize, Entry)> + Send + use<> {
+    corpus_entries(corpora, bytes, None)
 }
 
 /// In-memory sessions as the entries of corpus 0, numbered from line 1.

@@ -10,7 +10,7 @@ use recap_harness::{Backend, Encoding, RunConfig, StrategyEntry, Tokenizer, run_
 use recap_import::{Kind, import};
 use std::sync::Arc;
 
-const CORPORA: [(&str, Kind); 5] = [
+const CORPORA: [(&str, Kind); 9] = [
     ("corpora/claude-code-attio-mcp-server", Kind::ClaudeCode),
     (
         "corpora/claude-code-reliability-snapshots",
@@ -19,6 +19,10 @@ const CORPORA: [(&str, Kind); 5] = [
     ("corpora/swe-agent-traj", Kind::SweAgent),
     ("corpora/openhands-events", Kind::Openhands),
     ("corpora/tau2-bench-results", Kind::Tau2),
+    ("corpora/inspect-eval-logs", Kind::Inspect),
+    ("corpora/atif-trajectories", Kind::Atif),
+    ("corpora/adp-trajectories", Kind::Adp),
+    ("corpora/openhands-sdk-conversations", Kind::OpenhandsSdk),
 ];
 
 #[test]
@@ -54,6 +58,9 @@ fn every_chat_corpus_replays_with_full_retention_and_no_violations() {
             .iter()
             .filter(|s| s.meta.contains_key(RECORDED_CONTEXT))
             .count() as u64;
+        let with_usage = sessions
+            .iter()
+            .any(|s| s.chat_turns.iter().any(|t| t.usage.is_some()));
         let restarted = sessions.iter().any(|s| {
             s.meta
                 .get(RECORDED_CONTEXT)
@@ -61,8 +68,10 @@ fn every_chat_corpus_replays_with_full_retention_and_no_violations() {
         });
         // Which importers know what the agent sent (docs/importers.md).
         let expected = match kind {
-            Kind::ClaudeCode | Kind::Tau2 => n,
+            Kind::ClaudeCode | Kind::Tau2 | Kind::Inspect | Kind::OpenhandsSdk => n,
             Kind::Openhands => 3,
+            // The terminus-2 run, whose continuation starts with copied context.
+            Kind::Atif => 1,
             _ => 0,
         };
         assert_eq!(recorded, expected, "{rel}: sessions with a record");
@@ -113,6 +122,11 @@ fn every_chat_corpus_replays_with_full_retention_and_no_violations() {
             assert_eq!(run.render_errors.count, 0, "{what}");
             assert!(run.prompt_tokens_total > 0 || run.sessions == 0, "{what}");
             if run.strategy == "full-history" {
+                assert_eq!(
+                    run.replay_fidelity.is_some(),
+                    with_usage,
+                    "{what}: replay fidelity wherever the log recorded usage"
+                );
                 assert!(run.retention_facts > 0, "{what}: facts recorded");
                 assert_eq!(
                     run.retention_retained, run.retention_facts,

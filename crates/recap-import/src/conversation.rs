@@ -29,6 +29,9 @@ pub(crate) struct Response {
 
 /// One session under construction.
 pub(crate) struct Conversation<'f> {
+    /// The file the session starts in (session-level problems, `meta.import`).
+    origin: &'f Path,
+    /// The file of the message being read (a session joined from several files).
     file: &'f Path,
     pub id: String,
     /// Where the session starts in its file (for session-level problems).
@@ -46,6 +49,7 @@ pub(crate) struct Conversation<'f> {
 impl<'f> Conversation<'f> {
     pub fn new(file: &'f Path, id: String, at: At) -> Self {
         Conversation {
+            origin: file,
             file,
             id,
             at,
@@ -59,12 +63,30 @@ impl<'f> Conversation<'f> {
         }
     }
 
+    /// The messages that follow come from `file` (a session joined from several files).
+    pub fn set_file(&mut self, file: &'f Path) {
+        self.file = file;
+    }
+
     pub fn has_turns(&self) -> bool {
         !self.turns.is_empty()
     }
 
     pub fn turn_count(&self) -> usize {
         self.turns.len()
+    }
+
+    /// How many observations each turn holds so far, in turn order.
+    pub fn observation_counts(&self) -> Vec<usize> {
+        self.turns.iter().map(|t| t.observations.len()).collect()
+    }
+
+    /// Whether observation `j` of turn `turn` (1-based) is a tool result.
+    pub fn is_tool_result(&self, turn: usize, j: usize) -> bool {
+        self.turns
+            .get(turn.wrapping_sub(1))
+            .and_then(|t| t.observations.get(j))
+            .is_some_and(|o| matches!(o, Observation::Tool { .. }))
     }
 
     /// How many observations the current (last) turn holds so far.
@@ -84,7 +106,7 @@ impl<'f> Conversation<'f> {
 
     /// A lossy problem about the whole session (no turn).
     pub fn session_lossy(&mut self, kind: &'static str, message: impl Into<String>) {
-        let p = Problem::lossy(self.file, message)
+        let p = Problem::lossy(self.origin, message)
             .kind(kind)
             .at(self.at)
             .in_session(&self.id);
@@ -362,7 +384,7 @@ impl<'f> Conversation<'f> {
         let mission = self.mission.join("\n\n");
         if mission.trim().is_empty() {
             let p = Problem::skipped(
-                self.file,
+                self.origin,
                 "no user message with text before the first response: no mission; session not imported",
             )
             .at(self.at)
@@ -374,7 +396,7 @@ impl<'f> Conversation<'f> {
         }
         if self.turns.is_empty() {
             let p = Problem::skipped(
-                self.file,
+                self.origin,
                 "no response after the mission: nothing to replay; session not imported",
             )
             .at(self.at)
@@ -412,7 +434,7 @@ impl<'f> Conversation<'f> {
                 ""
             };
             let p = Problem::lossy(
-                self.file,
+                self.origin,
                 format!("no result for call {name:?} (id {id:?}) in the log{what}"),
             )
             .at(self.at)
@@ -424,7 +446,7 @@ impl<'f> Conversation<'f> {
         let budget = match self.budget {
             Some(b) if (b as usize) < self.turns.len() => {
                 let p = Problem::lossy(
-                    self.file,
+                    self.origin,
                     format!(
                         "the log's turn budget {b} is below its {} turns; max_turns is left null",
                         self.turns.len()
@@ -440,7 +462,7 @@ impl<'f> Conversation<'f> {
         };
         if self.meta.contains_key("import") {
             let p = Problem::lossy(
-                self.file,
+                self.origin,
                 "the log's own `import` field is replaced by recap's import record",
             )
             .at(self.at)
@@ -452,7 +474,7 @@ impl<'f> Conversation<'f> {
             "import".into(),
             crate::import_meta(
                 importer,
-                self.file,
+                self.origin,
                 (self.at.line > 0).then_some(self.at.line),
                 self.at.record,
             ),
@@ -471,6 +493,23 @@ impl<'f> Conversation<'f> {
             turns: Vec::new(),
             chat_turns: self.turns,
         })
+    }
+}
+
+/// `meta.model` for the one model a session's responses came from, `meta.models` (in
+/// order of first use) for several, nothing for none.
+pub(crate) fn insert_models(meta: &mut Map<String, Json>, mut models: Vec<String>) {
+    match models.len() {
+        0 => {}
+        1 => {
+            meta.insert("model".into(), Json::from(models.remove(0)));
+        }
+        _ => {
+            meta.insert(
+                "models".into(),
+                Json::Array(models.into_iter().map(Json::from).collect()),
+            );
+        }
     }
 }
 

@@ -6,15 +6,20 @@
 //! same input always gives byte-identical output. The exact mapping of every importer is
 //! documented in this crate's README.
 
+pub mod adp;
 pub mod anthropic_messages;
+pub mod atif;
+mod auto;
 pub mod claude_code;
 mod conversation;
 pub mod convert;
+pub mod inspect;
 pub mod lisp;
 mod messages;
 pub mod ojson;
 pub mod openai_chat;
 pub mod openhands;
+pub mod openhands_sdk;
 pub mod problem;
 pub mod ptc_runner;
 pub mod pydefs;
@@ -48,11 +53,15 @@ pub enum Kind {
     SweAgent,
     Openhands,
     Tau2,
+    Adp,
+    Atif,
+    OpenhandsSdk,
+    Inspect,
     Auto,
 }
 
 impl Kind {
-    pub const ALL: [Kind; 9] = [
+    pub const ALL: [Kind; 13] = [
         Kind::PtcRunner,
         Kind::Smolagents,
         Kind::OpenaiChat,
@@ -61,6 +70,10 @@ impl Kind {
         Kind::SweAgent,
         Kind::Openhands,
         Kind::Tau2,
+        Kind::Adp,
+        Kind::Atif,
+        Kind::OpenhandsSdk,
+        Kind::Inspect,
         Kind::Auto,
     ];
 
@@ -74,6 +87,10 @@ impl Kind {
             Kind::SweAgent => "swe-agent",
             Kind::Openhands => "openhands",
             Kind::Tau2 => "tau2",
+            Kind::Adp => "adp",
+            Kind::Atif => "atif",
+            Kind::OpenhandsSdk => "openhands-sdk",
+            Kind::Inspect => "inspect",
             Kind::Auto => "auto",
         }
     }
@@ -83,10 +100,13 @@ impl Kind {
         match self {
             Kind::PtcRunner | Kind::Smolagents => &["jsonl"],
             Kind::OpenaiChat | Kind::AnthropicMessages => &["json", "jsonl", "ndjson"],
-            Kind::ClaudeCode | Kind::Openhands => &["json", "jsonl"],
+            Kind::ClaudeCode | Kind::Openhands | Kind::Adp | Kind::OpenhandsSdk => {
+                &["json", "jsonl"]
+            }
             Kind::SweAgent => &["traj"],
-            Kind::Tau2 => &["json"],
-            Kind::Auto => &["json", "jsonl", "ndjson", "traj"],
+            Kind::Tau2 | Kind::Atif => &["json"],
+            Kind::Inspect => &["eval", "json"],
+            Kind::Auto => &["json", "jsonl", "ndjson", "traj", "eval"],
         }
     }
 
@@ -97,6 +117,14 @@ impl Kind {
             _ => source::data_extension(path)
                 .is_some_and(|e| self.extensions().contains(&e.as_str())),
         }
+    }
+
+    /// Whether the importer reads all its files together (a session may span files).
+    fn reads_files_together(self) -> bool {
+        matches!(
+            self,
+            Kind::PtcRunner | Kind::ClaudeCode | Kind::Atif | Kind::OpenhandsSdk
+        )
     }
 
     /// How to name the files a walk looks for, in messages.
@@ -176,6 +204,21 @@ pub struct Import {
     pub problems: Vec<Problem>,
     /// How many input files were read.
     pub files: usize,
+    /// Sessions whose parts were found in several files and joined (claude-code).
+    pub joins: Vec<Join>,
+    /// `auto`: the format each file was read as (`None`: not recognised).
+    pub formats: Vec<(PathBuf, Option<Kind>)>,
+}
+
+/// The files whose entries were joined into one session, in the order the session
+/// runs through them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Join {
+    /// The main-thread session ids the files share.
+    pub session_ids: Vec<String>,
+    pub files: Vec<PathBuf>,
+    /// Entries dropped because an earlier file held the same uuid.
+    pub duplicates: usize,
 }
 
 impl Import {
@@ -228,6 +271,8 @@ impl Import {
     fn extend(&mut self, other: Import) {
         self.sessions.extend(other.sessions);
         self.problems.extend(other.problems);
+        self.joins.extend(other.joins);
+        self.formats.extend(other.formats);
     }
 }
 
@@ -253,7 +298,15 @@ pub fn import_with(kind: Kind, paths: &[PathBuf], opts: &Options) -> Result<Impo
                 all.extend(smolagents::import_file(&file));
             }
         }
-        Kind::Auto => auto(&files, opts, &mut all),
+        Kind::Auto => auto::auto(&files, opts, &mut all),
+        Kind::ClaudeCode => all.extend(claude_code::import_files(&files, opts)),
+        Kind::Atif => all.extend(atif::import_files(&files)),
+        Kind::OpenhandsSdk => all.extend(openhands_sdk::import_files(&files)),
+        Kind::Inspect => {
+            for file in &files {
+                all.extend(inspect::import_file(file));
+            }
+        }
         chat => {
             for file in &files {
                 all.extend(import_file(chat, file, opts));
@@ -281,7 +334,13 @@ pub fn import_text(kind: Kind, name: &Path, text: &str, opts: &Options) -> Impor
     out
 }
 
-fn import_text_into(kind: Kind, name: &Path, text: &str, opts: &Options, out: &mut Import) {
+pub(crate) fn import_text_into(
+    kind: Kind,
+    name: &Path,
+    text: &str,
+    opts: &Options,
+    out: &mut Import,
+) {
     let start = out.problems.len();
     let lines = matches!(
         source::data_extension(name).as_deref(),
@@ -320,6 +379,16 @@ fn import_text_into(kind: Kind, name: &Path, text: &str, opts: &Options, out: &m
         Kind::SweAgent => swe_agent::import_doc(name, &doc, opts, out),
         Kind::Openhands => openhands::import_doc(name, &doc, opts, out),
         Kind::Tau2 => tau2::import_doc(name, &doc, opts, out),
+        Kind::Adp => adp::import_doc(name, &doc, opts, out),
+        Kind::Atif | Kind::OpenhandsSdk | Kind::Inspect => {
+            let mut one = match kind {
+                Kind::Atif => atif::import_text(name, text),
+                Kind::Inspect => inspect::import_text(name, text),
+                _ => openhands_sdk::import_text(name, text),
+            };
+            out.problems.append(&mut one.problems);
+            out.sessions.append(&mut one.sessions);
+        }
         Kind::PtcRunner | Kind::Smolagents | Kind::Auto => out.problems.push(
             Problem::skipped(
                 name,
@@ -331,7 +400,13 @@ fn import_text_into(kind: Kind, name: &Path, text: &str, opts: &Options, out: &m
     problem::sort_from(&mut out.problems, start);
 }
 
-fn wrong_importer(file: &Path, chosen: Kind, fits: Kind, n: usize, total: usize) -> Problem {
+pub(crate) fn wrong_importer(
+    file: &Path,
+    chosen: Kind,
+    fits: Kind,
+    n: usize,
+    total: usize,
+) -> Problem {
     Problem::skipped(
         file,
         format!(
@@ -365,47 +440,6 @@ fn head_lines(text: &str) -> String {
     text.split_inclusive('\n').take(32).collect()
 }
 
-/// `auto`: each file with the importer its content (or name) shows; ptc-runner logs
-/// are read together, as their importer needs.
-fn auto(files: &[PathBuf], opts: &Options, all: &mut Import) {
-    let logs: Vec<&PathBuf> = files
-        .iter()
-        .filter(|f| ptc_runner::is_inspection_log(f))
-        .collect();
-    let mut ptc = Vec::new();
-    for file in files {
-        if ptc_runner::is_inspection_log(file) {
-            ptc.push(file.clone());
-            continue;
-        }
-        if is_ptc_side_file(file, &logs) {
-            // Read by the ptc-runner importer together with its inspection log.
-            continue;
-        }
-        let mut out = Import::default();
-        let Some(text) = source::read_text(file, &mut out.problems) else {
-            all.extend(out);
-            continue;
-        };
-        let lines = matches!(
-            source::data_extension(file).as_deref(),
-            Some("jsonl" | "ndjson")
-        );
-        let mut ignored = Vec::new();
-        let doc = source::parse(file, &text, lines, &mut ignored);
-        match sniff::file_kind(file, Some(&doc)) {
-            Some(Kind::PtcRunner) => ptc.push(file.clone()),
-            Some(Kind::Smolagents) => out.extend(smolagents::import_file(file)),
-            Some(kind) => import_text_into(kind, file, &text, opts, &mut out),
-            None => import_text_into(Kind::Auto, file, &text, opts, &mut out),
-        }
-        all.extend(out);
-    }
-    if !ptc.is_empty() {
-        all.extend(ptc_runner::import_files(&ptc));
-    }
-}
-
 /// `meta.import`: where a session came from. Kept under its own key so it never
 /// collides with the fields a log records about itself.
 pub(crate) fn import_meta(
@@ -424,38 +458,6 @@ pub(crate) fn import_meta(
         m.insert("record".into(), r.into());
     }
     serde_json::Value::Object(m)
-}
-
-/// A ptc-runner run's `results.jsonl` or `traces/<run>/run.jsonl` whose inspection log
-/// (`inspect/<run>/run.inspection.jsonl` of the same arm) is being imported.
-fn is_ptc_side_file(file: &Path, logs: &[&PathBuf]) -> bool {
-    let name = file.file_name().and_then(|n| n.to_str()).unwrap_or("");
-    let arm_of_log = |log: &&PathBuf| log.parent()?.parent()?.parent().map(Path::to_path_buf);
-    match name {
-        "results.jsonl" => {
-            let arm = file.parent();
-            logs.iter().any(|l| arm_of_log(l).as_deref() == arm)
-        }
-        "run.jsonl" => {
-            let run_dir = file.parent();
-            let traces = run_dir.and_then(Path::parent);
-            if traces
-                .and_then(Path::file_name)
-                .is_none_or(|n| n != "traces")
-            {
-                return false;
-            }
-            let (Some(arm), Some(run)) = (
-                traces.and_then(Path::parent),
-                run_dir.and_then(Path::file_name),
-            ) else {
-                return false;
-            };
-            logs.iter()
-                .any(|l| l.parent() == Some(arm.join("inspect").join(run).as_path()))
-        }
-        _ => false,
-    }
 }
 
 /// A corpus needs unique ids. A session id met again (the same run in two files, or

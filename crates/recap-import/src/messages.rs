@@ -64,7 +64,7 @@ pub(crate) fn content_text(
                             keys.unknown(
                                 &format!("{}.content[]", place.name),
                                 part,
-                                &["type", "text", "cache_control", "citations"],
+                                &["type", "text", "cache_control", "cache_prompt", "citations"],
                                 place.at,
                             );
                             keys.dropped(
@@ -74,6 +74,10 @@ pub(crate) fn content_text(
                                     (
                                         "cache_control",
                                         "a prompt-caching hint for the provider, not content",
+                                    ),
+                                    (
+                                        "cache_prompt",
+                                        "OpenHands' prompt-caching hint for the part, not content",
                                     ),
                                     (
                                         "citations",

@@ -3,12 +3,12 @@
 //! A file holds conversations: a JSON array of them, JSON Lines (one per line), or a
 //! single one. A conversation is a bare message list, or an object with the list under
 //! `messages` (else in the one field holding a list of `{role, …}` objects); `tools`
-//! become the session's tools and its other fields go to `meta`. docs/importers.md has
-//! the whole mapping.
+//! become the session's tools, a request log's `response` its final turn, and its other
+//! fields go to `meta`. docs/importers.md has the whole mapping.
 
 use crate::conversation::Conversation;
-use crate::messages::{Place, openai_message, openai_tools};
-use crate::ojson::J;
+use crate::messages::{Place, content_text, openai_message, openai_response, openai_tools};
+use crate::ojson::{J, to_map};
 use crate::problem::{At, Problem};
 use crate::source::{Doc, Located};
 use crate::unmapped::Unmapped;
@@ -154,6 +154,7 @@ fn import_conversation(file: &Path, stem: &str, r: Record, keys: &mut Unmapped, 
         _ => format!("{stem}:{n}"),
     };
     let mut conv = Conversation::new(file, id, r.at);
+    let mut response = None;
     if let Some(pairs) = r.value.as_object() {
         for (k, v) in pairs {
             if Some(k.as_ref()) == field {
@@ -161,6 +162,10 @@ fn import_conversation(file: &Path, stem: &str, r: Record, keys: &mut Unmapped, 
             }
             if k == "tools" && v.as_array().is_some() {
                 conv.tools = openai_tools(v);
+                continue;
+            }
+            if k == "response" && field.is_some() && !v.is_null() {
+                response = Some(v);
                 continue;
             }
             conv.meta.insert(k.to_string(), v.to_json());
@@ -174,7 +179,106 @@ fn import_conversation(file: &Path, stem: &str, r: Record, keys: &mut Unmapped, 
         };
         openai_message(&mut conv, keys, place, m, &[]);
     }
+    if let Some(response) = response {
+        final_response(&mut conv, keys, At::new(r.at.line, r.at.record), response);
+    }
     if let Some(s) = conv.finish("openai-chat", &mut out.problems) {
         out.sessions.push(s);
     }
 }
+
+/// A request log's `response`: a chat completion (`choices[0].message`, with the
+/// response's `usage`) or an assistant message. It is the final turn; the response's
+/// other fields go to `meta.response`. A response that is neither stays in
+/// `meta.response` and is a problem (`response-not-a-turn`).
+fn final_response(conv: &mut Conversation, keys: &mut Unmapped, at: At, response: &J) {
+    let place = Place {
+        name: "response",
+        at,
+    };
+    let choices = response.at("choices").as_array().unwrap_or(&[]);
+    let message = match choices.first() {
+        Some(choice) => choice.at("message"),
+        None => response,
+    };
+    if message.at("role").as_str() != Some("assistant") {
+        conv.meta.insert("response".into(), response.to_json());
+        conv.lossy(
+            at,
+            "response-not-a-turn",
+            format!(
+                "`response` holds no assistant message (expected a chat completion with `choices[0].message`, or a message with role assistant), so it is not the final turn; kept in meta.response{}",
+                match response.get("error") {
+                    Some(e) => format!(" (the log records an error: {})", e.to_compact()),
+                    None => String::new(),
+                }
+            ),
+        );
+        return;
+    }
+    if choices.len() > 1 {
+        conv.lossy(
+            at,
+            "extra-choices",
+            format!(
+                "the response has {} choices; the first is the final turn, the others are not imported",
+                choices.len()
+            ),
+        );
+    }
+    let place = Place {
+        name: if choices.is_empty() {
+            "response"
+        } else {
+            "response.choices[].message"
+        },
+        ..place
+    };
+    keys.unknown(place.name, message, &OPENAI_RESPONSE_MESSAGE_KEYS, at);
+    keys.dropped(
+        place.name,
+        message,
+        &[
+            (
+                "annotations",
+                "provider annotations of the response (citations…)",
+            ),
+            ("audio", "audio output; recap carries text only"),
+        ],
+        at,
+    );
+    let text = content_text(conv, keys, place, message.at("content"));
+    let mut r = openai_response(conv, keys, place, message, text);
+    if r.usage.is_none() {
+        r.usage = response.at("usage").as_object().map(to_map);
+    }
+    conv.assistant(r, at);
+    // What is left of the response: its id, model, finish reason…
+    if !choices.is_empty() {
+        let mut rest = serde_json::Map::new();
+        for (k, v) in response.as_object().unwrap_or(&[]) {
+            if k != "choices" && k != "usage" {
+                rest.insert(k.to_string(), v.to_json());
+            }
+        }
+        if let Some(reason) = choices[0].get("finish_reason").filter(|r| !r.is_null()) {
+            rest.insert("finish_reason".into(), reason.to_json());
+        }
+        conv.meta
+            .insert("response".into(), serde_json::Value::Object(rest));
+    }
+}
+
+/// The keys of a response's assistant message that are mapped.
+const OPENAI_RESPONSE_MESSAGE_KEYS: [&str; 10] = [
+    "role",
+    "content",
+    "tool_calls",
+    "function_call",
+    "reasoning_content",
+    "reasoning",
+    "refusal",
+    "usage",
+    "annotations",
+    "audio",
+];

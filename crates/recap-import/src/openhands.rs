@@ -469,33 +469,11 @@ fn observation_text(obs: &str, ev: &J, by_user: bool) -> String {
     let content = ev.at("content").as_str().unwrap_or("");
     match obs {
         "run" => {
-            let m = ev.at("extras").at("metadata");
-            let mut text = format!(
-                "{}{content}{}",
-                m.at("prefix").as_str().unwrap_or(""),
-                m.at("suffix").as_str().unwrap_or("")
+            let text = command_output(
+                content,
+                ev.at("extras").at("metadata"),
+                ev.at("extras").at("exit_code"),
             );
-            if let Some(dir) = m.at("working_dir").as_str().filter(|d| !d.is_empty()) {
-                text.push_str(&format!("\n[Current working directory: {dir}]"));
-            }
-            if let Some(py) = m
-                .at("py_interpreter_path")
-                .as_str()
-                .filter(|d| !d.is_empty())
-            {
-                text.push_str(&format!("\n[Python interpreter: {py}]"));
-            }
-            let code = match m.at("exit_code") {
-                J::Num(n) => n.as_i64(),
-                _ => None,
-            }
-            .or_else(|| match ev.at("extras").at("exit_code") {
-                J::Num(n) => n.as_i64(),
-                _ => None,
-            });
-            if let Some(code) = code.filter(|c| *c != -1) {
-                text.push_str(&format!("\n[Command finished with exit code {code}]"));
-            }
             if by_user {
                 format!("\nObserved result of command executed by user:\n{text}")
             } else {
@@ -505,6 +483,38 @@ fn observation_text(obs: &str, ev: &J, by_user: bool) -> String {
         "error" => format!("{content}\n[Error occurred in processing last action]"),
         _ => content.to_string(),
     }
+}
+
+/// A command's output as OpenHands frames it for the model (V0's
+/// `CmdOutputObservation`, and the SDK's terminal observation alike): the metadata's
+/// prefix and suffix around the output, then the working directory, the interpreter and
+/// the exit code (from the metadata, else `exit_code`; -1 is none).
+pub(crate) fn command_output(content: &str, metadata: &J, exit_code: &J) -> String {
+    let m = metadata;
+    let mut text = format!(
+        "{}{content}{}",
+        m.at("prefix").as_str().unwrap_or(""),
+        m.at("suffix").as_str().unwrap_or("")
+    );
+    if let Some(dir) = m.at("working_dir").as_str().filter(|d| !d.is_empty()) {
+        text.push_str(&format!("\n[Current working directory: {dir}]"));
+    }
+    if let Some(py) = m
+        .at("py_interpreter_path")
+        .as_str()
+        .filter(|d| !d.is_empty())
+    {
+        text.push_str(&format!("\n[Python interpreter: {py}]"));
+    }
+    let number = |v: &J| match v {
+        J::Num(n) => n.as_i64(),
+        _ => None,
+    };
+    let code = number(m.at("exit_code")).or_else(|| number(exit_code));
+    if let Some(code) = code.filter(|c| *c != -1) {
+        text.push_str(&format!("\n[Command finished with exit code {code}]"));
+    }
+    text
 }
 
 /// One event of the older format, rebuilt as that CodeActAgent sent it.

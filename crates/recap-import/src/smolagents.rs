@@ -130,36 +130,8 @@ fn import_run(
                     )));
                     continue;
                 };
-                match role {
-                    "tool-call" => match tool_calls(&text) {
-                        Ok((program, calls)) => {
-                            if !step.tool_calls.is_empty() {
-                                problems.push(at(
-                                    "a second tool-call message in one step; its calls are added to the step"
-                                        .into(),
-                                ));
-                            }
-                            if step.program.is_empty() {
-                                step.program = program;
-                            }
-                            step.tool_calls.extend(calls);
-                        }
-                        Err(e) => problems.push(at(format!("cannot read the tool calls: {e}"))),
-                    },
-                    "tool-response" => match response(step, &text) {
-                        Response::MaxSteps => run_error = Some(MAX_STEPS.into()),
-                        Response::Step => step.responses.push(text),
-                        Response::Unknown => {
-                            problems.push(at(
-                                "tool-response is neither an observation nor an error; kept as feedback only"
-                                    .into(),
-                            ));
-                            step.responses.push(text);
-                        }
-                    },
-                    // A later user or system message is text the model saw between
-                    // steps: part of the feedback.
-                    _ => step.responses.push(text),
+                if let Some(e) = follow_up(step, role, text, &mut |msg| problems.push(at(msg))) {
+                    run_error = Some(e);
                 }
             }
             other => problems.push(at(format!(
@@ -176,31 +148,7 @@ fn import_run(
         problems.push(skip("no assistant message: the run has no steps".into()));
         return None;
     }
-    let turns: Vec<Turn> = steps
-        .into_iter()
-        .enumerate()
-        .map(|(k, s)| {
-            let success = s.error.is_none();
-            let definitions = if success {
-                pydefs::top_level_definitions(&s.program)
-            } else {
-                Vec::new()
-            };
-            Turn {
-                number: k as u32 + 1,
-                program: s.program,
-                raw_response: s.raw_response,
-                success,
-                error: s.error,
-                result: s.result,
-                prints: s.prints,
-                tool_calls: s.tool_calls,
-                definitions,
-                feedback: (!s.responses.is_empty()).then(|| s.responses.join("\n")),
-                usage: s.usage,
-            }
-        })
-        .collect();
+    let turns = turns_of(steps);
 
     // The run's own fields (model_id, question, answer, true_answer, source, token_counts,
     // timings) are kept verbatim.
@@ -234,6 +182,78 @@ fn import_run(
         turns,
         chat_turns: Vec::new(),
     })
+}
+
+/// A message after a step's assistant message: its tool calls, their responses, or
+/// text the model saw between steps (feedback). Returns the run's error when the
+/// response says the run hit its step limit.
+fn follow_up(
+    step: &mut Step,
+    role: &str,
+    text: String,
+    problem: &mut dyn FnMut(String),
+) -> Option<String> {
+    match role {
+        "tool-call" => match tool_calls(&text) {
+            Ok((program, calls)) => {
+                if !step.tool_calls.is_empty() {
+                    problem(
+                        "a second tool-call message in one step; its calls are added to the step"
+                            .into(),
+                    );
+                }
+                if step.program.is_empty() {
+                    step.program = program;
+                }
+                step.tool_calls.extend(calls);
+            }
+            Err(e) => problem(format!("cannot read the tool calls: {e}")),
+        },
+        "tool-response" => match response(step, &text) {
+            Response::MaxSteps => return Some(MAX_STEPS.into()),
+            Response::Step => step.responses.push(text),
+            Response::Unknown => {
+                problem(
+                    "tool-response is neither an observation nor an error; kept as feedback only"
+                        .into(),
+                );
+                step.responses.push(text);
+            }
+        },
+        // A later user or system message is text the model saw between steps: part
+        // of the feedback.
+        _ => step.responses.push(text),
+    }
+    None
+}
+
+/// The turns of a run's steps (definitions only from successful ones).
+fn turns_of(steps: Vec<Step>) -> Vec<Turn> {
+    steps
+        .into_iter()
+        .enumerate()
+        .map(|(k, s)| {
+            let success = s.error.is_none();
+            let definitions = if success {
+                pydefs::top_level_definitions(&s.program)
+            } else {
+                Vec::new()
+            };
+            Turn {
+                number: k as u32 + 1,
+                program: s.program,
+                raw_response: s.raw_response,
+                success,
+                error: s.error,
+                result: s.result,
+                prints: s.prints,
+                tool_calls: s.tool_calls,
+                definitions,
+                feedback: (!s.responses.is_empty()).then(|| s.responses.join("\n")),
+                usage: s.usage,
+            }
+        })
+        .collect()
 }
 
 /// The program and tool calls of a `Calling tools:` message.

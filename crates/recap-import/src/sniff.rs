@@ -57,11 +57,22 @@ fn conversation_messages<'v, 'a>(v: &'v J<'a>) -> Option<&'v [J<'a>]> {
     (messages.is_empty() || messages.iter().all(is_message)).then_some(messages)
 }
 
-/// Whether `v` is an OpenHands event.
+/// Whether `v` is an OpenHands (V0) event.
 fn is_event(v: &J) -> bool {
     v.as_object().is_some()
         && (v.get("action").is_some() || v.get("observation").is_some())
         && v.get("role").is_none()
+        && v.get("kind").is_none()
+}
+
+/// Whether `v` is an OpenHands SDK (V1) event, or a conversation's base state.
+fn is_sdk_record(v: &J) -> bool {
+    let event = v.at("kind").as_str().is_some_and(|k| {
+        k.ends_with("Event") || k.ends_with("Observation") || k.starts_with("Condensation")
+    }) && v.get("source").is_some();
+    let base_state = v.at("agent").at("llm").as_object().is_some()
+        && (v.get("execution_status").is_some() || v.get("persistence_dir").is_some());
+    event || base_state
 }
 
 /// The format one record (a line, an array item, a whole object) is, when it is one.
@@ -78,6 +89,24 @@ pub(crate) fn record_kind(v: &J) -> Option<Kind> {
     }
     if v.at("simulations").as_array().is_some() {
         return Some(Kind::Tau2);
+    }
+    if is_sdk_record(v) {
+        return Some(Kind::OpenhandsSdk);
+    }
+    if v.at("eval").as_object().is_some() && v.at("version").as_u64().is_some() {
+        return Some(Kind::Inspect);
+    }
+    if v.at("schema_version")
+        .as_str()
+        .is_some_and(|s| s.starts_with("ATIF-"))
+        || (v.at("steps").as_array().is_some() && v.at("agent").as_object().is_some())
+    {
+        return Some(Kind::Atif);
+    }
+    if v.at("content").as_array().is_some_and(|items| {
+        !items.is_empty() && items.iter().all(|i| i.at("class_").as_str().is_some())
+    }) {
+        return Some(Kind::Adp);
     }
     if v.at("type").as_str().is_some()
         && ["sessionId", "uuid", "parentUuid", "leafUuid"]
@@ -201,6 +230,9 @@ pub(crate) fn file_kind(path: &Path, doc: Option<&Doc>) -> Option<Kind> {
     }
     if data_extension(path).as_deref() == Some("traj") {
         return Some(Kind::SweAgent);
+    }
+    if data_extension(path).as_deref() == Some("eval") {
+        return Some(Kind::Inspect);
     }
     let records = sample(doc?);
     let mut votes: BTreeMap<&'static str, (usize, Kind)> = BTreeMap::new();

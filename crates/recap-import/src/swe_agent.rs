@@ -86,23 +86,7 @@ pub(crate) fn import_doc(file: &Path, doc: &Doc, _opts: &Options, out: &mut Impo
             }
         }
     }
-    // SWE-agent records only the run's total input tokens; the harness compares
-    // full-history with it (run-level fidelity). Scripted replays made no API calls and
-    // record 0: nothing to compare.
-    let stats = conv.meta.get("info").and_then(|i| i.get("model_stats"));
-    let sent = stats
-        .and_then(|m| m.get("tokens_sent"))
-        .and_then(Json::as_u64);
-    let api_calls = stats
-        .and_then(|m| m.get("api_calls"))
-        .and_then(Json::as_u64);
-    if let (Some(sent), Some(calls)) = (sent, api_calls)
-        && sent > 0
-        && calls > 0
-    {
-        conv.meta
-            .insert("recorded_input_tokens_total".into(), Json::from(sent));
-    }
+    run_input_tokens(&mut conv);
     let mut agents: Vec<Json> = Vec::new();
     let mut demos: Vec<Json> = Vec::new();
     for (i, m) in messages.iter().enumerate() {
@@ -140,36 +124,7 @@ pub(crate) fn import_doc(file: &Path, doc: &Doc, _opts: &Options, out: &mut Impo
                 let r = openai_response(&mut conv, &mut keys, place, m, text);
                 conv.assistant(r, place.at);
             }
-            Some("tool") => {
-                let ids: Vec<&str> = match m.at("tool_call_ids") {
-                    J::Arr(ids) => ids.iter().filter_map(J::as_str).collect(),
-                    J::Str(id) => vec![id.as_ref()],
-                    _ => Vec::new(),
-                };
-                if ids.len() > 1 {
-                    conv.lossy(
-                        place.at,
-                        "multi-id-result",
-                        format!(
-                            "one tool message answers {} calls; it is kept as the result of the first, {:?}",
-                            ids.len(),
-                            ids[0]
-                        ),
-                    );
-                }
-                let id = ids
-                    .first()
-                    .copied()
-                    .or_else(|| m.at("tool_call_id").as_str());
-                if id.is_none() {
-                    conv.lossy(
-                        place.at,
-                        "no-call-id",
-                        "a tool message without `tool_call_ids`",
-                    );
-                }
-                conv.tool_result(id, None, text.unwrap_or_default(), false, place.at);
-            }
+            Some("tool") => tool_message(&mut conv, m, text, place.at),
             Some(other) => conv.lossy(
                 place.at,
                 "unknown-role",
@@ -199,6 +154,54 @@ pub(crate) fn import_doc(file: &Path, doc: &Doc, _opts: &Options, out: &mut Impo
         out.sessions.push(s);
     }
     out.problems.extend(keys.into_problems(file));
+}
+
+/// SWE-agent records only the run's total input tokens; the harness compares
+/// full-history with it (run-level fidelity). Scripted replays made no API calls and
+/// record 0: nothing to compare.
+fn run_input_tokens(conv: &mut Conversation) {
+    let stats = conv.meta.get("info").and_then(|i| i.get("model_stats"));
+    let sent = stats
+        .and_then(|m| m.get("tokens_sent"))
+        .and_then(Json::as_u64);
+    let api_calls = stats
+        .and_then(|m| m.get("api_calls"))
+        .and_then(Json::as_u64);
+    if let (Some(sent), Some(calls)) = (sent, api_calls)
+        && sent > 0
+        && calls > 0
+    {
+        conv.meta
+            .insert("recorded_input_tokens_total".into(), Json::from(sent));
+    }
+}
+
+/// A function-calling tool message: the result of its first `tool_call_ids` entry.
+fn tool_message(conv: &mut Conversation, m: &J, text: Option<String>, at: At) {
+    let ids: Vec<&str> = match m.at("tool_call_ids") {
+        J::Arr(ids) => ids.iter().filter_map(J::as_str).collect(),
+        J::Str(id) => vec![id.as_ref()],
+        _ => Vec::new(),
+    };
+    if ids.len() > 1 {
+        conv.lossy(
+            at,
+            "multi-id-result",
+            format!(
+                "one tool message answers {} calls; it is kept as the result of the first, {:?}",
+                ids.len(),
+                ids[0]
+            ),
+        );
+    }
+    let id = ids
+        .first()
+        .copied()
+        .or_else(|| m.at("tool_call_id").as_str());
+    if id.is_none() {
+        conv.lossy(at, "no-call-id", "a tool message without `tool_call_ids`");
+    }
+    conv.tool_result(id, None, text.unwrap_or_default(), false, at);
 }
 
 /// `thought` and `action` are SWE-agent's parse of the response; they are not carried,

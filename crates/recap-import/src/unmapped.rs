@@ -11,6 +11,8 @@ use std::path::Path;
 struct Seen {
     count: usize,
     first: At,
+    /// The file of the first occurrence (see [`Unmapped::set_file`]).
+    file: usize,
     why: &'static str,
     kind: &'static str,
 }
@@ -21,6 +23,8 @@ struct Seen {
 #[derive(Default)]
 pub(crate) struct Unmapped {
     seen: BTreeMap<String, BTreeMap<String, Seen>>,
+    /// The file being read, when one count spans several files.
+    file: usize,
 }
 
 /// A value that carries nothing: `null`, `[]`, `{}`.
@@ -44,6 +48,7 @@ impl Unmapped {
             Seen {
                 count: 1,
                 first: at,
+                file: self.file,
                 why,
                 kind,
             },
@@ -85,10 +90,48 @@ impl Unmapped {
         }
     }
 
+    /// Counts one lossy mapping of kind `kind` (`what` at `place`, for `why`) that
+    /// recurs through a log, so it is one problem per file however often it occurs.
+    pub fn counted(
+        &mut self,
+        place: &str,
+        what: &str,
+        why: &'static str,
+        kind: &'static str,
+        at: At,
+    ) {
+        self.note(place, what, why, kind, at);
+    }
+
     /// Counts one deliberately dropped detail that is not a key of its own (a block
     /// type, an entry type…).
     pub fn dropped_item(&mut self, place: &str, what: &str, why: &'static str, at: At) {
         self.note(place, what, why, "dropped-key", at);
+    }
+
+    /// The keys noted from now on are in file `file` (an index into the paths given to
+    /// [`Unmapped::into_problems_across`]): a log written one event per file is counted
+    /// once per place and key, not once per file.
+    pub fn set_file(&mut self, file: usize) {
+        self.file = file;
+    }
+
+    /// [`Unmapped::into_problems`] for counts that span `files`: each problem names the
+    /// file of its first occurrence.
+    pub fn into_problems_across(self, files: &[&Path]) -> Vec<Problem> {
+        let firsts: Vec<usize> = self
+            .seen
+            .values()
+            .flat_map(|keys| keys.values().map(|s| s.file))
+            .collect();
+        self.into_problems(Path::new(""))
+            .into_iter()
+            .zip(firsts)
+            .map(|(p, f)| Problem {
+                file: files[f].to_path_buf(),
+                ..p
+            })
+            .collect()
     }
 
     /// One lossy problem per place and key, in place then key order.
@@ -105,12 +148,13 @@ impl Unmapped {
                 } else {
                     format!("{} times, first here", s.count)
                 };
-                Problem::lossy(
-                    file,
-                    format!("`{place}.{key}` not carried over ({times}): {}", s.why),
-                )
-                .at(s.first)
-                .kind(s.kind)
+                let message = match s.kind {
+                    "dropped-key" | "unknown-key" => {
+                        format!("`{place}.{key}` not carried over ({times}): {}", s.why)
+                    }
+                    _ => format!("`{place}`: {key} ({times}): {}", s.why),
+                };
+                Problem::lossy(file, message).at(s.first).kind(s.kind)
             })
             .collect()
     }

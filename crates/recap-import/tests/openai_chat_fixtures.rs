@@ -273,7 +273,7 @@ fn broken_messages_are_reported_one_by_one() {
 #[test]
 fn a_directory_is_walked_in_sorted_order() {
     let imp = import(Kind::OpenaiChat, &[fixture("openai-chat")]);
-    assert_eq!(imp.files, 7);
+    assert_eq!(imp.files, 8);
     let files: Vec<String> = imp
         .sessions
         .iter()
@@ -304,4 +304,48 @@ fn unreadable_inputs_are_errors() {
             .contains("no .json/.jsonl/.ndjson files (or .gz of them) found"),
         "{e}"
     );
+}
+
+#[test]
+fn a_request_logs_response_is_the_final_turn() {
+    let imp = file("responses.jsonl");
+    let sessions = read_back(&jsonl(&imp));
+    let by_id = |id: &str| sessions.iter().find(|s| s.id == id).unwrap();
+
+    // A chat completion: its first choice's message, with the response's usage.
+    let s = by_id("req-1");
+    assert_eq!(s.chat_turns.len(), 1);
+    let t = &s.chat_turns[0];
+    assert_eq!(t.assistant.content.as_deref(), Some("42"));
+    assert_eq!(t.usage.as_ref().unwrap()["prompt_tokens"], 21);
+    assert_eq!(s.meta["response"]["id"], "chatcmpl-1");
+    assert_eq!(s.meta["response"]["finish_reason"], "stop");
+    assert!(s.meta["response"].get("choices").is_none());
+
+    // A bare assistant message answers the last tool result.
+    let s = by_id("req-2");
+    assert_eq!(s.chat_turns.len(), 2);
+    assert_eq!(
+        s.chat_turns[1].assistant.content.as_deref(),
+        Some("4 °C and rain.")
+    );
+    assert!(!s.meta.contains_key("response"));
+
+    // A response with no message: no turn, so no session; counted, never silent.
+    assert!(sessions.iter().all(|s| s.id != "req-3"));
+    let p = one_problem(
+        &imp,
+        "`response` holds no assistant message",
+        Severity::Lossy,
+    );
+    assert_eq!(p.kind, "response-not-a-turn");
+    assert!(p.message.contains("rate limited"), "{p}");
+    one_problem(&imp, "session not imported", Severity::Skipped);
+
+    // Several choices: the first is the turn, the others are counted.
+    let s = by_id("req-4");
+    assert_eq!(s.chat_turns[0].assistant.content.as_deref(), Some("Blue."));
+    let p = one_problem(&imp, "the response has 2 choices", Severity::Lossy);
+    assert_eq!(p.kind, "extra-choices");
+    assert_eq!(p.session.as_deref(), Some("req-4"));
 }

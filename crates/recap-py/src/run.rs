@@ -6,7 +6,7 @@ use crate::report::{CallsTable, PyReport};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use pyo3::prelude::*;
 use recap_core::Registry;
-use recap_harness::engine::corpus_entries;
+use recap_harness::engine::all_corpus_entries;
 use recap_harness::report::provenance::{
     PluginFile, Provenance, corpus_files, file_sha256, vocabulary,
 };
@@ -142,6 +142,7 @@ fn provenance(
             .map(|t| vocabulary(t.encoding()))
             .collect(),
         plugin_failures: Vec::new(),
+        shards: Vec::new(),
     })
 }
 
@@ -230,8 +231,8 @@ pub fn run(
         let go_on = Arc::clone(&stop);
         // Once stopped, no session is taken from the input: the run ends with the ones
         // in flight.
-        let entries =
-            corpus_entries(&corpora, &bytes).take_while(move |_| !go_on.load(Ordering::Relaxed));
+        let entries = all_corpus_entries(&corpora, &bytes)
+            .take_while(move |_| !go_on.load(Ordering::Relaxed));
         let begun = Instant::now();
         let mut checked = Instant::now();
         let mut progress = |done: u64, read: u64| {

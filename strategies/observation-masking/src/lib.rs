@@ -5,11 +5,15 @@
 //! Trap" (arXiv 2508.21433). Messages, roles and tool-call ids stay, so every result
 //! keeps its call; the model's own responses and user replies are never masked.
 //!
+//! `polling` (SWE-agent's option for keeping the prompt cache) moves the boundary only
+//! every `polling` calls: the turns masked at the call after `k` turns are those up to
+//! ⌊k / polling⌋ · polling − window.
+//!
 //! Where recap differs from SWE-agent (docs/strategies.md has the full list): the window
-//! counts turns, not observation items (the same for one observation per turn), there is
-//! no `polling` batching, tags do not exist in recorded logs, and lines are broken at
-//! `\n`, `\r\n` and `\r` only (SPEC 11.3), where Python's `splitlines` also breaks at a
-//! few rare control and Unicode separators.
+//! counts turns, not observation items (the same for one observation per turn), tags do
+//! not exist in recorded logs, and lines are broken at `\n`, `\r\n` and `\r` only
+//! (SPEC 11.3), where Python's `splitlines` also breaks at a few rare control and
+//! Unicode separators.
 
 use recap_core::{
     Form, Invariant, Message, OptionInfo, PromptDelta, RenderError, RenderRequest, Session,
@@ -20,31 +24,42 @@ use std::sync::Arc;
 
 pub const NAME: &str = "observation-masking";
 pub const DEFAULT_WINDOW: u32 = 10;
+pub const DEFAULT_POLLING: u32 = 1;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ObservationMasking {
     /// How many of the most recent turns keep their environment output.
     pub window: u32,
+    /// The boundary moves every `polling` calls (1: at every call).
+    pub polling: u32,
 }
 
 pub fn info() -> StrategyInfo {
     StrategyInfo {
         name: NAME.to_string(),
         summary: "chat form: full history, environment output older than `window` turns replaced by `Old environment output: (N lines omitted)` (SWE-agent LastNObservations)".to_string(),
-        options: vec![OptionInfo {
-            key: "window".into(),
-            default: DEFAULT_WINDOW.to_string(),
-            help: "most recent turns whose tool results / environment output stay verbatim"
-                .into(),
-        }],
+        options: vec![
+            OptionInfo {
+                key: "window".into(),
+                default: DEFAULT_WINDOW.to_string(),
+                help: "most recent turns whose tool results / environment output stay verbatim"
+                    .into(),
+            },
+            OptionInfo {
+                key: "polling".into(),
+                default: DEFAULT_POLLING.to_string(),
+                help: "move the masking boundary only every `polling` calls (keeps the prompt cache in between)".into(),
+            },
+        ],
         origin: "built-in".to_string(),
     }
 }
 
 pub fn build(spec: &StrategySpec) -> Result<Arc<dyn Strategy>, SpecError> {
-    spec.only_options(&["window"])?;
+    spec.only_options(&["window", "polling"])?;
     Ok(Arc::new(ObservationMasking {
         window: spec.positive_int("window", DEFAULT_WINDOW)?,
+        polling: spec.positive_int("polling", DEFAULT_POLLING)?,
     }))
 }
 
@@ -84,11 +99,17 @@ struct Masking {
 }
 
 impl ObservationMasking {
+    /// How many of the first turns are masked at the call after `k` turns (SPEC 11.3):
+    /// ⌊k / polling⌋ · polling − window, at least 0.
+    pub fn masked_turns(&self, k: usize) -> usize {
+        let polling = self.polling.max(1) as usize;
+        (k / polling * polling).saturating_sub(self.window as usize)
+    }
+
     /// The prompt's plan: environment output of the turns before the last `window`
     /// masked ([`Source::Changed`]), with each masked message's placeholder made once.
     fn plan(&self, history: &History, placeholders: &mut Vec<Option<Text>>) -> Plan {
-        let turns = history.turns();
-        let masked_turns = turns.saturating_sub(self.window as usize);
+        let masked_turns = self.masked_turns(history.turns());
         let masked_end = history.turn_start(masked_turns);
         let msgs = history.messages();
         if placeholders.len() < masked_end {
@@ -126,6 +147,7 @@ impl Strategy for ObservationMasking {
     fn spec(&self) -> String {
         StrategySpec::named(NAME)
             .non_default("window", self.window, DEFAULT_WINDOW)
+            .non_default("polling", self.polling, DEFAULT_POLLING)
             .to_string()
     }
 

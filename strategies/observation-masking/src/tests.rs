@@ -3,7 +3,7 @@ use recap_core::{Observation, Role};
 use recap_gen::chat::ChatSessionBuilder;
 
 fn strategy(window: u32) -> ObservationMasking {
-    ObservationMasking { window }
+    ObservationMasking { window, polling: 1 }
 }
 
 #[test]
@@ -144,8 +144,90 @@ fn options_are_validated_and_canonical() {
         "observation-masking:window=3"
     );
     assert!(build(&spec("observation-masking:window=0")).is_err());
+    assert_eq!(
+        build(&spec("observation-masking:polling=5,window=3"))
+            .unwrap()
+            .spec(),
+        "observation-masking:polling=5,window=3"
+    );
+    assert_eq!(
+        build(&spec("observation-masking:polling=1"))
+            .unwrap()
+            .spec(),
+        NAME
+    );
+    let e = build(&spec("observation-masking:polling=0"))
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(e.contains("polling") && e.contains("≥ 1"), "{e}");
     assert!(matches!(
         build(&spec("observation-masking:n=3")),
         Err(SpecError::UnknownOption { .. })
     ));
+}
+
+#[test]
+fn the_boundary_moves_every_polling_calls() {
+    let w2p3 = ObservationMasking {
+        window: 2,
+        polling: 3,
+    };
+    // ⌊k / 3⌋ · 3 − 2 turns masked at the call after k turns.
+    let masked: Vec<usize> = (0..=9).map(|k| w2p3.masked_turns(k)).collect();
+    assert_eq!(masked, [0, 0, 0, 1, 1, 1, 4, 4, 4, 7]);
+    // polling = 1 is SWE-agent's default and recap's former rule: k − window.
+    let w2 = strategy(2);
+    assert!((0..=9).all(|k| w2.masked_turns(k) == k.saturating_sub(2)));
+}
+
+#[test]
+fn between_moves_the_prompt_only_grows() {
+    // Nine turns, each with a tool result; with polling 3 the calls between two moves
+    // of the boundary extend the previous prompt (what the prompt cache keeps).
+    let mut b = ChatSessionBuilder::new("m").system("sys");
+    for i in 0..9 {
+        let id = format!("c{i}");
+        b = b.tool_turn("", &[(&id, "f", "{}")], &["out\nput"]);
+    }
+    let s = b.build();
+    let polled = ObservationMasking {
+        window: 2,
+        polling: 3,
+    };
+    let render = |k: usize| {
+        polled
+            .render(&RenderRequest::for_call(&s, k).unwrap())
+            .unwrap()
+    };
+    for k in 1..=9 {
+        let (before, now) = (render(k - 1), render(k));
+        let extends = now.starts_with(&before);
+        assert_eq!(extends, k % 3 != 0 || k < 3, "call {k}");
+        // And render_session agrees with render at each call.
+        let mut state = SessionState::new();
+        assert_eq!(
+            polled.render_session(&s, k, &mut state).unwrap(),
+            now,
+            "call {k}"
+        );
+    }
+    // At call 6: turns 1..4 masked, 5..6 verbatim.
+    let at6 = render(6);
+    let tool_contents: Vec<&str> = at6
+        .iter()
+        .filter(|m| m.role == Role::Tool)
+        .map(|m| m.content.as_ref())
+        .collect();
+    assert_eq!(
+        tool_contents,
+        [
+            "Old environment output: (2 lines omitted)",
+            "Old environment output: (2 lines omitted)",
+            "Old environment output: (2 lines omitted)",
+            "Old environment output: (2 lines omitted)",
+            "out\nput",
+            "out\nput",
+        ]
+    );
 }

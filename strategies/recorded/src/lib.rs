@@ -20,6 +20,13 @@
 //! does not declare `mission-verbatim`, and its retention shows what the compaction
 //! forgot.
 //!
+//! A record may instead hold *condensations* (OpenHands' own, `openhands-sdk`):
+//! `{after_turns: c, drop: [i, …], summary?: text, summary_at?: n}`. From the call after
+//! `c` turns on, the agent sent full-history's prompt without the messages at positions
+//! `drop` (0 = the system prompt, 1 = the mission, then each turn's messages in order;
+//! the drops of every earlier condensation too), with the latest condensation's summary
+//! as a USER message at position `summary_at` of what is left.
+//!
 //! Other sessions are *not applicable* (never rendered). A session with a malformed
 //! record is applicable and fails to render with the reason, so it is counted, never
 //! dropped.
@@ -72,10 +79,14 @@ pub enum RecordError {
         "meta.{META_KEY}.sent: expected \"{SENT_HISTORY}\" (the only sending policy recap knows), found {found}"
     )]
     UnknownPolicy { found: String },
-    #[error("meta.{META_KEY}.{field}: unknown key (expected `sent` and `restarts`)")]
+    #[error(
+        "meta.{META_KEY}.{field}: unknown key (expected `sent`, and `restarts` or `condensations`)"
+    )]
     UnknownKey { field: String },
     #[error("meta.{META_KEY}.restarts[{index}]: {what}")]
     BadRestart { index: usize, what: String },
+    #[error("meta.{META_KEY}.condensations[{index}]: {what}")]
+    BadCondensation { index: usize, what: String },
     #[error("session {session:?} has no meta.{META_KEY}: nothing records what its agent sent")]
     NoRecord { session: String },
 }
@@ -95,11 +106,24 @@ pub struct Restart {
     pub observation: usize,
 }
 
+/// A point where the agent condensed its history (OpenHands' `Condensation`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Condensation {
+    /// The number of turns completed when the agent condensed.
+    pub after_turns: usize,
+    /// Positions in full-history's prompt of the messages it forgot.
+    pub drop: std::collections::BTreeSet<usize>,
+    /// The summary the agent sent in their place, and where.
+    pub summary: Option<(String, usize)>,
+}
+
 /// What a session's log records of what its agent sent.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Record {
     /// In order of `after_turns`, strictly increasing.
     pub restarts: Vec<Restart>,
+    /// In order of `after_turns`, strictly increasing; never beside restarts.
+    pub condensations: Vec<Condensation>,
 }
 
 /// What `recorded` keeps of a session between its calls.
@@ -126,7 +150,10 @@ impl Record {
         let obj = value.as_object().ok_or(RecordError::NotAnObject {
             found: recap_core::json_type::json_type_name(value),
         })?;
-        if let Some(key) = obj.keys().find(|k| *k != "sent" && *k != "restarts") {
+        if let Some(key) = obj
+            .keys()
+            .find(|k| !matches!(k.as_str(), "sent" | "restarts" | "condensations"))
+        {
             return Err(RecordError::UnknownKey { field: key.clone() });
         }
         match obj.get("sent") {
@@ -137,8 +164,22 @@ impl Record {
                 });
             }
         }
+        let condensations = match obj.get("condensations") {
+            None => Vec::new(),
+            Some(list) => condensations::parse(list, session)?,
+        };
+        if !condensations.is_empty() && obj.contains_key("restarts") {
+            return Err(RecordError::UnknownKey {
+                field: "restarts (beside condensations)".into(),
+            });
+        }
         let list = match obj.get("restarts") {
-            None => return Ok(Record { restarts: vec![] }),
+            None => {
+                return Ok(Record {
+                    restarts: vec![],
+                    condensations,
+                });
+            }
             Some(Json::Array(list)) => list,
             Some(other) => {
                 return Err(RecordError::BadRestart {
@@ -196,7 +237,10 @@ impl Record {
                 observation,
             });
         }
-        Ok(Record { restarts })
+        Ok(Record {
+            restarts,
+            condensations: Vec::new(),
+        })
     }
 
     /// The last restart at or before the call after `k` completed turns.
@@ -207,6 +251,13 @@ impl Record {
     /// The prompt the agent sent for the call after `k` completed turns.
     pub fn prompt(&self, session: &Session, k: usize) -> Result<Vec<Message>, RenderError> {
         let request = RenderRequest::for_call(session, k)?;
+        if !self.condensations.is_empty() {
+            return Ok(condensations::prompt(
+                &self.condensations,
+                recap_full_history::render(&request),
+                k,
+            ));
+        }
         let Some(r) = self.restart_before(k) else {
             return Ok(recap_full_history::render(&request));
         };
@@ -257,6 +308,9 @@ impl Strategy for Recorded {
                 transcript: SessionState::new(),
             }),
         };
+        if !kept.record.condensations.is_empty() {
+            return kept.record.prompt(session, k);
+        }
         let request = RenderRequest::for_call(session, k)?;
         let transcript = Transcript::for_session(&mut kept.transcript, &request, session);
         let Some(r) = kept.record.restart_before(k) else {
@@ -300,5 +354,6 @@ impl Strategy for Recorded {
     }
 }
 
+mod condensations;
 #[cfg(test)]
 mod tests;

@@ -254,3 +254,57 @@ fn a_kept_state_renders_what_the_record_gives_at_every_call() {
         assert!(err.to_string().contains("after_turns 9"), "call {k}: {err}");
     }
 }
+
+#[test]
+fn a_condensation_drops_what_it_forgot_and_sends_its_summary() {
+    // Full history at call 3: 0 system, 1 mission, 2 "Looking.", 3 result c1,
+    // 4 "Patched.", 5 result c2, 6 summary text, 7 "Now run the tests.", 8-9 turn 3.
+    let s = compacted(json!({"sent": "history", "condensations": [
+        {"after_turns": 2, "drop": [2, 3], "summary": "Fixed a.c earlier.", "summary_at": 2}
+    ]}));
+    assert_eq!(
+        render(&s, 1).unwrap(),
+        recap_full_history::render(&RenderRequest::for_call(&s, 1).unwrap()),
+        "before the condensation: everything"
+    );
+    let after = contents(&render(&s, 2).unwrap());
+    assert_eq!(after[0].1, "You are a coding agent.");
+    assert_eq!(after[1].1, "Fix the build.");
+    assert_eq!(after[2], (Role::User, "Fixed a.c earlier.".to_string()));
+    assert_eq!(after[3], (Role::Assistant, "Patched.".to_string()));
+    assert!(!after.iter().any(|(_, c)| c == "Looking."));
+    // Later calls keep the cut and grow from it.
+    let last = render(&s, 3).unwrap();
+    assert_eq!(last.len(), 10 - 2 + 1);
+    assert_eq!(last.last().unwrap().tool_call_id.as_deref(), Some("c3"));
+}
+
+#[test]
+fn malformed_condensations_fail_with_the_field_and_what_was_expected() {
+    for (record, expected) in [
+        (
+            json!({"sent": "history", "condensations": [{"after_turns": 2, "drop": [0]}]}),
+            "condensations[0]: `drop` holds 0",
+        ),
+        (
+            json!({"sent": "history", "condensations": [{"after_turns": 1, "drop": [9]}]}),
+            "`drop` holds 9: expected positions 1..4",
+        ),
+        (
+            json!({"sent": "history", "condensations": [{"after_turns": 9, "drop": []}]}),
+            "after_turns 9 is past the session's 3 turns",
+        ),
+        (
+            json!({"sent": "history", "condensations": [
+                {"after_turns": 1, "drop": [2], "summary": "s", "summary_at": 9}]}),
+            "`summary_at` must be a position 1..=3",
+        ),
+        (
+            json!({"sent": "history", "restarts": [], "condensations": [{"after_turns": 1}]}),
+            "unknown key",
+        ),
+    ] {
+        let e = render(&compacted(record), 2).unwrap_err();
+        assert!(e.to_string().contains(expected), "{e} / {expected}");
+    }
+}

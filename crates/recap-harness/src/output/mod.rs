@@ -72,6 +72,9 @@ pub fn is_recap_file(name: &str) -> bool {
     matches!(
         name,
         "report.json"
+            | crate::part::PART_FILE
+            | crate::part::OUTCOMES_FILE
+            | crate::part::LOWEST_FILE
             | "report.csv"
             | "report.md"
             | "report.txt"
@@ -256,7 +259,13 @@ fn replace_files(from: &Path, into: &Path, top: bool) -> Result<(), OutputError>
         let entry = entry.map_err(io_err(from))?;
         produced.push(entry.file_name().to_string_lossy().into_owned());
     }
-    produced.sort_by_key(|name| (top && name == LAST_FILE, name.clone()));
+    // A shard's part.json, likewise, marks a complete part.
+    produced.sort_by_key(|name| {
+        (
+            top && (name == LAST_FILE || name == crate::part::PART_FILE),
+            name.clone(),
+        )
+    });
     for name in &produced {
         let src = from.join(name);
         let dst = into.join(name);

@@ -289,6 +289,9 @@ fn provenance(out: &mut String, report: &Report) {
         ),
         ("command line".into(), p.command_line.join(" ")),
     ];
+    for s in &p.shards {
+        rows.push((format!("shard {}", s.shard), s.command_line.join(" ")));
+    }
     for c in &p.corpora {
         rows.push((
             "corpus".into(),

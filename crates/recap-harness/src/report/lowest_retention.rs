@@ -6,11 +6,12 @@ use crate::config::RunConfig;
 use crate::inspect::{InspectOptions, inspect};
 use crate::outcome::SessionOutcome;
 use recap_core::CorpusReader;
-use std::collections::BTreeMap;
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 
 /// One call chosen for its low retention.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Pick {
     pub corpus: usize,
     pub line: usize,
@@ -39,9 +40,30 @@ pub struct LowestRetention {
 
 impl LowestRetention {
     pub fn new(cfg: &RunConfig) -> Self {
+        LowestRetention::with_baseline(cfg.baseline)
+    }
+
+    /// For a run whose baseline is strategy `baseline`.
+    pub fn with_baseline(baseline: usize) -> Self {
         LowestRetention {
-            baseline: cfg.baseline,
+            baseline,
             worst: BTreeMap::new(),
+        }
+    }
+
+    /// Takes `pick` if it is its strategy's first of lowest retention so far (picks come
+    /// in corpus order, then call order). The baseline's and calls without facts are
+    /// never taken.
+    pub fn offer(&mut self, pick: Pick) {
+        if pick.strategy == self.baseline || pick.facts == 0 {
+            return;
+        }
+        if self
+            .worst
+            .get(&pick.strategy)
+            .is_none_or(|w| pick.lower_than(w))
+        {
+            self.worst.insert(pick.strategy, pick);
         }
     }
 
@@ -52,24 +74,21 @@ impl LowestRetention {
                 continue;
             }
             for c in so.calls.iter().filter(|c| c.facts > 0) {
-                // Exact comparison of retained / facts, without floating point.
+                // Compared before the pick is built: most calls are not the lowest.
                 let lower = self.worst.get(&s).is_none_or(|w| {
                     u128::from(c.retained) * u128::from(w.facts)
                         < u128::from(w.retained) * u128::from(c.facts)
                 });
                 if lower {
-                    self.worst.insert(
-                        s,
-                        Pick {
-                            corpus,
-                            line,
-                            session: o.id.clone(),
-                            call: c.call,
-                            strategy: s,
-                            facts: c.facts,
-                            retained: c.retained,
-                        },
-                    );
+                    self.offer(Pick {
+                        corpus,
+                        line,
+                        session: o.id.clone(),
+                        call: c.call,
+                        strategy: s,
+                        facts: c.facts,
+                        retained: c.retained,
+                    });
                 }
             }
         }
@@ -93,7 +112,7 @@ impl LowestRetention {
 }
 
 /// A picked call as `recap inspect` shows it.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CallView {
     pub strategy: String,
     pub corpus: String,
@@ -110,7 +129,7 @@ pub struct CallView {
 }
 
 /// The texts of each pick, read again from its corpus (each corpus streamed once, up
-/// to its last picked line). Texts are cut to `max_chars` per printed value, as
+/// to its last picked line, parsing only the picked lines). Texts are cut to `max_chars` per printed value, as
 /// `recap inspect --max-chars` does. A pick whose session cannot be read again (the
 /// file changed meanwhile) is left out.
 pub fn call_views(
@@ -131,6 +150,8 @@ pub fn call_views(
         let Ok(reader) = CorpusReader::open(path) else {
             continue;
         };
+        let lines: BTreeSet<usize> = wanted.iter().map(|p| p.line).collect();
+        let reader = reader.only_lines(move |line, _| lines.contains(&line));
         let last = wanted.iter().map(|p| p.line).max().unwrap_or(0);
         for entry in reader {
             if entry.line > last {

@@ -27,6 +27,18 @@ pub struct Provenance {
     /// without them (absent when there were none).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub plugin_failures: Vec<PluginFailure>,
+    /// A report merged from a sharded run (`recap merge`): each shard's command line
+    /// (absent otherwise; `command_line` is then the merge's).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub shards: Vec<ShardRun>,
+}
+
+/// One shard of a merged run.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct ShardRun {
+    /// `I/N`.
+    pub shard: String,
+    pub command_line: Vec<String>,
 }
 
 /// A plugin library that did not load, and why.
@@ -77,6 +89,20 @@ pub struct NonDeterministic {
     pub started_at: String,
     pub finished_at: String,
     pub elapsed_seconds: f64,
+    /// A merged report: when each shard ran (the run itself then spans the first shard's
+    /// start to the merge's end).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub shards: Vec<ShardTime>,
+}
+
+/// When one shard of a merged run ran.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct ShardTime {
+    /// `I/N`.
+    pub shard: String,
+    pub started_at: String,
+    pub finished_at: String,
+    pub elapsed_seconds: f64,
 }
 
 impl NonDeterministic {
@@ -88,6 +114,7 @@ impl NonDeterministic {
                 .duration_since(started)
                 .unwrap_or(Duration::ZERO)
                 .as_secs_f64(),
+            shards: Vec::new(),
         }
     }
 }

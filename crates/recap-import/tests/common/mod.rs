@@ -165,3 +165,33 @@ pub fn documented(import: &Import) {
         );
     }
 }
+
+/// Imports `dir` with `kind` and checks what every chat corpus must satisfy: every
+/// written line validates, importing twice is byte-identical, full-history keeps every
+/// fact, every problem kind is documented. Returns the import and its sessions as read
+/// back.
+pub fn import_checked(kind: Kind, dir: &Path) -> (Import, Vec<Session>) {
+    let dir = dir.to_path_buf();
+    let first = import(kind, std::slice::from_ref(&dir));
+    let bytes = jsonl(&first);
+    let sessions = read_back(&bytes);
+    assert_eq!(sessions.len(), first.sessions.len());
+    assert!(
+        bytes == jsonl(&import(kind, std::slice::from_ref(&dir))),
+        "importing twice gives byte-identical output"
+    );
+    assert!(full_history_retains_every_fact(&sessions) > 0);
+    documented(&first);
+    (first, sessions)
+}
+
+/// (files, sessions, turns, tool calls, failed turns) of an import, for pinning.
+pub fn summary(i: &Import) -> (usize, usize, usize, usize, usize) {
+    (
+        i.files,
+        i.sessions.len(),
+        i.turns(),
+        i.tool_calls(),
+        i.failed_turns(),
+    )
+}
