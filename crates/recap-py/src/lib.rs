@@ -8,6 +8,7 @@ mod messages;
 mod report;
 mod run;
 mod session;
+mod shard;
 
 use crate::errors::recap_error;
 use pyo3::prelude::*;
@@ -204,6 +205,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add("GIT_COMMIT", env!("RECAP_GIT_COMMIT"))?;
     m.add_function(wrap_pyfunction!(run::run, m)?)?;
+    m.add_function(wrap_pyfunction!(shard::run_shard, m)?)?;
+    m.add_function(wrap_pyfunction!(shard::merge_parts, m)?)?;
     m.add_function(wrap_pyfunction!(render, m)?)?;
     m.add_function(wrap_pyfunction!(find_session, m)?)?;
     m.add_function(wrap_pyfunction!(check_prompt, m)?)?;

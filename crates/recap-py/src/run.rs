@@ -113,7 +113,7 @@ fn strategies(
         .collect()
 }
 
-fn provenance(
+pub fn provenance(
     py: Python<'_>,
     plugins: &[Arc<Plugin>],
     corpora: &[PathBuf],
@@ -156,7 +156,7 @@ fn check_readable(py: Python<'_>, corpora: &[PathBuf]) -> PyResult<()> {
     Ok(())
 }
 
-fn progress_bar(total_bytes: u64) -> Option<ProgressBar> {
+pub fn progress_bar(total_bytes: u64) -> Option<ProgressBar> {
     if !std::io::stderr().is_terminal() {
         return None;
     }
@@ -169,28 +169,31 @@ fn progress_bar(total_bytes: u64) -> Option<ProgressBar> {
     Some(bar)
 }
 
-/// Runs the harness; returns the report, or the KeyboardInterrupt that stopped it.
-#[pyfunction]
-#[pyo3(signature = (corpora, strategies, tokenizers, plugins, jobs, settings, command_line))]
+/// A configured run: what `run` and `run_shard` share.
+pub struct Configured {
+    pub cfg: RunConfig,
+    pub plugins: Vec<Arc<Plugin>>,
+}
+
+/// Checks the corpora and builds the run's configuration as `recap run` does: plugins
+/// loaded, tokenizers and strategies resolved, settings applied and validated.
 #[allow(clippy::too_many_arguments)]
-pub fn run(
+pub fn configure(
     py: Python<'_>,
-    corpora: Vec<PathBuf>,
+    corpora: &[PathBuf],
     strategies: Option<Vec<String>>,
-    tokenizers: Vec<String>,
-    plugins: Vec<PathBuf>,
+    tokenizers: &[String],
+    plugins: &[PathBuf],
     jobs: Option<usize>,
-    settings: Settings,
-    command_line: Vec<String>,
-) -> PyResult<PyReport> {
-    let started = SystemTime::now();
-    check_readable(py, &corpora)?;
+    settings: &Settings,
+) -> PyResult<Configured> {
+    check_readable(py, corpora)?;
     if let Some(seconds) = settings.plugin_timeout {
         let limit = (seconds > 0.0).then(|| Duration::from_secs_f64(seconds));
         recap_plugin_host::set_call_time_limit(limit);
     }
-    let (mut registry, loaded) = registry(py, &plugins)?;
-    let tokenizers = self::tokenizers(py, &tokenizers, &settings.tokenizer_backend)?;
+    let (mut registry, loaded) = registry(py, plugins)?;
+    let tokenizers = self::tokenizers(py, tokenizers, &settings.tokenizer_backend)?;
     if let Some(first) = tokenizers.first() {
         registry.set_counter(Arc::new(*first));
     }
@@ -208,7 +211,37 @@ pub fn run(
     cfg.session_details = settings.session_details;
     cfg.call_records = settings.calls;
     cfg.validate().map_err(|e| recap_error(py, e.to_string()))?;
-    let provenance = provenance(py, &loaded, &corpora, &cfg.tokenizers, command_line)?;
+    Ok(Configured {
+        cfg,
+        plugins: loaded,
+    })
+}
+
+/// Runs the harness; returns the report, or the KeyboardInterrupt that stopped it.
+#[pyfunction]
+#[pyo3(signature = (corpora, strategies, tokenizers, plugins, jobs, settings, command_line))]
+#[allow(clippy::too_many_arguments)]
+pub fn run(
+    py: Python<'_>,
+    corpora: Vec<PathBuf>,
+    strategies: Option<Vec<String>>,
+    tokenizers: Vec<String>,
+    plugins: Vec<PathBuf>,
+    jobs: Option<usize>,
+    settings: Settings,
+    command_line: Vec<String>,
+) -> PyResult<PyReport> {
+    let started = SystemTime::now();
+    let Configured { cfg, plugins } = configure(
+        py,
+        &corpora,
+        strategies,
+        &tokenizers,
+        &plugins,
+        jobs,
+        &settings,
+    )?;
+    let provenance = provenance(py, &plugins, &corpora, &cfg.tokenizers, command_line)?;
     let names: Vec<String> = corpora
         .iter()
         .map(|c| recap_harness::engine::corpus_name(c))
@@ -296,7 +329,7 @@ pub fn run(
 }
 
 /// Why a run that replayed no session has nothing to report.
-fn no_sessions(py: Python<'_>, report: &Report) -> PyErr {
+pub fn no_sessions(py: Python<'_>, report: &Report) -> PyErr {
     let names: Vec<&str> = report
         .settings
         .corpora

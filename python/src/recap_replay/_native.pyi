@@ -88,6 +88,31 @@ def run(
 ) -> NativeReport:
     """The harness over ``corpora`` (see :func:`recap_replay.run`)."""
 
+def run_shard(
+    corpora: list[str],
+    strategies: list[str] | None,
+    tokenizers: list[str],
+    plugins: list[str],
+    jobs: int | None,
+    settings: dict[str, Any],
+    command_line: list[str],
+    index: int,
+    count: int,
+    out: str,
+    force: bool,
+) -> dict[str, Any]:
+    """Shard ``index/count`` written as a part (see :func:`recap_replay.run_shard`)."""
+
+def merge_parts(
+    parts: list[str],
+    out: str,
+    force: bool,
+    every_format: bool,
+    command_line: list[str],
+) -> NativeReport:
+    """The parts merged; ``calls.csv`` (with ``every_format``, every file of ``recap
+    merge --out``) written into ``out`` (see :func:`recap_replay.merge`)."""
+
 def render(
     corpus: str,
     session_id: str,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import tempfile
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, Union
 
@@ -106,6 +107,23 @@ def run(
         StrategyError: a Python strategy is malformed, or two strategies share a name.
         RecapError: an unknown strategy, tokenizer or setting.
     """
+    args = _run_args(corpora, strategies, tokenizers, plugins, jobs, config)
+    return Report(_native.run(*args, _command_line()))
+
+
+def _command_line() -> list[str]:
+    return list(getattr(sys, "orig_argv", sys.argv))
+
+
+def _run_args(
+    corpora: PathLike | Iterable[PathLike],
+    strategies: Iterable[str | object] | None,
+    tokenizers: str | Iterable[str],
+    plugins: PathLike | Iterable[PathLike],
+    jobs: int | None,
+    config: Mapping[str, Any] | None,
+) -> tuple[list[str], list[str] | None, list[str], list[str], int | None, dict[str, Any]]:
+    """The arguments of :func:`run`, checked, as the native run takes them."""
     files = _paths(corpora, "corpora")
     if not files:
         raise RecapError("no corpus given")
@@ -123,17 +141,122 @@ def run(
         tokenizers = [tokenizers]
     if jobs is not None and (isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1):
         raise ValueError(f"jobs: expected a positive integer, got {jobs!r}")
-    settings = _settings(config)
-    native = _native.run(
-        files,
-        specs,
-        list(tokenizers),
-        _paths(plugins, "plugins"),
-        jobs,
-        settings,
-        list(getattr(sys, "orig_argv", sys.argv)),
+    return (files, specs, list(tokenizers), _paths(plugins, "plugins"), jobs, _settings(config))
+
+
+def parse_shard(shard: str | tuple[int, int]) -> tuple[int, int]:
+    """``"I/N"`` or ``(I, N)`` as ``(I, N)``, checked: ``0 <= I < N``."""
+    if isinstance(shard, str):
+        index, sep, count = shard.partition("/")
+        try:
+            if not sep:
+                raise ValueError
+            pair = (int(index), int(count))
+        except ValueError:
+            raise ValueError(f"shard {shard!r}: expected I/N, such as 0/8") from None
+    elif (
+        isinstance(shard, tuple)
+        and len(shard) == 2
+        and all(isinstance(x, int) and not isinstance(x, bool) for x in shard)
+    ):
+        pair = shard
+    else:
+        raise TypeError(f"shard: expected \"I/N\" or (I, N), got {shard!r}")
+    if not 0 <= pair[0] < pair[1]:
+        raise ValueError(f"shard {pair[0]}/{pair[1]}: expected 0 <= I < N")
+    return pair
+
+
+def run_shard(
+    corpora: PathLike | Iterable[PathLike],
+    strategies: Iterable[str | object] | None = None,
+    *,
+    shard: str | tuple[int, int],
+    out: PathLike,
+    force: bool = False,
+    tokenizers: str | Iterable[str] = ("o200k_base",),
+    plugins: PathLike | Iterable[PathLike] = (),
+    jobs: int | None = None,
+    config: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """Runs shard ``I/N`` of the run :func:`run` would run and writes its partial
+    report into the directory ``out``, as ``recap run --shard I/N --out DIR`` does
+    (docs/scale.md): the sessions whose id hashes to shard ``I``. :func:`merge` folds
+    the ``N`` parts into the whole run's report.
+
+    ``out`` is refused if it holds files, unless ``force``. Ctrl-C stops the shard with
+    nothing written. Returns what was written: ``shard``, ``dir``, ``entries`` (the
+    corpora's), ``owned``, ``sessions`` and ``rejected`` (the shard's), ``files``.
+    """
+    index, count = parse_shard(shard)
+    args = _run_args(corpora, strategies, tokenizers, plugins, jobs, config)
+    return _native.run_shard(*args, _command_line(), index, count, os.fspath(out), force)
+
+
+def merge(
+    parts: Iterable[PathLike],
+    *,
+    out: PathLike | None = None,
+    force: bool = False,
+) -> Report:
+    """Merges the partial reports of every shard of one run (the ``out`` directories
+    of :func:`run_shard` or ``recap run --shard``) into the report the whole run
+    would have written, as ``recap merge`` does: equal to :func:`run`'s in every
+    deterministic field, ``Report.sessions`` and ``Report.calls`` included.
+
+    With ``out``, every file ``recap merge --out`` writes goes there (refused if it
+    holds files, unless ``force``). Parts of different runs, a shard missing or given
+    twice, or an unfinished part are refused with nothing written (:class:`RecapError`).
+    """
+    dirs = _paths(parts, "parts")
+    if out is not None:
+        native = _native.merge_parts(dirs, os.fspath(out), force, True, _command_line())
+        return Report(native, calls=_read_calls(os.path.join(os.fspath(out), "calls.csv")))
+    with tempfile.TemporaryDirectory(prefix="recap-merge-") as tmp:
+        native = _native.merge_parts(dirs, tmp, True, False, _command_line())
+        return Report(native, calls=_read_calls(os.path.join(tmp, "calls.csv")))
+
+
+#: The types of ``calls.csv``'s columns, as :attr:`Report.calls` has them.
+_CALL_TYPES = {
+    "corpus": "string",
+    "line": "uint64",
+    "session": "string",
+    "strategy": "string",
+    "tokenizer": "string",
+    "call": "uint64",
+    "prompt_tokens": "uint64",
+    "cached_tokens": "uint64",
+    "retention_facts": "uint64",
+    "retention_retained": "uint64",
+    "retention": "float64",
+    "invariant_violations": "uint64",
+    "render_error": "string",
+    "render_ns": "uint64",
+}
+
+
+def _read_calls(path: str) -> Any:
+    """The merged ``calls.csv`` as an Arrow table of :attr:`Report.calls`' columns
+    (read by Arrow's CSV reader; ``None`` when the run kept no calls)."""
+    if not os.path.exists(path):
+        return None
+    import pyarrow
+    import pyarrow.compute as pc
+    from pyarrow import csv
+
+    types = {name: pyarrow.type_for_alias(t) for name, t in _CALL_TYPES.items()}
+    table = csv.read_csv(
+        path,
+        convert_options=csv.ConvertOptions(column_types=types, strings_can_be_null=False),
     )
-    return Report(native)
+    if table.column_names != list(_CALL_TYPES):
+        raise RecapError(f"{path}: columns {table.column_names}, expected {list(_CALL_TYPES)}")
+    # An empty render_error is a call that rendered (the harness writes None as "").
+    errors = table.column("render_error")
+    no_error = pyarrow.scalar(None, pyarrow.string())
+    errors = pc.if_else(pc.equal(errors, ""), no_error, errors)
+    return table.set_column(table.column_names.index("render_error"), "render_error", errors)
 
 
 def render(

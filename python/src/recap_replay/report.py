@@ -13,6 +13,7 @@ from .errors import RecapError
 if TYPE_CHECKING:  # pragma: no cover
     import pandas
     import polars
+    import pyarrow
 
 TableName = Literal["summary", "sessions", "calls"]
 
@@ -44,25 +45,29 @@ class Report:
     --format json`` writes.
     """
 
-    def __init__(self, native: _native.NativeReport) -> None:
+    def __init__(self, native: _native.NativeReport, calls: Any = None) -> None:
+        # A merged report's calls come from the merged calls.csv (``calls``), a run's
+        # from the engine.
         self._native = native
+        self._calls = calls
 
-    def _table(self, name: TableName) -> _native.ArrowTable:
+    def _table(self, name: TableName) -> _native.ArrowTable | pyarrow.Table:
         if name == "summary":
             return self._native.summary_table()
         if name == "sessions":
             return self._native.sessions_table()
         if name == "calls":
-            calls = self._native.calls_table()
+            calls = self._calls if self._calls is not None else self._native.calls_table()
             if calls is None:
                 raise RecapError("this run kept no calls (config={'calls': False})")
             return calls
         raise ValueError(f"table {name!r}: expected 'summary', 'sessions' or 'calls'")
 
-    def to_arrow(self, table: TableName = "summary") -> _native.ArrowTable:
+    def to_arrow(self, table: TableName = "summary") -> _native.ArrowTable | pyarrow.Table:
         """One table as an Arrow stream (``__arrow_c_stream__``): pass it to
         ``pyarrow.table``, ``polars.DataFrame`` or any reader of the Arrow PyCapsule
-        interface; the columns are read where Rust built them."""
+        interface; the columns are read where Rust built them (a merged report's
+        calls, where Arrow's CSV reader read the merged ``calls.csv``)."""
         return self._table(table)
 
     def to_pandas(self, table: TableName = "summary") -> "pandas.DataFrame":
