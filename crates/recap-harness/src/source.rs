@@ -55,7 +55,7 @@ pub(crate) fn corpus_entries(
         .flat_map(|(i, r)| r.map(move |e| (i, e)))
 }
 
-/// Every entry of `corpora` (no shard selection): [`corpus_entries`] for callers outside
+/// Every entry of `corpora`, as a run without a shard reads them, for callers outside
 /// the harness that drive [`crate::run_entries`] themselves (the Python package stops a run
 /// between entries on Ctrl-C).
 pub fn all_corpus_entries(
