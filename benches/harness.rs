@@ -11,7 +11,7 @@
 //! - `naive`: the same token totals the straightforward way, with the same tokenizer:
 //!   read and parse the same file; for every session, every strategy that renders its
 //!   form and every call the harness replays, render once (through the same incremental
-//!   path, one `SessionState` per strategy and session) and tokenize every text of the
+//!   path, one replay per strategy and session) and tokenize every text of the
 //!   prompt whole, summing the prompt tokens of SPEC sections 9 and 11.2. The setup
 //!   checks that it counts exactly the engine's total.
 //! - `naive-reference-tokenizer`: the naive loop counting with tiktoken-rs (the

@@ -4,17 +4,18 @@
 //! call of every bench-data session, throughput = prompt bytes.
 //!
 //! - `direct`: the built-in linked into this binary, rendered as the harness replays a
-//!   session (`Strategy::render_session`, one `SessionState` per session).
-//! - `abi`: the wrapped built-in loaded with `recap_plugin_host::load`, rendered with
-//!   `Strategy::render_session` and one `SessionState` per session (how the `Strategy`
-//!   contract asks callers replaying a session to render: only new turns cross the
-//!   boundary), with the default per-call time limit (calls queued ahead on a lane). The
-//!   old micro target (≤ 1.5× `direct`) is retired: `plugin-run` below has the target.
-//! - `abi-full-request`: the same plugin with a full request per call (the request JSON
-//!   grows with the history), to show what the incremental path saves.
+//!   session (one replay per session, calls in order).
+//! - `abi`: the wrapped built-in loaded with `recap_plugin_host::load`, rendered the same
+//!   way (one replay per session: only new turns cross the boundary), with the default
+//!   per-call time limit: called from a thread that may not be given up, each call runs
+//!   on a spare thread. The old micro target (≤ 1.5× `direct`) is retired: `plugin-run`
+//!   below has the target.
+//! - `abi-full-request`: the same plugin with each call rendered alone (a fresh
+//!   plugin-side session per call: the whole history sent each time), to show what the
+//!   incremental path saves.
 //! - `abi-no-time-limit`: as `abi` with the per-call time limit off
-//!   (`RECAP_PLUGIN_TIMEOUT=none`): calls run on the caller's thread instead of a
-//!   lane, which shows what the time limit costs.
+//!   (`RECAP_PLUGIN_TIMEOUT=none`): calls run on the caller's thread, which shows what a
+//!   spare thread per call costs.
 //! - `session-copy-floor`: no plugin at all: a deep copy of every bench-data session,
 //!   then dropping it. Any ABI in which the plugin works on its own copy of the session
 //!   (JSON, a binary format, a subprocess, Wasm) pays at least this on top of `direct`,
@@ -26,8 +27,8 @@
 //!   strategy as a built-in and then as its wrapped twin (both runs also replay the
 //!   implicit `full-history` baseline, a built-in, as `recap run --strategy X` does). The
 //!   reports must count the same tokens. `plugin` has the default per-call time limit
-//!   (its watchdog, and calls queued ahead on a lane); `plugin-no-time-limit` runs calls
-//!   on the caller's thread (`--plugin-timeout none`); `plugin-process` runs the twin in
+//!   (its watchdog over calls on the run's workers); `plugin-no-time-limit` has none
+//!   (`--plugin-timeout none`); `plugin-process` runs the twin in
 //!   `recap plugin-worker` processes (`--plugin-isolation process`, the `recap` binary
 //!   cargo built for this bench). Corpora: `bench-data` (both files) and `generated`
 //!   (recap-gen, seed 7: 30 PTC-Lisp and 30 chat sessions of 8–40 turns). The target:
@@ -45,11 +46,12 @@ use common::plugin_twins::{
     run_corpora, token_totals, twin, twin_library, twin_names, wrapped_libraries,
 };
 use common::{
-    bench_data_sessions, engine, engine_config, measuring, render_calls, render_sessions, request,
+    bench_data_sessions, engine, engine_config, measuring, render_calls, render_sessions,
 };
 use criterion::measurement::Measurement;
 use criterion::{Criterion, SamplingMode, Throughput};
 use recap_core::invariants::calls;
+use recap_core::render_call;
 use recap_plugin_host::{Isolation, IsolationConfig};
 use std::hint::black_box;
 use std::sync::Arc;
@@ -82,8 +84,8 @@ fn plugin<M: Measurement>(c: &mut Criterion<M>) {
         let last = sessions.last().expect("bench-data has sessions");
         let k = calls(last).last().unwrap_or(0);
         assert_eq!(
-            got.render(&request(last, k)).expect("plugin renders"),
-            want.render(&request(last, k)).expect("built-in renders"),
+            render_call(got.as_ref(), last, k).expect("plugin renders"),
+            render_call(want.as_ref(), last, k).expect("built-in renders"),
             "{name}: the plugin must render what the built-in renders"
         );
 

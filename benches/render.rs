@@ -4,8 +4,9 @@
 //! bench-data sessions of the forms it renders, calls 0 … n−1 of a session of n turns.
 //!
 //! - `render/bench-data/<strategy>`: every such call rendered the way the harness
-//!   replays a session (`Strategy::render_session`, one `SessionState` per session, so
-//!   incremental strategies can reuse work); throughput = bytes of prompt produced.
+//!   replays a session (one replay per session, each call answered as what it keeps of
+//!   the previous prompt, so incremental strategies can reuse work); throughput = bytes
+//!   of prompt produced.
 //! - `render/turns/<strategy>/<form>-<n>`: the last call the harness replays of a
 //!   generated session of n = 10, 100 and 1,000 turns, for each form the strategy
 //!   renders; throughput = bytes of that prompt. Equal bytes/s across n means time
@@ -28,10 +29,10 @@ mod common;
 
 use common::{
     applicable, bench_data_sessions, call_count, every_prompt, generated_session_of, last_call,
-    measuring, prompt_bytes, render_sessions, request, run_strategies, run_tokenizer,
+    measuring, prompt_bytes, render_sessions, run_strategies, run_tokenizer,
 };
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
-use recap_core::{Form, Message, Session, Strategy, Value};
+use recap_core::{Form, Message, Session, Strategy, Value, render_call};
 use recap_harness::Tokenizer;
 use recap_harness::counting::{CallDiff, Prev, RoleTokens, SegmentCounts, TokenMemory, count_call};
 use recap_harness::line_table::LineTable;
@@ -87,12 +88,12 @@ fn by_turns(c: &mut Criterion) {
             if !strategy.applies_to(session) {
                 continue;
             }
-            let req = request(session, last_call(session));
-            let bytes = prompt_bytes(&strategy.render(&req).expect("built-ins render"));
-            group.throughput(Throughput::Bytes(bytes));
+            let k = last_call(session);
+            let rendered = render_call(strategy.as_ref(), session, k).expect("built-ins render");
+            group.throughput(Throughput::Bytes(prompt_bytes(&rendered)));
             let id = BenchmarkId::new(&name, format!("{}-{n}", form.as_str()));
-            group.bench_with_input(id, &req, |b, req| {
-                b.iter(|| strategy.render(black_box(req)))
+            group.bench_with_input(id, session, |b, session| {
+                b.iter(|| render_call(strategy.as_ref(), black_box(session), k))
             });
         }
     }

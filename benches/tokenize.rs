@@ -8,7 +8,7 @@
 
 mod common;
 
-use common::{bench_data_sessions, last_call, request};
+use common::{bench_data_sessions, last_call};
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use recap_core::Message;
 use recap_harness::{Backend, Encoding, Tokenizer};
@@ -20,10 +20,7 @@ fn prompts() -> Vec<Vec<Message>> {
         .expect("full-history builds");
     bench_data_sessions()
         .iter()
-        .map(|s| {
-            full.render(&request(s, last_call(s)))
-                .expect("built-ins render")
-        })
+        .map(|s| recap_core::render_call(full.as_ref(), s, last_call(s)).expect("built-ins render"))
         .collect()
 }
 

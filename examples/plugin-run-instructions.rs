@@ -16,9 +16,9 @@
 //!     <fixtures target>/release/examples/libwrap_rolling_window.so rolling-window bench-data/*.jsonl
 //! ```
 //!
-//! The time limit follows `RECAP_PLUGIN_TIMEOUT` as in `recap run` (`none`: calls on the
-//! caller's thread; with a limit, on a lane thread). Prints the prompt tokens each run
-//! counted.
+//! The time limit follows `RECAP_PLUGIN_TIMEOUT` as in `recap run` (calls run on the
+//! run's worker either way; with a limit, under the watchdog). Prints the prompt tokens
+//! each run counted.
 //!
 //! A corpus argument `generated` stands for the plugin bench's generated corpus
 //! (`benches/plugin.rs`: recap-gen seed 7, 30 PTC-Lisp and 30 chat sessions of 8–40

@@ -19,23 +19,24 @@
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 use anyhow::{Context, Result, bail};
-use recap_core::{CorpusReader, Session, SessionState, Strategy};
+use recap_core::{CorpusReader, Session, Strategy};
 use recap_harness::calls::calls;
 use recap_harness::{Backend, Encoding, Tokenizer};
 use std::path::Path;
 use std::sync::Arc;
 
 /// Every call of every session the strategy renders, as the harness replays them (one
-/// state per session). Not inlined: callgrind counts exactly this function and what it
-/// calls.
+/// replay per session, calls in order), each prompt asked for whole. Not inlined:
+/// callgrind counts exactly this function and what it calls.
 #[inline(never)]
 fn measured_render(strategy: &dyn Strategy, sessions: &[Session]) -> Result<(u64, u64)> {
     let (mut n_calls, mut bytes) = (0u64, 0u64);
     for session in sessions.iter().filter(|s| strategy.applies_to(s)) {
-        let mut state = SessionState::new();
+        let mut replay = strategy.open();
         for k in calls(session) {
-            let messages = strategy
-                .render_session(session, k, &mut state)
+            let messages = replay
+                .call(session, k, 0)
+                .map(|d| d.tail)
                 .with_context(|| {
                     format!("{} on session {} call {k}", strategy.spec(), session.id)
                 })?;

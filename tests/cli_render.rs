@@ -1,6 +1,6 @@
 //! `recap render` and `recap strategies`.
 
-use recap_core::{CorpusReader, Message, RenderRequest, Session};
+use recap_core::{CorpusReader, Message, Session};
 use recap_testkit::cli::{Run, render_args};
 use recap_testkit::recap;
 use std::path::{Path, PathBuf};
@@ -36,9 +36,7 @@ fn json_output_is_the_exact_render() {
     let strategy = recap_builtins::registry()
         .build("rolling-window:window=1")
         .unwrap();
-    let expected = strategy
-        .render(&RenderRequest::for_call(&s, 4).unwrap())
-        .unwrap();
+    let expected = recap_core::render_call(strategy.as_ref(), &s, 4).unwrap();
     assert_eq!(got, expected);
 }
 

@@ -16,7 +16,7 @@ pub mod plugin_twins;
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-use recap_core::{CorpusReader, Form, Message, RenderRequest, Session, SessionState, Strategy};
+use recap_core::{CorpusReader, Form, Message, Session, Strategy, render_call};
 use recap_harness::calls::calls;
 use recap_harness::{
     Backend, Encoding, Hooks, Report, RunConfig, StrategyEntry, Tokenizer, run_corpora,
@@ -200,14 +200,14 @@ pub fn call_count(sessions: &[Session]) -> usize {
     sessions.iter().map(|s| calls(s).len()).sum()
 }
 
-/// Renders every call the harness replays of every session with `Strategy::render` (a
-/// full request each call, no state); returns the prompt bytes produced.
+/// Renders every call the harness replays of every session, each in isolation
+/// ([`render_call`]: a fresh replay per call, no per-session work kept); returns the
+/// prompt bytes produced.
 pub fn render_calls(strategy: &dyn Strategy, sessions: &[Session]) -> u64 {
     let mut bytes = 0;
     for session in sessions {
         for k in calls(session) {
-            let messages = strategy
-                .render(&request(session, k))
+            let messages = render_call(strategy, session, k)
                 .unwrap_or_else(|e| panic!("{} on {}: {e}", strategy.spec(), session.id));
             bytes += prompt_bytes(&messages);
         }
@@ -216,45 +216,45 @@ pub fn render_calls(strategy: &dyn Strategy, sessions: &[Session]) -> u64 {
 }
 
 /// Renders every call the harness replays of every session the way the harness does
-/// (`Strategy::render_session`, one `SessionState` per session, calls in order), so
-/// that strategies and plugins that work incrementally do; returns the prompt bytes.
+/// (one replay per session, calls in order, each answered as what it keeps of the
+/// prompt held), so that strategies and plugins that work incrementally do; returns
+/// the prompt bytes.
 pub fn render_sessions(strategy: &dyn Strategy, sessions: &[Session]) -> u64 {
     let mut bytes = 0;
     for session in sessions {
         each_session_prompt(strategy, session, |messages| {
-            bytes += prompt_bytes(&messages)
+            bytes += prompt_bytes(messages)
         });
     }
     bytes
 }
 
 /// Hands `f` each prompt of `session` as the harness renders it: every call it
-/// replays, in order, through one `SessionState`.
+/// replays, in order, through one replay, each answer applied to the prompt before.
 pub fn each_session_prompt(
     strategy: &dyn Strategy,
     session: &Session,
-    mut f: impl FnMut(Vec<Message>),
+    mut f: impl FnMut(&[Message]),
 ) {
-    let mut state = SessionState::new();
+    let mut replay = strategy.open();
+    let mut prompt: Vec<Message> = Vec::new();
     for k in calls(session) {
-        let messages = strategy
-            .render_session(session, k, &mut state)
+        let delta = replay
+            .call(session, k, prompt.len())
+            .and_then(|d| d.within(prompt.len()))
             .unwrap_or_else(|e| panic!("{} on {}: {e}", strategy.spec(), session.id));
-        f(messages);
+        delta.apply_in_place(&mut prompt);
+        f(&prompt);
     }
-}
-
-/// The request for call `k`; benches only ask for calls in [`calls`].
-pub fn request(session: &Session, k: usize) -> RenderRequest<'_> {
-    RenderRequest::for_call(session, k)
-        .unwrap_or_else(|e| panic!("session {} call {k}: {e}", session.id))
 }
 
 /// Every prompt (the messages of every call) of `strategy` over `sessions`.
 pub fn every_prompt(strategy: &dyn Strategy, sessions: &[Session]) -> Vec<Vec<Message>> {
     let mut prompts = Vec::new();
     for session in sessions {
-        each_session_prompt(strategy, session, |messages| prompts.push(messages));
+        each_session_prompt(strategy, session, |messages| {
+            prompts.push(messages.to_vec())
+        });
     }
     prompts
 }

@@ -26,7 +26,7 @@ pub fn naive(strategies: &[Arc<dyn Strategy>], tok: &Tokenizer, corpus: &Path) -
 }
 
 /// Every prompt `recap run` replays from `session`, rendered once: each strategy that
-/// renders its form, each call, through one state per strategy.
+/// renders its form, each call, through one replay per strategy.
 pub fn each_replayed_prompt(
     strategies: &[Arc<dyn Strategy>],
     session: &Session,
@@ -34,7 +34,7 @@ pub fn each_replayed_prompt(
 ) {
     for strategy in strategies {
         if applies(strategy.as_ref(), session) {
-            each_session_prompt(strategy.as_ref(), session, |messages| f(&messages));
+            each_session_prompt(strategy.as_ref(), session, &mut f);
         }
     }
 }

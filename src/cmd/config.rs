@@ -16,7 +16,7 @@ use toml::Spanned;
 use toml::de::{DeTable, DeValue};
 
 /// The keys of an experiment file, as `recap init` documents them.
-pub const KEYS: [&str; 17] = [
+pub const KEYS: [&str; 18] = [
     "corpora",
     "strategies",
     "sweeps",
@@ -34,9 +34,12 @@ pub const KEYS: [&str; 17] = [
     "force",
     "format",
     "dump_prompts",
+    "check_determinism",
 ];
 const PLUGIN_KEYS: [&str; 3] = ["path", "options", "isolation"];
 const ISOLATIONS: [&str; 2] = ["in-process", "process"];
+/// `check_determinism`, as `--check-determinism` takes it.
+const CHECKS: [&str; 2] = ["opaque", "all"];
 const COMPRESS_KEYS: [&str; 2] = ["println_limit", "tool_call_limit"];
 const TOKENIZERS: [&str; 3] = ["o200k_base", "cl100k_base", "deepseek_v3"];
 const BACKENDS: [&str; 2] = ["fast", "reference"];
@@ -120,6 +123,8 @@ pub struct Experiment {
     pub force: Option<bool>,
     pub format: Option<String>,
     pub dump_prompts: Option<bool>,
+    /// `check_determinism`: `opaque` or `all`.
+    pub check_determinism: Option<String>,
 }
 
 /// The strategy the seeds' `compress_history: true` selects (API-001).
@@ -249,6 +254,7 @@ pub fn parse(file: &Path, content: &str) -> Result<Experiment, ConfigError> {
             "force" => exp.force = Some(v.boolean()?),
             "format" => exp.format = Some(v.one_of(&FORMATS)?),
             "dump_prompts" => exp.dump_prompts = Some(v.boolean()?),
+            "check_determinism" => exp.check_determinism = Some(v.one_of(&CHECKS)?),
             _ => return Err(unknown_key(&ctx, key.span(), name, None, &KEYS)),
         }
     }

@@ -55,6 +55,7 @@ out = "results/experiment"
 # Printed on stdout: table, json, csv or markdown.
 # format = "table"
 # jobs = 2                          # worker threads (default: every CPU)
+# check_determinism = "opaque"      # every call rendered twice for plugins; "all": built-ins too
 
 # Strategy plugins (shared libraries built against recap's ABI). With `options`, the
 # plugin's strategy runs with them; without, it is only loaded, to be named in

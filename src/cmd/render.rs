@@ -1,7 +1,7 @@
 //! `recap render`: the prompt a strategy renders for one call of one recorded session.
 
 use anyhow::{Context, Result, bail};
-use recap_core::{CorpusReader, Message, Registry, RenderRequest, Session, SessionState};
+use recap_core::{CorpusReader, Message, Registry, RenderRequest, Session};
 use recap_harness::tokenizer::{Backend, Encoding, Tokenizer};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -73,8 +73,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
     let k = call_index(&session, args.turns)?;
     RenderRequest::for_call(&session, k)
         .with_context(|| format!("session {:?}, --turns {k}", session.id))?;
-    let messages = strategy
-        .render_session(&session, k, &mut SessionState::new())
+    let messages = recap_core::render_call(strategy.as_ref(), &session, k)
         .with_context(|| format!("strategy {} failed to render call {k}", strategy.spec()))?;
 
     let stdout = std::io::stdout();

@@ -10,7 +10,9 @@ use recap_harness::output::{CALLS_CSV, OutputDir, PROMPTS_DIR};
 use recap_harness::report::call_rows::CallsCsv;
 use recap_harness::report::lowest_retention::{LowestRetention, call_views};
 use recap_harness::report::{self, NonDeterministic, Report};
-use recap_harness::{Backend, Encoding, Hooks, RunConfig, StrategyEntry, Tokenizer, sweep};
+use recap_harness::{
+    Backend, DeterminismCheck, Encoding, Hooks, RunConfig, StrategyEntry, Tokenizer, sweep,
+};
 use recap_plugin_host::Plugin;
 use std::collections::BTreeMap;
 use std::fs::File;
@@ -42,6 +44,24 @@ pub enum BackendArg {
     Fast,
     /// tiktoken-rs, OpenAI's own BPE core.
     Reference,
+}
+
+/// `--check-determinism`.
+#[derive(Clone, Copy, clap::ValueEnum)]
+pub enum CheckDeterminism {
+    /// Plugins: strategies whose code recap cannot see into.
+    Opaque,
+    /// Every strategy, built-ins too.
+    All,
+}
+
+impl From<CheckDeterminism> for DeterminismCheck {
+    fn from(c: CheckDeterminism) -> Self {
+        match c {
+            CheckDeterminism::Opaque => DeterminismCheck::Opaque,
+            CheckDeterminism::All => DeterminismCheck::All,
+        }
+    }
 }
 
 #[derive(clap::Args)]
@@ -103,6 +123,11 @@ pub struct Args {
     /// a huge corpus, the largest file of a report).
     #[arg(long)]
     no_calls_csv: bool,
+    /// Which strategies have every call rendered twice and the prompts compared (SPEC
+    /// 7.6): `opaque`, those recap cannot see into (plugins), or `all`, built-ins too.
+    /// [default: opaque]
+    #[arg(long, value_enum)]
+    check_determinism: Option<CheckDeterminism>,
     #[command(flatten)]
     plugins: super::plugins::PluginArgs,
 }
@@ -184,6 +209,12 @@ impl Args {
         }
         self.cache_read_ratio = self.cache_read_ratio.or(exp.cache_read_ratio);
         self.dump_prompts |= exp.dump_prompts.unwrap_or(false);
+        if self.check_determinism.is_none() {
+            self.check_determinism = exp
+                .check_determinism
+                .as_deref()
+                .and_then(|c| <CheckDeterminism as clap::ValueEnum>::from_str(c, false).ok());
+        }
         self.jobs = self.jobs.or(exp.jobs);
         if exp.session_details == Some(false) {
             self.no_session_details = true;
@@ -588,6 +619,9 @@ pub fn run(mut args: Args) -> Result<ExitCode> {
         None => std::thread::available_parallelism().map_or(1, |n| n.get()),
     };
     cfg.dump_prompts = args.dump_prompts;
+    cfg.check_determinism = args
+        .check_determinism
+        .map_or_else(Default::default, Into::into);
     cfg.session_details = !args.no_session_details;
     // Per-call rows go to DIR/calls.csv only.
     cfg.call_records = args.out.is_some() && !args.no_calls_csv;

@@ -11,18 +11,18 @@
 //!
 //! For each strategy, one pass over every call is timed three ways, interleaved and
 //! repeated, keeping each one's fastest pass (the least disturbed on a busy machine):
-//! `render` (a full request per call, no state), `session` (`render_session` with one
-//! `SessionState` per session, calls in order, as the harness replays them; the state's
+//! `render` (each call rendered alone, `render_call`: a fresh replay per call),
+//! `session` (one replay per session, calls in order, each prompt whole; the replay's
 //! setup is inside the timing) and `tokenize` (the o200k_base `fast` backend counting
 //! every message of every prompt, as the harness counts). The ratios are render time /
-//! tokenize time. `RENDER_SPEED_PASSES=n` instead runs n passes of `render_session`
-//! only, with no tokenizer (for instruction counts).
+//! tokenize time. `RENDER_SPEED_PASSES=n` instead runs n passes of `session` only, with
+//! no tokenizer (for instruction counts).
 //!
 //! The criterion benches (`cargo bench --bench render`) are the measurement of record.
 
 use anyhow::Context;
 use recap_core::invariants::calls;
-use recap_core::{CorpusReader, Message, RenderRequest, Session, SessionState, Strategy};
+use recap_core::{CorpusReader, Message, Session, Strategy, render_call};
 use recap_harness::{Backend, Encoding, Tokenizer};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -145,24 +145,24 @@ fn prompt_bytes(messages: &[Message]) -> usize {
     messages.iter().map(|m| m.content.len()).sum()
 }
 
-/// Every call with `Strategy::render`; returns the prompt bytes.
+/// Every call rendered alone; returns the prompt bytes.
 fn render_calls(strategy: &dyn Strategy, sessions: &[Session]) -> anyhow::Result<usize> {
     let mut bytes = 0;
     for s in sessions {
         for k in calls(s) {
-            bytes += prompt_bytes(&strategy.render(&RenderRequest::for_call(s, k)?)?);
+            bytes += prompt_bytes(&render_call(strategy, s, k)?);
         }
     }
     Ok(std::hint::black_box(bytes))
 }
 
-/// Every call with `Strategy::render_session`, one state per session, calls in order.
+/// Every call through one replay per session, calls in order, each prompt whole.
 fn render_sessions(strategy: &dyn Strategy, sessions: &[Session]) -> anyhow::Result<usize> {
     let mut bytes = 0;
     for s in sessions {
-        let mut state = SessionState::new();
+        let mut replay = strategy.open();
         for k in calls(s) {
-            bytes += prompt_bytes(&strategy.render_session(s, k, &mut state)?);
+            bytes += prompt_bytes(&replay.call(s, k, 0)?.tail);
         }
     }
     Ok(std::hint::black_box(bytes))
@@ -175,7 +175,7 @@ fn every_prompt(
     let mut prompts = Vec::new();
     for s in sessions {
         for k in calls(s) {
-            prompts.push(strategy.render(&RenderRequest::for_call(s, k)?)?);
+            prompts.push(render_call(strategy, s, k)?);
         }
     }
     Ok(prompts)

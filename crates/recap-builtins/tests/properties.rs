@@ -4,7 +4,7 @@
 
 use proptest::prelude::*;
 use recap_core::invariants::{calls, check_session};
-use recap_core::{Message, RenderRequest, Role, Session, Strategy, Value, to_clojure};
+use recap_core::{Message, Role, Session, Strategy, Value, to_clojure};
 use recap_gen::arb_session;
 use std::sync::Arc;
 
@@ -18,8 +18,7 @@ fn strategies() -> Vec<Arc<dyn Strategy>> {
 }
 
 fn render(strategy: &dyn Strategy, session: &Session, k: usize) -> Vec<Message> {
-    let request = RenderRequest::for_call(session, k).unwrap();
-    strategy.render(&request).unwrap()
+    recap_core::render_call(strategy, session, k).unwrap()
 }
 
 fn config(cases: u32) -> ProptestConfig {
@@ -187,13 +186,28 @@ impl Strategy for Liar {
     fn spec(&self) -> String {
         format!("liar({})", self.inner.spec())
     }
-    fn render(&self, request: &RenderRequest<'_>) -> Result<Vec<Message>, recap_core::RenderError> {
-        let mut messages = self.inner.render(request)?;
-        (self.mutate)(&mut messages);
-        Ok(messages)
+    fn open(&self) -> Box<dyn recap_core::Replay> {
+        Box::new(Lying {
+            inner: self.inner.open(),
+            mutate: self.mutate,
+        })
     }
     fn invariants(&self) -> Vec<recap_core::Invariant> {
         self.declares.clone()
+    }
+}
+
+/// The inner strategy's prompts, each whole and mutated.
+struct Lying {
+    inner: Box<dyn recap_core::Replay>,
+    mutate: Mutation,
+}
+
+impl recap_core::Replay for Lying {
+    fn call(&mut self, session: &Session, k: usize, _held: usize) -> recap_core::Answer {
+        let mut messages = self.inner.call(session, k, 0)?.tail;
+        (self.mutate)(&mut messages);
+        Ok(recap_core::PromptDelta::whole(messages))
     }
 }
 

@@ -1,13 +1,14 @@
-//! `Strategy::render_session` must always equal `render(for_call(session, k))`, however
-//! its `SessionState` is used: every call in order (the harness), calls out of order and
-//! repeated, one state shared by different sessions (even with the same id), and a
-//! session that gains turns between calls. The strategies that reuse work across calls
-//! (per-turn-summary, single-user-coalesced, rolling-window) are the point; every
-//! built-in is checked.
+//! A strategy's replay must answer every call with the prompt of the call rendered alone
+//! (`render_call`, for the strategies with a straightforward render that render itself),
+//! however the caller walks the session: every call in order (the harness), calls
+//! skipped, and a session that gains turns between calls (a plugin's SDK, which the
+//! host sends a turn at a time). The strategies that reuse work across calls
+//! (per-turn-summary, single-user-coalesced, rolling-window, ptc-runner, ptc-trim) are
+//! the point; every built-in is checked.
 
 use proptest::prelude::*;
 use recap_core::invariants::calls;
-use recap_core::{Message, RenderError, RenderRequest, Session, SessionState, Strategy, Value};
+use recap_core::{Message, RenderError, RenderRequest, Replay, Session, Strategy, Value};
 use recap_gen::arb_session;
 use std::sync::Arc;
 
@@ -21,21 +22,22 @@ fn strategies() -> Vec<Arc<dyn Strategy>> {
 }
 
 fn reference(strategy: &dyn Strategy, session: &Session, k: usize) -> Vec<Message> {
-    let request = RenderRequest::for_call(session, k).unwrap();
-    strategy.render(&request).unwrap()
+    recap_core::render_call(strategy, session, k).unwrap()
 }
 
+/// Call `k` through `replay`, asked for whole, against the reference.
 fn check(
     strategy: &dyn Strategy,
+    replay: &mut dyn Replay,
     session: &Session,
     k: usize,
-    state: &mut SessionState,
 ) -> Result<(), TestCaseError> {
-    let got = strategy
-        .render_session(session, k, state)
+    let got = replay
+        .call(session, k, 0)
         .map_err(|e| TestCaseError::fail(format!("{} call {k}: {e}", strategy.spec())))?;
+    prop_assert_eq!(got.kept, 0, "{} kept messages nobody held", strategy.spec());
     prop_assert_eq!(
-        got,
+        got.tail,
         reference(strategy, session, k),
         "{} on {} call {}",
         strategy.spec(),
@@ -45,27 +47,14 @@ fn check(
     Ok(())
 }
 
-/// Call indexes picked by `picks` (fractions in 0..1000) among the calls of `session`.
+/// Increasing call indexes picked by `picks` (fractions in 0..1000) among the calls of
+/// `session`, each once.
 fn picked_calls(session: &Session, picks: &[u16]) -> Vec<usize> {
     let n = calls(session).len();
-    picks.iter().map(|p| *p as usize * n / 1000).collect()
-}
-
-/// `session` with the same id but different turns: every tool call's arguments and every
-/// definition's value replaced, so a cache keyed by id alone would show stale text.
-fn same_id_other_content(session: &Session) -> Session {
-    let mut other = session.clone();
-    for turn in &mut other.turns {
-        for call in &mut turn.tool_calls {
-            call.args = Value::List(vec![Value::Str("other".into())]);
-            call.result = Some(Value::Int(7));
-        }
-        for def in &mut turn.definitions {
-            def.value = Some(Value::List(vec![Value::Int(1), Value::Int(2)]));
-        }
-        turn.prints.reverse();
-    }
-    other
+    let mut ks: Vec<usize> = picks.iter().map(|p| *p as usize * n / 1000).collect();
+    ks.sort_unstable();
+    ks.dedup();
+    ks
 }
 
 fn config(cases: u32) -> ProptestConfig {
@@ -80,107 +69,81 @@ proptest! {
     #![proptest_config(config(48))]
 
     #[test]
-    fn every_call_in_order_equals_render(session in arb_session()) {
+    fn every_call_in_order_equals_the_call_rendered_alone(session in arb_session()) {
         for strategy in strategies() {
-            let mut state = SessionState::new();
+            let mut replay = strategy.open();
             for k in calls(&session) {
-                check(strategy.as_ref(), &session, k, &mut state)?;
+                check(strategy.as_ref(), replay.as_mut(), &session, k)?;
             }
         }
     }
 
     #[test]
-    fn calls_out_of_order_and_repeated_equal_render(
+    fn calls_skipped_equal_the_calls_rendered_alone(
         session in arb_session(),
         picks in prop::collection::vec(0u16..1000, 1..40),
     ) {
         for strategy in strategies() {
-            let mut state = SessionState::new();
+            let mut replay = strategy.open();
             for k in picked_calls(&session, &picks) {
-                check(strategy.as_ref(), &session, k, &mut state)?;
+                check(strategy.as_ref(), replay.as_mut(), &session, k)?;
             }
         }
     }
 
     #[test]
-    fn one_state_shared_by_different_sessions_equals_render(
-        a in arb_session(),
-        b in arb_session(),
-        picks in prop::collection::vec((any::<bool>(), 0u16..1000), 1..40),
-    ) {
-        // The third session has `a`'s id (and max_turns) but other turns.
-        let c = same_id_other_content(&a);
+    fn a_session_that_gains_turns_equals_the_calls_rendered_alone(session in arb_session()) {
         for strategy in strategies() {
-            let mut state = SessionState::new();
-            for (i, (use_b, p)) in picks.iter().enumerate() {
-                let session = match (use_b, i % 3) {
-                    (true, _) => &b,
-                    (false, 0) => &c,
-                    (false, _) => &a,
-                };
-                let k = picked_calls(session, &[*p])[0];
-                check(strategy.as_ref(), session, k, &mut state)?;
-            }
-        }
-    }
-
-    #[test]
-    fn a_session_that_gains_turns_equals_render(session in arb_session(), reserve in any::<bool>()) {
-        for strategy in strategies() {
-            let mut state = SessionState::new();
+            let mut replay = strategy.open();
             let mut live = session.clone();
             live.turns.clear();
-            if reserve {
-                // Same turn vector throughout: the cache keeps its pieces.
-                live.turns.reserve(session.turns.len());
-            } else {
-                live.turns.shrink_to_fit();
-            }
             for turn in &session.turns {
                 if let Some(k) = calls(&live).last() {
-                    check(strategy.as_ref(), &live, k, &mut state)?;
+                    check(strategy.as_ref(), replay.as_mut(), &live, k)?;
                 }
                 live.turns.push(turn.clone());
             }
-            for k in calls(&live) {
-                check(strategy.as_ref(), &live, k, &mut state)?;
+            let last = calls(&live).last().unwrap_or(0);
+            if calls(&session).len() > session.turns.len() {
+                check(strategy.as_ref(), replay.as_mut(), &live, last)?;
             }
         }
     }
 }
 
-/// A call that cannot be made fails exactly as the default `render_session` does, and
-/// leaves the state usable.
+/// A call that cannot be made fails as a bad request, and leaves the replay usable.
 #[test]
-fn calls_past_the_session_fail_like_the_default() {
+fn calls_past_the_session_are_bad_requests() {
     for session in recap_gen::generate_corpus(3, 4, 0..=6) {
-        check_past_the_end(&session);
-    }
-}
-
-fn check_past_the_end(session: &Session) {
-    let last = calls(session).last().unwrap();
-    for strategy in strategies() {
-        let mut state = SessionState::new();
-        for k in [last + 1, session.turns.len() + 1, usize::MAX] {
-            let expected = RenderRequest::for_call(session, k)
-                .map(|_| ())
-                .map_err(|e| RenderError::new("bad_request", e.to_string()));
-            let got = strategy.render_session(session, k, &mut state).map(|_| ());
-            if expected.is_ok() {
-                continue;
+        let last = calls(&session).last().unwrap();
+        for strategy in strategies() {
+            let mut replay = strategy.open();
+            if last > 0 {
+                assert_eq!(
+                    replay.call(&session, last - 1, 0).unwrap().tail,
+                    reference(strategy.as_ref(), &session, last - 1)
+                );
             }
-            assert_eq!(got, expected, "{} call {k}", strategy.spec());
+            for k in [last + 1, session.turns.len() + 1, usize::MAX] {
+                let expected = RenderRequest::for_call(&session, k)
+                    .map(|_| ())
+                    .map_err(|e| RenderError::new("bad_request", e.to_string()));
+                if expected.is_ok() {
+                    continue;
+                }
+                let got = strategy.open().call(&session, k, 0).map(|_| ());
+                assert_eq!(got, expected, "{} call {k}", strategy.spec());
+            }
+            assert_eq!(
+                replay.call(&session, last, 0).unwrap().tail,
+                reference(strategy.as_ref(), &session, last)
+            );
         }
-        assert_eq!(
-            strategy.render_session(session, last, &mut state).unwrap(),
-            reference(strategy.as_ref(), session, last)
-        );
     }
 }
 
-/// A concrete case of the same-id check: identical calls merge in one session and not in
-/// the other, which a cache of "repeats the previous call" keyed by id would get wrong.
+/// Two sessions with the same id whose identical calls merge in one and not in the
+/// other: each replay's pieces are its own session's.
 #[test]
 fn same_id_sessions_with_different_calls_do_not_share_pieces() {
     use recap_gen::builder::{SessionBuilder, TurnBuilder};
@@ -205,10 +168,10 @@ fn same_id_sessions_with_different_calls_do_not_share_pieces() {
         "rolling-window:window=1",
     ] {
         let strategy = registry.build(spec).unwrap();
-        let mut state = SessionState::new();
         for session in [&a, &b, &a, &b] {
+            let mut replay = strategy.open();
             for k in calls(session) {
-                let got = strategy.render_session(session, k, &mut state).unwrap();
+                let got = replay.call(session, k, 0).unwrap().tail;
                 assert_eq!(
                     got,
                     reference(strategy.as_ref(), session, k),

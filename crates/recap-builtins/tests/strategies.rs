@@ -9,9 +9,7 @@ const MISSION: &str = "Count the refunds";
 
 fn render(spec: &str, session: &Session, k: usize) -> Vec<Message> {
     let strategy = recap_builtins::registry().build(spec).unwrap();
-    strategy
-        .render(&RenderRequest::for_call(session, k).unwrap())
-        .unwrap()
+    recap_core::render_call(strategy.as_ref(), session, k).unwrap()
 }
 
 fn v(j: serde_json::Value) -> Value {
@@ -100,10 +98,12 @@ fn ss_001_single_shot_is_not_compressed_by_any_builtin() {
         chat_turns: &[],
     };
     let full = recap_full_history::render(&request);
-    for spec in recap_builtins::SPEC_BUILTINS {
-        let strategy = recap_builtins::registry().build(spec).unwrap();
-        assert_eq!(strategy.render(&request).unwrap(), full, "{spec}");
-    }
+    assert_eq!(recap_single_user_coalesced::render(&request), full);
+    assert_eq!(recap_per_turn_summary::render(&request), full);
+    assert_eq!(
+        recap_rolling_window::RollingWindow::default().render_messages(&request),
+        full
+    );
 }
 
 fn with_failure() -> Session {

@@ -1,6 +1,6 @@
 //! SPEC section 10, the binding worked example: exact bytes for all four built-ins.
 
-use recap_core::{Message, RenderRequest, Session};
+use recap_core::{Message, Session};
 use recap_gen::builder::{SessionBuilder, TurnBuilder, closure, value};
 use serde_json::json;
 
@@ -62,9 +62,8 @@ fn fenced(program: &str) -> String {
 
 fn render(spec: &str, k: usize) -> Vec<Message> {
     let session = session();
-    let request = RenderRequest::for_call(&session, k).unwrap();
     let strategy = recap_builtins::registry().build(spec).unwrap();
-    strategy.render(&request).unwrap()
+    recap_core::render_call(strategy.as_ref(), &session, k).unwrap()
 }
 
 const SUMMARY_1: &str = r#"; Tool calls:

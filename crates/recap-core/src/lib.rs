@@ -14,7 +14,6 @@ pub mod printer;
 pub mod registry;
 pub mod rescue;
 pub mod session;
-pub mod session_identity;
 pub mod strategy;
 pub mod strict_json;
 pub mod text;
@@ -29,10 +28,9 @@ pub use registry::{BuildContext, OptionInfo, Registry, SpecError, StrategyInfo, 
 pub use session::{
     DefKind, Definition, FieldError, Form, Session, ToolCall, ToolSpec, Turn, TurnError,
 };
-pub use session_identity::SessionIdentity;
 pub use strategy::{
-    Invariant, PromptDelta, RenderError, RenderRequest, RequestError, SessionState, SharedSlot,
-    Strategy, turns_line,
+    Answer, Invariant, PromptDelta, RenderError, RenderRequest, Replay, RequestError, Strategy,
+    each_call, reference_first, render_call, turns_line,
 };
 pub use text::Text;
 pub use tokens::{TokenCounter, prompt_tokens};

@@ -1,13 +1,14 @@
-//! Threads that may be given up while they wait in a call that never returns.
+//! Threads that may be given up while they wait in a call that never returns: recap's
+//! one way of keeping a call it cannot stop (into an in-process plugin) from holding
+//! a run.
 //!
-//! A strategy may run code recap does not control (an in-process plugin), and a call
-//! into it may never return. Such a call cannot be stopped, only waited for elsewhere:
-//! either the call runs on a helper thread that is abandoned when it overruns, or the
-//! calling thread itself is the one abandoned. The second costs nothing per call, but
-//! only a thread whose work can be taken over may do it: a `recap run` worker, whose
-//! session the run hands to a new worker. Such a thread installs a [`Rescue`]; whoever
-//! watches the call (the plugin host's watchdog) invokes it when the call overruns,
-//! from the watching thread. A thread without one keeps such calls off itself.
+//! Such a call cannot be stopped, only waited for elsewhere: the thread that makes it is
+//! the one given up when it overruns. A thread whose work can be taken over — a `recap
+//! run` worker, whose session the run hands to a new worker — installs a [`Rescue`] and
+//! makes such calls itself, at no cost per call; whoever watches the call (the plugin
+//! host's watchdog) invokes the rescue when the call overruns, from the watching thread.
+//! Any other caller makes the call on a spare thread ([`on_spare_thread`]) whose rescue
+//! tells the caller, which stops waiting.
 //!
 //! The session handed over is replayed from the start on another thread, with the
 //! strategy whose call overran told so ([`with_replay`]): its calls before that one are
@@ -16,7 +17,8 @@
 //! thread had not been given up.
 
 use std::cell::{Cell, RefCell};
-use std::sync::Arc;
+use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
+use std::sync::{Arc, mpsc};
 
 /// What a thread asks to be done when it is stuck in a call: hand its work to another.
 pub type Rescue = Arc<dyn Fn() + Send + Sync>;
@@ -72,6 +74,64 @@ pub fn replay_overran_at() -> Option<usize> {
     REPLAY.with(Cell::get)
 }
 
+/// The thread running a call for [`on_spare_thread`] was given up before the call
+/// returned.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct GivenUp;
+
+/// What a spare thread tells its caller.
+enum Spare<R> {
+    Done(std::thread::Result<R>),
+    GivenUp,
+}
+
+/// Runs `call` on a thread that may be given up, and waits for it: on this thread when
+/// it may be given up itself (it has a [`Rescue`]), else on a new thread whose rescue
+/// ends the wait with [`GivenUp`] (the call, stuck, is left there). A panic in `call`
+/// reaches the caller. When no thread can be started, the call runs here, unwatched.
+pub fn on_spare_thread<R: Send + 'static>(
+    call: impl FnOnce() -> R + Send + 'static,
+) -> Result<R, GivenUp> {
+    if thread_rescue().is_some() {
+        return Ok(call());
+    }
+    let (tx, rx) = mpsc::channel::<Spare<R>>();
+    let given_up = tx.clone();
+    // Where the call waits for the thread that runs it; taken back if none starts.
+    let slot = Arc::new(std::sync::Mutex::new(Some(call)));
+    let theirs = Arc::clone(&slot);
+    let take = |slot: &std::sync::Mutex<Option<_>>| {
+        slot.lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .take()
+    };
+    let spawned = std::thread::Builder::new()
+        .name("recap-spare".into())
+        .spawn(move || {
+            set_thread_rescue(Some(Arc::new(move || {
+                // The caller may have stopped listening (the run is over).
+                let _ = given_up.send(Spare::GivenUp);
+            })));
+            let Some(call) = take(&theirs) else { return };
+            let outcome = catch_unwind(AssertUnwindSafe(call));
+            if !take_abandoned() {
+                let _ = tx.send(Spare::Done(outcome));
+            }
+        });
+    if spawned.is_err() {
+        // No thread could be started: the call runs here, unwatched, rather than not at
+        // all.
+        return take(&slot).map(|call| call()).ok_or(GivenUp);
+    }
+    match rx.recv() {
+        Ok(Spare::Done(Ok(value))) => Ok(value),
+        Ok(Spare::Done(Err(panic))) => resume_unwind(panic),
+        // Given up, or the thread ended without a word (it cannot: it sends or is given
+        // up), which is the same to the caller.
+        Ok(Spare::GivenUp) | Err(_) => Err(GivenUp),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -119,5 +179,40 @@ mod tests {
         let panicked = std::panic::catch_unwind(|| with_replay(2, || panic!("inside")));
         assert!(panicked.is_err());
         assert_eq!(replay_overran_at(), None, "restored on unwind");
+    }
+
+    #[test]
+    fn a_call_runs_on_a_spare_thread_unless_this_one_may_be_given_up() {
+        let here = std::thread::current().id();
+        let there = on_spare_thread(|| std::thread::current().id()).expect("returns");
+        assert_ne!(there, here, "no rescue here: a spare thread");
+        let panicked = catch_unwind(|| on_spare_thread(|| panic!("inside the call")));
+        assert!(panicked.is_err(), "a panic in the call reaches the caller");
+
+        std::thread::spawn(|| {
+            set_thread_rescue(Some(Arc::new(|| {})));
+            let me = std::thread::current().id();
+            assert_eq!(on_spare_thread(move || std::thread::current().id()), Ok(me));
+            set_thread_rescue(None);
+        })
+        .join()
+        .expect("test thread");
+    }
+
+    #[test]
+    fn a_spare_thread_given_up_ends_the_wait_and_its_late_answer_is_dropped() {
+        let (release, released) = mpsc::channel::<()>();
+        let (done, finished) = mpsc::channel::<bool>();
+        let outcome = on_spare_thread(move || {
+            // What the watchdog does when the call overruns, then the call goes on.
+            thread_rescue().expect("a spare thread may be given up")();
+            let _ = released.recv();
+            note_abandoned();
+            let _ = done.send(is_abandoned());
+            7
+        });
+        assert_eq!(outcome, Err(GivenUp));
+        release.send(()).expect("the call still waits");
+        assert_eq!(finished.recv(), Ok(true), "the call returned, too late");
     }
 }

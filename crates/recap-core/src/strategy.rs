@@ -172,17 +172,38 @@ impl Invariant {
     ];
 }
 
-/// A message-history compression strategy: a pure function of the request.
+/// A message-history compression strategy (SPEC 5): what it is, and how it replays a
+/// session.
 ///
-/// Implementations must be deterministic (same request → byte-identical messages) and
-/// thread-safe: the harness renders sessions in parallel.
+/// A strategy describes itself ([`Strategy::spec`], [`Strategy::forms`],
+/// [`Strategy::invariants`], …) and [opens](Strategy::open) a [`Replay`] for each session
+/// replayed through it, which answers that session's calls in order. Everything a
+/// strategy carries from one call of a session to the next (texts printed once, a
+/// history extended turn by turn, a plugin's open session) lives in its replay and dies
+/// with it.
+///
+/// Implementations must be deterministic (the same session and call give byte-identical
+/// prompts) and thread-safe: the harness replays sessions in parallel, each replay on
+/// one thread. A strategy whose prompt is a pure function of its request needs no replay
+/// type of its own: [`each_call`] is one; [`reference_first`] pairs a straightforward
+/// render with an incremental replay. Rendering one call in isolation is [`render_call`].
 pub trait Strategy: Send + Sync {
     /// The canonical spec string of this instance, options included
     /// (`rolling-window:window=2`), used as its name in reports.
     fn spec(&self) -> String;
 
-    /// The prompt for the call that will produce turn `request.turns.len() + 1`.
-    fn render(&self, request: &RenderRequest<'_>) -> Result<Vec<Message>, RenderError>;
+    /// A replay of one session through this strategy: its calls are asked in order
+    /// ([`Replay::call`]).
+    fn open(&self) -> Box<dyn Replay>;
+
+    /// Two independent replays of one session, for the determinism check (SPEC 7.6),
+    /// which renders every call through both and compares the prompts. A strategy may
+    /// let the two share what is the same for both — a plugin, the turns its SDK holds
+    /// and the bytes of a request — never what a render produced. The default: two
+    /// [`Strategy::open`]s.
+    fn open_pair(&self) -> [Box<dyn Replay>; 2] {
+        [self.open(), self.open()]
+    }
 
     /// The invariants of SPEC section 7 this strategy promises to keep.
     fn invariants(&self) -> Vec<Invariant> {
@@ -217,54 +238,114 @@ pub trait Strategy: Send + Sync {
         false
     }
 
-    /// The prompt for the call after `k` completed turns of `session`: always equal to
-    /// `render(&RenderRequest::for_call(session, k)?)`, except for a strategy that
-    /// replays the session's record ([`Strategy::replays_record`]), which needs the
-    /// session itself and cannot render a bare request.
-    ///
-    /// Callers that render several calls of one session (the harness, benches) keep one
-    /// [`SessionState`] per (strategy instance, session) and pass it to every call, so
-    /// that a strategy whose per-call cost would otherwise grow with the whole history
-    /// (a plugin must serialise the request) can work incrementally. Between calls the
-    /// session may only gain turns. The default ignores `state`; strategies that cache
-    /// per-session work keep it through [`SessionState::reuse_or_set`].
-    fn render_session(
-        &self,
-        session: &Session,
-        k: usize,
-        state: &mut SessionState,
-    ) -> Result<Vec<Message>, RenderError> {
-        let _ = state;
-        let request = RenderRequest::for_call(session, k)?;
-        self.render(&request)
-    }
-
-    /// [`Strategy::render_session`], answered as what the prompt keeps of the previous
-    /// one: the caller passes `held`, the length of the prompt this `state`'s last render
-    /// returned, when it still holds that prompt (`None` on the first call, after a
-    /// failed render, or when it kept nothing). The answer, applied to that prompt
-    /// ([`PromptDelta::apply`]), must equal what `render_session` returns; `kept` is 0
-    /// when `held` is `None`, and at most `held`.
-    ///
-    /// Why: a chat strategy sends nearly its whole history at every call, and handing it
-    /// over whole costs a copy of every message (reference counts moved, a list
-    /// allocated), a comparison of each against the previous call's and a drop of the
-    /// previous call's, quadratic in a session's length; a caller holding the previous
-    /// prompt needs only what changed. The default renders whole (`kept` 0).
-    fn render_session_delta(
-        &self,
-        session: &Session,
-        k: usize,
-        state: &mut SessionState,
-        held: Option<usize>,
-    ) -> Result<PromptDelta, RenderError> {
-        let _ = held;
-        Ok(PromptDelta::whole(self.render_session(session, k, state)?))
+    /// True for a strategy whose code recap cannot see into (a plugin; a strategy
+    /// written in Python): `recap run` renders each of its calls twice, through two
+    /// replays, and compares them (SPEC 7.6). A built-in's determinism is proven by its
+    /// property tests, and checked in a run on request (`--check-determinism all`).
+    fn opaque(&self) -> bool {
+        false
     }
 }
 
-/// A prompt as the first `kept` messages of the previous prompt rendered through the
-/// same state, then `tail` ([`Strategy::render_session_delta`]).
+/// A replay's answer to one call: the prompt as what it keeps of the previous one and
+/// what is new, or why the call could not be rendered.
+pub type Answer = Result<PromptDelta, RenderError>;
+
+/// One session replayed through a strategy ([`Strategy::open`]).
+pub trait Replay {
+    /// The prompt for the call after `k` completed turns of `session`, as what it keeps
+    /// of the prompt this replay returned last, then what is new ([`PromptDelta`]).
+    ///
+    /// The caller's side: every call passes the same session, whose turns may only grow
+    /// between calls (recap passes the whole recorded session, a plugin's SDK the turns
+    /// the host has sent so far), and `k` grows from one call to the next (calls may be
+    /// skipped). `held` is how many messages of this replay's last prompt the caller
+    /// still holds: all of them, or 0 (on the first call, or after a failed one).
+    ///
+    /// The replay's side: `kept` is at most `held`, and the prompt the answer stands for
+    /// ([`PromptDelta::apply`]) is the one a fresh replay gives for call `k`
+    /// ([`render_call`]), byte for byte: what a replay keeps between calls may save
+    /// work, never change a prompt. A strategy renders only the first `k` turns; what
+    /// comes after them is the recorded future (only a strategy that
+    /// [replays the record](Strategy::replays_record) reads it).
+    fn call(&mut self, session: &Session, k: usize, held: usize) -> Answer;
+}
+
+/// Call `k` of `session` rendered in isolation: a fresh replay asked for that one call.
+/// What `recap render` shows, and the reference every replay's incremental path is
+/// tested against.
+pub fn render_call(
+    strategy: &dyn Strategy,
+    session: &Session,
+    k: usize,
+) -> Result<Vec<Message>, RenderError> {
+    RenderRequest::for_call(session, k)?;
+    let delta = strategy.open().call(session, k, 0)?.within(0)?;
+    Ok(delta.tail)
+}
+
+/// The replay of a strategy whose every prompt is a pure function of its request: each
+/// call rendered whole by `render`.
+pub fn each_call<F>(render: F) -> Box<dyn Replay>
+where
+    F: FnMut(&RenderRequest<'_>) -> Result<Vec<Message>, RenderError> + 'static,
+{
+    Box::new(EachCall(render))
+}
+
+struct EachCall<F>(F);
+
+impl<F> Replay for EachCall<F>
+where
+    F: FnMut(&RenderRequest<'_>) -> Result<Vec<Message>, RenderError>,
+{
+    fn call(&mut self, session: &Session, k: usize, _held: usize) -> Answer {
+        let request = RenderRequest::for_call(session, k)?;
+        (self.0)(&request).map(PromptDelta::whole)
+    }
+}
+
+/// The replay of a strategy that has both a straightforward render (`reference`, a pure
+/// function of the request) and a faster incremental path (`incremental`, a replay
+/// whose per-session caches make later calls cheap): a fresh replay answers its first
+/// call from the reference, every later call from the incremental path. So
+/// [`render_call`] is the straightforward prompt, and each call the incremental path
+/// answers in a walk over a session is held to it by the tests that compare the two.
+pub fn reference_first<F>(reference: F, incremental: Box<dyn Replay>) -> Box<dyn Replay>
+where
+    F: FnMut(&RenderRequest<'_>) -> Result<Vec<Message>, RenderError> + 'static,
+{
+    Box::new(ReferenceFirst {
+        reference: Some(reference),
+        incremental,
+    })
+}
+
+struct ReferenceFirst<F> {
+    /// Until the first call.
+    reference: Option<F>,
+    incremental: Box<dyn Replay>,
+}
+
+impl<F> Replay for ReferenceFirst<F>
+where
+    F: FnMut(&RenderRequest<'_>) -> Result<Vec<Message>, RenderError>,
+{
+    fn call(&mut self, session: &Session, k: usize, held: usize) -> Answer {
+        match self.reference.take() {
+            Some(mut reference) => {
+                let request = RenderRequest::for_call(session, k)?;
+                reference(&request).map(PromptDelta::whole)
+            }
+            // The incremental path answers relative to its own last prompt, of which it
+            // has none at its first call: it keeps nothing then.
+            None => self.incremental.call(session, k, held),
+        }
+    }
+}
+
+/// A prompt as the first `kept` messages of the previous prompt the same replay
+/// returned, then `tail` ([`Replay::call`]).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct PromptDelta {
     pub kept: usize,
@@ -282,8 +363,7 @@ impl PromptDelta {
 
     /// The delta, when it keeps no more than the caller holds (`held` messages); else
     /// the render error every caller reports it as (kind `delta`).
-    pub fn within(self, held: Option<usize>) -> Result<Self, RenderError> {
-        let held = held.unwrap_or(0);
+    pub fn within(self, held: usize) -> Result<Self, RenderError> {
         if self.kept > held {
             return Err(RenderError::new(
                 "delta",
@@ -342,181 +422,122 @@ pub fn not_applicable(strategy: &dyn Strategy, session: &Session) -> Option<Stri
     })
 }
 
-/// Opaque per-(strategy, session) scratch space for [`Strategy::render_session`].
-///
-/// A strategy stores whatever lets it render the next call cheaply (a plugin keeps its
-/// open plugin-side session here). Dropping the state releases it.
-#[derive(Default)]
-pub struct SessionState {
-    slot: Option<Box<dyn std::any::Any + Send>>,
-    /// The slot shared with the other state of a pair ([`SessionState::pair`]).
-    shared: Option<SharedSlot>,
-}
-
-/// One more slot that the two states of a pair share ([`SessionState::pair`]): for work
-/// that is the same for both renders of a call — the bytes of a request both send — and
-/// never for what a render produced, which the caller compares between the two.
-#[derive(Clone)]
-pub struct SharedSlot {
-    id: u64,
-    slot: std::sync::Arc<std::sync::Mutex<Option<Box<dyn std::any::Any + Send>>>>,
-}
-
-impl Default for SharedSlot {
-    fn default() -> Self {
-        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
-        SharedSlot {
-            id: NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
-            slot: Default::default(),
-        }
-    }
-}
-
-impl SharedSlot {
-    /// Names the pair: distinct for every pair made in this process, never 0.
-    pub fn id(&self) -> u64 {
-        self.id
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, Option<Box<dyn std::any::Any + Send>>> {
-        self.slot
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-    }
-
-    /// Stores `value`, dropping whatever was there.
-    pub fn put<T: std::any::Any + Send>(&self, value: T) {
-        *self.lock() = Some(Box::new(value));
-    }
-
-    /// Takes the stored `T` out when `wanted` accepts it; otherwise leaves the slot as it is.
-    pub fn take<T: std::any::Any + Send>(&self, wanted: impl FnOnce(&T) -> bool) -> Option<T> {
-        let mut slot = self.lock();
-        if !slot
-            .as_ref()
-            .and_then(|b| b.downcast_ref::<T>())
-            .is_some_and(wanted)
-        {
-            return None;
-        }
-        slot.take().and_then(|b| b.downcast::<T>().ok()).map(|b| *b)
-    }
-}
-
-impl SessionState {
-    pub fn new() -> Self {
-        Self::default()
-    }
-
-    /// Two states for rendering every call of a session twice, each as independent as
-    /// two [`SessionState::new`] (the determinism check renders through the second so
-    /// that a stateful shortcut cannot vouch for itself), sharing one more slot
-    /// ([`SharedSlot`]) for what is the same for both.
-    pub fn pair() -> (Self, Self) {
-        let shared = SharedSlot::default();
-        (
-            SessionState {
-                slot: None,
-                shared: Some(shared.clone()),
-            },
-            SessionState {
-                slot: None,
-                shared: Some(shared),
-            },
-        )
-    }
-
-    /// The slot this state shares with the other of its pair, if it is one of a pair.
-    pub fn shared(&self) -> Option<SharedSlot> {
-        self.shared.clone()
-    }
-
-    /// The stored value of type `T`, or `None` when empty or holding another type.
-    pub fn get_mut<T: std::any::Any + Send>(&mut self) -> Option<&mut T> {
-        self.slot.as_mut().and_then(|b| b.downcast_mut::<T>())
-    }
-
-    /// Stores `value`, dropping whatever was there.
-    pub fn set<T: std::any::Any + Send>(&mut self, value: T) -> &mut T {
-        self.slot = Some(Box::new(value));
-        self.get_mut::<T>()
-            .expect("just stored a value of this type")
-    }
-
-    /// The stored `T` when `reusable` accepts it; otherwise `fresh()` is stored in place
-    /// of whatever was there (nothing, another type, a `T` of another session) and
-    /// returned. How a strategy keeps a per-session cache: reuse can only save work.
-    pub fn reuse_or_set<T: std::any::Any + Send>(
-        &mut self,
-        reusable: impl FnOnce(&T) -> bool,
-        fresh: impl FnOnce() -> T,
-    ) -> &mut T {
-        let keep = self
-            .slot
-            .as_ref()
-            .and_then(|b| b.downcast_ref::<T>())
-            .is_some_and(reusable);
-        if !keep {
-            self.slot = Some(Box::new(fresh()));
-        }
-        self.get_mut::<T>()
-            .expect("the state holds a T: kept or just stored")
-    }
-
-    /// Drops the stored value (not the pair's shared slot).
-    pub fn clear(&mut self) {
-        self.slot = None;
-    }
-}
-
-impl std::fmt::Debug for SessionState {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("SessionState")
-            .field("occupied", &self.slot.is_some())
-            .finish()
-    }
-}
-
 #[cfg(test)]
 mod tests {
-    use super::SessionState;
+    use super::*;
 
-    #[test]
-    fn a_pair_shares_one_slot_and_nothing_else() {
-        let (mut a, mut b) = SessionState::pair();
-        a.set(1u32);
-        assert_eq!(b.get_mut::<u32>(), None, "each keeps its own state");
-        let shared = a.shared().expect("paired");
-        shared.put((3usize, vec![1u8, 2]));
-        let other = b.shared().expect("paired");
-        assert_eq!(other.take(|&(k, _): &(usize, Vec<u8>)| k == 4), None);
-        assert_eq!(other.take::<u32>(|_| true), None, "another type");
-        assert_eq!(
-            other.take(|&(k, _): &(usize, Vec<u8>)| k == 3),
-            Some((3, vec![1, 2]))
-        );
-        assert_eq!(
-            shared.take::<(usize, Vec<u8>)>(|_| true),
-            None,
-            "taken once"
-        );
-        assert!(SessionState::new().shared().is_none());
+    fn session(turns: usize) -> Session {
+        let turns: Vec<serde_json::Value> = (1..=turns)
+            .map(|n| serde_json::json!({"number": n, "program": format!("(p {n})"), "success": true}))
+            .collect();
+        Session::from_json(&serde_json::json!({
+            "id": "s", "mission": "m", "system_prompt": "sys", "max_turns": 4, "turns": turns
+        }))
+        .expect("valid session")
+    }
+
+    /// The mission, then one USER message per completed turn.
+    struct Counting;
+
+    impl Strategy for Counting {
+        fn spec(&self) -> String {
+            "counting".into()
+        }
+        fn open(&self) -> Box<dyn Replay> {
+            each_call(|r| {
+                let mut out = vec![Message::system(r.system_prompt), Message::user(r.mission)];
+                out.extend(r.turns.iter().map(|t| Message::user(t.program.as_str())));
+                Ok(out)
+            })
+        }
+    }
+
+    /// Claims to keep two messages of whatever it was asked before.
+    struct Keeper;
+
+    impl Strategy for Keeper {
+        fn spec(&self) -> String {
+            "keeper".into()
+        }
+        fn open(&self) -> Box<dyn Replay> {
+            struct Keeps;
+            impl Replay for Keeps {
+                fn call(&mut self, _: &Session, _: usize, _: usize) -> Answer {
+                    Ok(PromptDelta {
+                        kept: 2,
+                        tail: Vec::new(),
+                    })
+                }
+            }
+            Box::new(Keeps)
+        }
     }
 
     #[test]
-    fn reuse_or_set_keeps_what_fits_and_replaces_the_rest() {
-        let mut state = SessionState::new();
-        // Empty: the fresh value.
-        *state.reuse_or_set(|_: &u32| true, || 1u32) += 10;
-        // Accepted: the stored value, with what was done to it.
-        assert_eq!(*state.reuse_or_set(|n: &u32| *n == 11, || 0u32), 11);
-        // Refused: replaced.
-        assert_eq!(*state.reuse_or_set(|n: &u32| *n == 99, || 2u32), 2);
-        // Another type: replaced, whatever the test would say.
-        assert_eq!(
-            state.reuse_or_set(|_: &String| true, || "s".to_string()),
-            "s"
+    fn each_call_renders_every_call_whole_from_its_request() {
+        let s = session(3);
+        let mut replay = Counting.open();
+        for k in 0..=3 {
+            let delta = replay.call(&s, k, 2 + k).expect("renders");
+            assert_eq!(delta.kept, 0);
+            assert_eq!(delta.tail.len(), 2 + k, "call {k}");
+            assert_eq!(render_call(&Counting, &s, k).expect("renders"), delta.tail);
+        }
+    }
+
+    #[test]
+    fn a_call_the_session_cannot_have_is_a_bad_request() {
+        let s = session(3);
+        let past_turns = render_call(&Counting, &s, 5).expect_err("only 3 turns recorded");
+        assert_eq!(past_turns.kind, "bad_request");
+        let mut budget = session(4);
+        budget.max_turns = 4;
+        let e = render_call(&Counting, &budget, 4).expect_err("past the budget");
+        assert!(e.message.contains("max_turns is 4"), "{e}");
+        let e = Counting
+            .open()
+            .call(&s, 4, 0)
+            .expect_err("the replay checks too");
+        assert_eq!(e.kind, "bad_request");
+    }
+
+    #[test]
+    fn a_replay_keeping_more_than_the_caller_holds_is_a_delta_error() {
+        let s = session(1);
+        let e = render_call(&Keeper, &s, 1).expect_err("nothing is held");
+        assert_eq!(e.kind, "delta");
+        assert!(
+            e.message
+                .contains("keeps 2 messages of a previous prompt of 0"),
+            "{e}"
         );
-        assert_eq!(state.get_mut::<u32>(), None);
+        let kept = PromptDelta {
+            kept: 2,
+            tail: vec![Message::user("new")],
+        };
+        let previous = [Message::user("a"), Message::user("b"), Message::user("c")];
+        let kept = kept.within(3).expect("holds three");
+        assert_eq!(
+            kept.apply(&previous),
+            [Message::user("a"), Message::user("b"), Message::user("new")]
+        );
+        let mut in_place = previous.to_vec();
+        let removed = kept.apply_in_place(&mut in_place);
+        assert_eq!(removed, [Message::user("c")]);
+        assert_eq!(in_place.len(), 3);
+    }
+
+    #[test]
+    fn a_reference_first_replay_answers_its_first_call_from_the_reference() {
+        let s = session(3);
+        let reference =
+            |r: &RenderRequest<'_>| Ok(vec![Message::user(format!("reference {}", r.turns.len()))]);
+        let incremental =
+            || each_call(|r| Ok(vec![Message::user(format!("cached {}", r.turns.len()))]));
+        let mut replay = reference_first(reference, incremental());
+        let first = replay.call(&s, 1, 0).expect("renders");
+        assert_eq!(first.tail, [Message::user("reference 1")]);
+        let second = replay.call(&s, 3, 1).expect("renders");
+        assert_eq!(second.tail, [Message::user("cached 3")]);
     }
 }

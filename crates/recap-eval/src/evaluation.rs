@@ -12,7 +12,7 @@ use crate::request::{ChatRequest, Key, Sampling, Tools, session_tools};
 use crate::response::Reply;
 use crate::sample::{CallRef, sample_calls};
 use recap_core::tokens::message_tokens;
-use recap_core::{Form, Message, Session, SessionState, Strategy, TokenCounter};
+use recap_core::{Form, Message, Session, Strategy, TokenCounter};
 use serde_json::Value as Json;
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -284,7 +284,7 @@ pub fn evaluate(
 }
 
 /// Every strategy's prompt for every sampled call: one job per (strategy, session),
-/// rendering that session's sampled calls in order with one [`SessionState`].
+/// rendering that session's sampled calls in order through one replay.
 fn render_all(
     sessions: &[Session],
     strategies: &[Arc<dyn Strategy>],
@@ -316,15 +316,14 @@ fn render_all(
                     .map(|_| Rendered::NotApplicable)
                     .collect::<Vec<_>>();
             }
-            let mut state = SessionState::new();
+            let mut replay = strategy.open();
+            // Each prompt whole: the replay is told the caller holds nothing.
             calls
                 .iter()
-                .map(
-                    |&(_, k)| match strategy.render_session(session, k, &mut state) {
-                        Ok(m) => Rendered::Prompt(m),
-                        Err(_) => Rendered::Failed,
-                    },
-                )
+                .map(|&(_, k)| match replay.call(session, k, 0) {
+                    Ok(d) => Rendered::Prompt(d.tail),
+                    Err(_) => Rendered::Failed,
+                })
                 .collect()
         },
     );

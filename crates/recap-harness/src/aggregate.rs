@@ -248,6 +248,7 @@ impl<'a> Aggregator<'a> {
                         .map(|f| f.as_str().to_string())
                         .collect(),
                     scope: entry.strategy.scope(),
+                    determinism_checked: cfg.check_determinism.covers(entry.strategy.as_ref()),
                     sessions: acc.sessions,
                     not_applicable: acc.not_applicable,
                     calls: acc.calls,

@@ -47,6 +47,33 @@ impl StrategyEntry {
     }
 }
 
+/// Which strategies a run renders twice at every call, comparing the two prompts
+/// (SPEC 7.6, the `deterministic` invariant).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum DeterminismCheck {
+    /// The strategies recap cannot see into ([`Strategy::opaque`]: plugins); a
+    /// built-in's determinism is proven by its property tests.
+    #[default]
+    Opaque,
+    /// Every strategy, built-ins too (`--check-determinism all`; CI's run).
+    All,
+}
+
+impl DeterminismCheck {
+    /// Whether `strategy`'s calls are rendered twice.
+    pub fn covers(self, strategy: &dyn Strategy) -> bool {
+        self == DeterminismCheck::All || strategy.opaque()
+    }
+
+    /// The name `--check-determinism` takes.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DeterminismCheck::Opaque => "opaque",
+            DeterminismCheck::All => "all",
+        }
+    }
+}
+
 /// What to run and how.
 #[derive(Clone)]
 pub struct RunConfig {
@@ -59,6 +86,8 @@ pub struct RunConfig {
     /// Worker threads (≥ 1).
     pub jobs: usize,
     pub checker: Checker,
+    /// Which strategies are rendered twice at every call.
+    pub check_determinism: DeterminismCheck,
     /// Produce the exact prompts of every call for `--dump-prompts`.
     pub dump_prompts: bool,
     /// Keep one record per session and run in the report (JSON `session_details`).
@@ -139,6 +168,7 @@ impl RunConfig {
             cache_read_ratio: 0.1,
             jobs: 1,
             checker: recap_core::invariants::check,
+            check_determinism: DeterminismCheck::default(),
             dump_prompts: false,
             session_details: true,
             examples: 5,

@@ -21,7 +21,7 @@ use crate::aggregate::Aggregator;
 use crate::config::{HarnessError, RunConfig};
 use crate::outcome::{Processed, SessionOutcome};
 use crate::report::Report;
-use crate::session_run::{Replay, SessionRunner};
+use crate::session_run::{Overran, SessionRunner};
 use recap_core::{Entry, Session};
 use std::collections::{BTreeMap, VecDeque};
 use std::io;
@@ -156,7 +156,7 @@ struct Work {
     line: usize,
     session: Arc<Session>,
     /// Strategies whose calls overran on a worker that was given up.
-    replays: Vec<Replay>,
+    overran: Vec<Overran>,
 }
 
 /// What a worker takes next.
@@ -237,7 +237,7 @@ impl Source {
                                 corpus,
                                 line,
                                 session: Arc::new(session),
-                                replays: Vec::new(),
+                                overran: Vec::new(),
                             }),
                             Err(rejected) => Task::Rejected(
                                 seq,
@@ -382,9 +382,9 @@ impl Pool {
             .take();
         if let Some(mut work) = current {
             let (strategy, call) = crate::session_run::progress(&worker.progress);
-            match work.replays.iter_mut().find(|r| r.strategy == strategy) {
+            match work.overran.iter_mut().find(|r| r.strategy == strategy) {
                 Some(r) => r.overran_at = 0,
-                None => work.replays.push(Replay {
+                None => work.overran.push(Overran {
                     strategy,
                     overran_at: call,
                 }),
@@ -435,7 +435,7 @@ impl WorkLoop {
                         self.runner.process_replaying(
                             &self.corpora[work.corpus],
                             &work.session,
-                            &work.replays,
+                            &work.overran,
                         )
                     }));
                     if recap_core::rescue::take_abandoned() {

@@ -15,7 +15,7 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicU64;
 
 pub use crate::calls::recorded_input_tokens;
-pub use crate::config::{Checker, HarnessError, RunConfig, StrategyEntry};
+pub use crate::config::{Checker, DeterminismCheck, HarnessError, RunConfig, StrategyEntry};
 pub use crate::driver::{DumpHook, Hooks, MAX_IN_FLIGHT_PER_JOB, SessionHook, run_entries};
 pub use crate::outcome::{
     CallError, CallRecord, Processed, SessionOutcome, StratOutcome, TokOutcome,

@@ -7,9 +7,7 @@ use crate::calls::calls;
 use crate::counting::{RoleTokens, content_tokens, message_tokens};
 use crate::retention::SessionRetention;
 use crate::tokenizer::{PROMPT_OVERHEAD, Tokenizer};
-use recap_core::{
-    ChatTurn, Form, Observation, PrintOptions, Session, SessionState, Strategy, Turn, to_clojure,
-};
+use recap_core::{ChatTurn, Form, Observation, PrintOptions, Session, Strategy, Turn, to_clojure};
 use std::fmt::Write as _;
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -231,7 +229,7 @@ pub fn inspect(
             Form::Ptc => turn_trace(&session.turns[k], opts.max_chars),
             Form::Chat => chat_turn_trace(&session.chat_turns[k], opts.max_chars),
         });
-        match strategy.render_session(session, k, &mut SessionState::new()) {
+        match recap_core::render_call(strategy, session, k) {
             Err(e) => {
                 let _ = writeln!(out, "── {} FAILED to render: {e} ──", strategy.spec());
             }

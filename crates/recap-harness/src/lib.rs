@@ -32,8 +32,8 @@ pub mod tokenizer;
 mod whitespace_pieces;
 
 pub use engine::{
-    Checker, HarnessError, Hooks, PromptDump, RunConfig, StrategyEntry, process_session,
-    run_corpora, run_entries, run_sessions,
+    Checker, DeterminismCheck, HarnessError, Hooks, PromptDump, RunConfig, StrategyEntry,
+    process_session, run_corpora, run_entries, run_sessions,
 };
 pub use report::Report;
 pub use tokenizer::{Backend, Encoding, Tokenizer};

@@ -12,7 +12,7 @@ use crate::prompt_dump::{DumpedCall, dump_line};
 use crate::retention::{RetentionScans, SessionRetention};
 use recap_core::invariants::{CheckContext, PrintLines, Sightings, Violation};
 use recap_core::{
-    Invariant, Message, PromptDelta, RenderError, RenderRequest, Session, SessionState, Strategy,
+    Invariant, Message, PromptDelta, RenderError, RenderRequest, Replay, Session, Strategy,
 };
 use std::borrow::Cow;
 use std::cell::OnceCell;
@@ -26,10 +26,10 @@ pub fn process_session(cfg: &RunConfig, corpus: &str, session: &Session) -> Sess
     SessionRunner::new(cfg).process(corpus, session)
 }
 
-/// A strategy of a session replayed because the thread rendering it was given up
+/// A strategy of a session replayed again because the thread rendering it was given up
 /// ([`recap_core::rescue`]): the call of it that overran.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Replay {
+pub(crate) struct Overran {
     pub strategy: usize,
     pub overran_at: usize,
 }
@@ -77,6 +77,8 @@ pub(crate) struct SessionRunner<'a> {
     roles: Vec<RoleTokens>,
     /// The strategies whose prompts are the recorded agent's own (fidelity is measured).
     replays_record: Vec<bool>,
+    /// The strategies whose calls are rendered twice, for determinism.
+    checked: Vec<bool>,
 }
 
 /// What the strategies of one session share: its retention and, per tokenizer, the
@@ -114,6 +116,11 @@ impl<'a> SessionRunner<'a> {
                 .iter()
                 .map(|s| s.strategy.replays_record())
                 .collect(),
+            checked: cfg
+                .strategies
+                .iter()
+                .map(|s| cfg.check_determinism.covers(s.strategy.as_ref()))
+                .collect(),
             cfg,
         }
     }
@@ -122,13 +129,13 @@ impl<'a> SessionRunner<'a> {
         self.process_replaying(corpus, session, &[])
     }
 
-    /// [`SessionRunner::process`], with the strategies in `replays` rendered as a replay
+    /// [`SessionRunner::process`], with the strategies in `overran` rendered as a replay
     /// of the calls they made before one overran.
     pub(crate) fn process_replaying(
         &self,
         corpus: &str,
         session: &Session,
-        replays: &[Replay],
+        overran: &[Overran],
     ) -> SessionOutcome {
         let mut shared = Shared {
             lines: LineTable::default(),
@@ -147,7 +154,7 @@ impl<'a> SessionRunner<'a> {
                     .iter()
                     .map(|c| (c.segments_tokenized, c.segments_reused))
                     .collect();
-                let replay = replays.iter().find(|r| r.strategy == s);
+                let replay = overran.iter().find(|r| r.strategy == s);
                 let mut o = match replay {
                     Some(r) => recap_core::rescue::with_replay(r.overran_at, || {
                         self.process_strategy(s, corpus, session, &mut shared)
@@ -216,7 +223,7 @@ impl<'a> SessionRunner<'a> {
             }
             pass.prev = Some(call.messages);
         }
-        // Dropping the pass's states closes the strategy's sessions (a plugin's, say).
+        // Dropping the pass's replays closes the strategy's sessions (a plugin's, say).
         note_progress(s, end);
         pass.finish()
     }
@@ -307,14 +314,13 @@ struct StrategyPass<'r> {
     mems: Vec<TokenMemory>,
     /// Per tokenizer: each message's content tokens in the current call.
     counts: Vec<Vec<u32>>,
-    // One scratch state per (strategy, session) lets strategies (plugins above all)
-    // render call k+1 from call k's work; the determinism check renders through a second,
-    // independent state so a stateful shortcut cannot vouch for itself. The two are a
-    // pair: what both renders of a call need alike (a plugin request's bytes) is made
-    // once (`SessionState::pair`).
-    state: SessionState,
-    second_state: SessionState,
-    /// Whether the second state's last render equalled the first's, so that it too
+    /// The strategy's replay of the session.
+    replay: Box<dyn Replay>,
+    /// For the determinism check: a second, independent replay of the session, every
+    /// call rendered through it too, so that a stateful shortcut cannot vouch for
+    /// itself.
+    second: Option<Box<dyn Replay>>,
+    /// Whether the second replay's last render equalled the first's, so that it too
     /// rendered the prompt held in `prev` (and may answer relative to it).
     second_in_step: bool,
     /// Where the checks last found the session's verbatim texts in this strategy's
@@ -325,7 +331,13 @@ struct StrategyPass<'r> {
 impl<'r> StrategyPass<'r> {
     fn new(runner: &'r SessionRunner<'r>, s: usize, session: &Session) -> Self {
         let ntok = runner.cfg.tokenizers.len();
-        let (state, second_state) = SessionState::pair();
+        let strategy = runner.cfg.strategies[s].strategy.as_ref();
+        let (replay, second) = if runner.checked[s] {
+            let [first, second] = strategy.open_pair();
+            (first, Some(second))
+        } else {
+            (strategy.open(), None)
+        };
         StrategyPass {
             runner,
             s,
@@ -340,8 +352,8 @@ impl<'r> StrategyPass<'r> {
             scans: RetentionScans::default(),
             mems: vec![TokenMemory::default(); ntok],
             counts: vec![Vec::new(); ntok],
-            state,
-            second_state,
+            replay,
+            second,
             second_in_step: false,
             sightings: Sightings::new(),
         }
@@ -367,13 +379,17 @@ impl<'r> StrategyPass<'r> {
             });
             return None;
         }
-        let held = self.prev.as_ref().map(Vec::len);
+        let held = self.prev.as_ref().map_or(0, Vec::len);
         let start = Instant::now();
-        let rendered = render_guarded(self.strategy(), session, k, &mut self.state, held);
+        let rendered = render_guarded(&mut self.replay, session, k, held);
         self.out.render_ns.push(start.elapsed().as_nanos() as u64);
         match rendered {
             Ok(delta) => Some(self.check(session, k, held, delta, print_lines)),
             Err(error) => {
+                if error.kind == PANIC {
+                    // A replay that panicked may be half-updated: a new one, from scratch.
+                    self.replay = self.strategy().open();
+                }
                 self.out.complete = false;
                 self.out.render_errors.push(CallError { call: k, error });
                 // The next call has nothing to share a prefix or counts with.
@@ -388,35 +404,35 @@ impl<'r> StrategyPass<'r> {
         }
     }
 
-    /// The declared invariants, with a second render for determinism; builds the call's
-    /// prompt from `delta` in place of the previous one (`held` messages long).
+    /// The declared invariants, with a second render for determinism when the strategy
+    /// is checked; builds the call's prompt from `delta` in place of the previous one
+    /// (`held` messages long).
     fn check(
         &mut self,
         session: &Session,
         k: usize,
-        held: Option<usize>,
+        held: usize,
         delta: PromptDelta,
         print_lines: &OnceCell<PrintLines>,
     ) -> RenderedCall {
-        let second_held = if self.second_in_step { held } else { None };
-        let second = render_guarded(
-            self.strategy(),
-            session,
-            k,
-            &mut self.second_state,
-            second_held,
-        );
         let previous: &[Message] = self.prev.as_deref().unwrap_or_default();
+        let second = self.second.as_mut().map(|replay| {
+            let second_held = if self.second_in_step { held } else { 0 };
+            render_guarded(replay, session, k, second_held)
+        });
         // The two renders compared where they may differ, neither built whole; one that
         // differs is built whole for the rule to say where.
         let same = second
             .as_ref()
-            .is_ok_and(|d| same_prompt(previous, &delta, d));
+            .is_some_and(|r| r.as_ref().is_ok_and(|d| same_prompt(previous, &delta, d)));
         let second_whole = match &second {
-            Ok(d) if !same => Some(d.apply(previous)),
+            Some(Ok(d)) if !same => Some(d.apply(previous)),
             _ => None,
         };
         self.second_in_step = same;
+        if matches!(&second, Some(Err(e)) if e.kind == PANIC) {
+            self.second = Some(self.strategy().open());
+        }
 
         let kept = delta.kept;
         let had_previous = self.prev.is_some();
@@ -463,7 +479,7 @@ impl<'r> StrategyPass<'r> {
         self.out
             .violations
             .extend((self.runner.cfg.checker)(declared, &ctx));
-        if let Err(e) = &second {
+        if let Some(Err(e)) = &second {
             self.out.violations.push(Violation {
                 call: k,
                 invariant: Invariant::Deterministic.id(),
@@ -583,21 +599,21 @@ fn same_prompt(previous: &[Message], a: &PromptDelta, b: &PromptDelta) -> bool {
     less.tail[..gap] == previous[less.kept..more.kept] && less.tail[gap..] == more.tail[..]
 }
 
-/// Renders call `k` through `state`, relative to the prompt of `held` messages the
+/// The kind of the render error a panic in a replay is reported as.
+const PANIC: &str = "panic";
+
+/// Renders call `k` through `replay`, relative to the prompt of `held` messages the
 /// caller holds from its last render; a panic or a delta keeping more than was held is
 /// a render error of the call.
 fn render_guarded(
-    strategy: &dyn Strategy,
+    replay: &mut Box<dyn Replay>,
     session: &Session,
     k: usize,
-    state: &mut SessionState,
-    held: Option<usize>,
+    held: usize,
 ) -> Result<PromptDelta, RenderError> {
     // A strategy (a plugin, say) that panics must not take the run down: the panic is
     // reported as a render error of that call.
-    let rendered = catch_unwind(AssertUnwindSafe(|| {
-        strategy.render_session_delta(session, k, state, held)
-    }));
+    let rendered = catch_unwind(AssertUnwindSafe(|| replay.call(session, k, held)));
     match rendered {
         Ok(r) => r.and_then(|delta| delta.within(held)),
         Err(payload) => {
@@ -606,7 +622,7 @@ fn render_guarded(
                 .map(|s| s.to_string())
                 .or_else(|| payload.downcast_ref::<String>().cloned())
                 .unwrap_or_else(|| "non-string panic payload".to_string());
-            Err(RenderError::new("panic", msg))
+            Err(RenderError::new(PANIC, msg))
         }
     }
 }

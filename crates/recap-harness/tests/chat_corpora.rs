@@ -136,8 +136,7 @@ fn no_turns_line_is_invented_for_chat_sessions() {
     for s in sessions.iter().take(20) {
         assert_eq!(s.budget(), None, "{}: no budget was recorded", s.id);
         for k in 0..s.turn_count() {
-            let request = recap_core::RenderRequest::for_call(s, k).unwrap();
-            let messages = full.render(&request).unwrap();
+            let messages = recap_core::render_call(&full, s, k).unwrap();
             assert!(
                 messages.iter().all(
                     |m| !m.content.contains("Turns left:") && !m.content.contains("FINAL TURN")

@@ -4,7 +4,7 @@
 //! whole prompts tokenized with tiktoken-rs by the formula of SPEC 9 / 11.2, common
 //! prefixes from whole-message token ids, facts searched in whole texts.
 
-use recap_core::{CorpusReader, Form, Message, Session, SessionState, Strategy};
+use recap_core::{CorpusReader, Form, Message, Session, Strategy};
 use recap_harness::retention::Facts;
 use recap_harness::{Backend, Encoding, RunConfig, StrategyEntry, Tokenizer, run_sessions};
 use std::path::PathBuf;
@@ -70,9 +70,7 @@ fn naive(strategy: &dyn Strategy, sessions: &[Session], tok: &tiktoken_rs::CoreB
         }
         let mut prev: Option<Vec<Message>> = None;
         for k in 0..s.turn_count() {
-            let msgs = strategy
-                .render_session(s, k, &mut SessionState::new())
-                .unwrap();
+            let msgs = recap_core::render_call(strategy, s, k).unwrap();
 
             let prompt: u64 = 3 + msgs.iter().map(|m| msg_ids(m).len() as u64).sum::<u64>();
             n.total += prompt;

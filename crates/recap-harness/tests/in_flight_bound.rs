@@ -5,7 +5,7 @@
 mod common;
 
 use common::*;
-use recap_core::{Entry, Message, RenderError, RenderRequest, Strategy};
+use recap_core::{Entry, Message, RenderError, RenderRequest, Replay, Strategy, each_call};
 use recap_harness::engine::{Hooks, MAX_IN_FLIGHT_PER_JOB, run_entries};
 use recap_harness::{Backend, Encoding, RunConfig, StrategyEntry, Tokenizer};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -24,11 +24,8 @@ static STUCK_ONCE: AtomicBool = AtomicBool::new(false);
 /// waits until no more entries are being taken (or 20 s pass).
 struct Stuck;
 
-impl Strategy for Stuck {
-    fn spec(&self) -> String {
-        "test-stuck".into()
-    }
-    fn render(&self, req: &RenderRequest<'_>) -> Result<Vec<Message>, RenderError> {
+impl Stuck {
+    pub fn render(&self, req: &RenderRequest<'_>) -> Result<Vec<Message>, RenderError> {
         if req.mission == "stuck" && !STUCK_ONCE.swap(true, Ordering::SeqCst) {
             let deadline = Instant::now() + Duration::from_secs(20);
             let (mut last, mut quiet) = (TAKEN.load(Ordering::SeqCst), 0);
@@ -41,6 +38,15 @@ impl Strategy for Stuck {
             TAKEN_WHILE_STUCK.store(last, Ordering::SeqCst);
         }
         TestSingle.render(req)
+    }
+}
+
+impl Strategy for Stuck {
+    fn spec(&self) -> String {
+        "test-stuck".into()
+    }
+    fn open(&self) -> Box<dyn Replay> {
+        each_call(|r| Stuck.render(r))
     }
 }
 

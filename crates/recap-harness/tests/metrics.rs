@@ -4,7 +4,7 @@
 mod common;
 
 use common::*;
-use recap_core::{Message, RenderRequest, Strategy};
+use recap_core::{Message, Strategy};
 use recap_harness::{Backend, Encoding, RunConfig, StrategyEntry, Tokenizer, run_sessions};
 
 fn tiktoken(text: &str) -> u64 {
@@ -23,10 +23,7 @@ fn prompt_tokens(messages: &[Message]) -> u64 {
 
 fn prompts(s: &dyn Strategy, session: &recap_core::Session) -> Vec<Vec<Message>> {
     (0..session.turns.len())
-        .map(|k| {
-            s.render(&RenderRequest::for_call(session, k).unwrap())
-                .unwrap()
-        })
+        .map(|k| recap_core::render_call(s, session, k).unwrap())
         .collect()
 }
 

@@ -1,16 +1,20 @@
-//! Strategies that answer `render_session_delta` (what the prompt keeps of the previous
+//! Strategies whose replays answer with deltas (what the prompt keeps of the previous
 //! one): the engine builds the prompt from the delta and reports exactly what it reports
 //! for the same prompts rendered whole; a delta that keeps more than the engine holds is
 //! a render error of its call, and the determinism and append-only checks still catch a
-//! strategy that breaks them through deltas.
+//! strategy that breaks them through deltas. The determinism check renders through a
+//! second replay only where it applies: for every strategy with `--check-determinism
+//! all`, by default only for those recap cannot see into (`Strategy::opaque`).
 
 mod common;
 
 use common::*;
 use recap_core::{
-    Invariant, Message, PromptDelta, RenderError, RenderRequest, Session, SessionState, Strategy,
+    Answer, Invariant, Message, PromptDelta, RenderRequest, Replay, Session, Strategy,
 };
-use recap_harness::{Backend, Encoding, RunConfig, StrategyEntry, Tokenizer, run_sessions};
+use recap_harness::{
+    Backend, DeterminismCheck, Encoding, RunConfig, StrategyEntry, Tokenizer, run_sessions,
+};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 #[derive(Clone, Copy, PartialEq)]
@@ -25,10 +29,12 @@ enum Fault {
     RewritesHistory,
 }
 
-/// TestFull's prompts, answered as deltas against the length its state last returned.
+/// TestFull's prompts, answered as deltas against the length its replay last returned.
 struct DeltaFull {
     name: &'static str,
     fault: Fault,
+    /// Whether it says recap cannot see into it (as a plugin does).
+    opaque: bool,
 }
 
 static RENDERS: AtomicUsize = AtomicUsize::new(0);
@@ -38,8 +44,11 @@ impl Strategy for DeltaFull {
         self.name.into()
     }
 
-    fn render(&self, req: &RenderRequest<'_>) -> Result<Vec<Message>, RenderError> {
-        TestFull.render(req)
+    fn open(&self) -> Box<dyn Replay> {
+        Box::new(DeltaReplay {
+            fault: self.fault,
+            last: None,
+        })
     }
 
     fn invariants(&self) -> Vec<Invariant> {
@@ -48,22 +57,27 @@ impl Strategy for DeltaFull {
         all
     }
 
-    fn render_session_delta(
-        &self,
-        session: &Session,
-        k: usize,
-        state: &mut SessionState,
-        held: Option<usize>,
-    ) -> Result<PromptDelta, RenderError> {
+    fn opaque(&self) -> bool {
+        self.opaque
+    }
+}
+
+struct DeltaReplay {
+    fault: Fault,
+    /// The length of the prompt it returned last.
+    last: Option<usize>,
+}
+
+impl Replay for DeltaReplay {
+    fn call(&mut self, session: &Session, k: usize, held: usize) -> Answer {
         let mut full = TestFull.render(&RenderRequest::for_call(session, k)?)?;
-        let last = state.get_mut::<usize>().copied();
-        state.set(full.len());
-        let kept = match (last, held) {
-            (Some(last), Some(held)) if last == held && held <= full.len() => held,
+        let last = self.last.replace(full.len());
+        let kept = match last {
+            Some(last) if last == held && held <= full.len() => held,
             _ => 0,
         };
         let kept = match self.fault {
-            Fault::Overclaims => held.unwrap_or(0) + 1,
+            Fault::Overclaims => held + 1,
             Fault::RewritesHistory if kept > 2 => {
                 full[2] = Message::assistant(format!("rewritten at call {k}"));
                 2
@@ -80,16 +94,31 @@ impl Strategy for DeltaFull {
     }
 }
 
+/// A run of TestFull and a `DeltaFull` with every call's determinism checked.
 fn run(fault: Fault, name: &'static str) -> recap_harness::report::Report {
-    let cfg = RunConfig::new(
+    run_checking(fault, name, false, DeterminismCheck::All)
+}
+
+fn run_checking(
+    fault: Fault,
+    name: &'static str,
+    opaque: bool,
+    check: DeterminismCheck,
+) -> recap_harness::report::Report {
+    let mut cfg = RunConfig::new(
         vec![
             StrategyEntry::new(arc(TestFull)),
-            StrategyEntry::new(arc(DeltaFull { name, fault })),
+            StrategyEntry::new(arc(DeltaFull {
+                name,
+                fault,
+                opaque,
+            })),
         ],
         arc(TestFull),
         vec![Tokenizer::get(Encoding::O200kBase, Backend::Fast)],
     )
     .unwrap();
+    cfg.check_determinism = check;
     run_sessions(&cfg, "mem", vec![session("a"), session("b")]).unwrap()
 }
 
@@ -174,4 +203,31 @@ fn a_delta_that_rewrites_the_history_breaks_append_only() {
         .unwrap();
     assert_eq!(ex.call, 2);
     assert_eq!(ex.detail, "message 2 differs from the previous call's");
+}
+
+#[test]
+fn by_default_only_a_strategy_recap_cannot_see_into_is_rendered_twice() {
+    use DeterminismCheck::{All, Opaque};
+    // (whether the strategy is opaque, the run's check, whether its calls are checked):
+    // a built-in's nondeterminism goes unseen by default and is caught with `all`; an
+    // opaque strategy's (a plugin's) is caught either way. The baseline is a built-in.
+    for (opaque, check, checked) in [
+        (false, Opaque, false),
+        (false, All, true),
+        (true, Opaque, true),
+        (true, All, true),
+    ] {
+        let report = run_checking(Fault::NondeterministicTail, "delta", opaque, check);
+        let r = &report.runs[1];
+        let case = format!("opaque {opaque}, {check:?}");
+        assert_eq!(r.determinism_checked, checked, "{case}");
+        assert_eq!(report.runs[0].determinism_checked, check == All, "{case}");
+        let caught = r.invariant_violations.by_invariant.get("deterministic");
+        assert_eq!(caught, checked.then_some(&4), "{case}");
+        assert_eq!(
+            r.invariant_violations.count,
+            if checked { 4 } else { 0 },
+            "{case}"
+        );
+    }
 }

@@ -12,7 +12,9 @@ mod common;
 
 use common::*;
 use recap_core::rescue;
-use recap_core::{Entry, Message, RenderError, RenderRequest, Session, Strategy};
+use recap_core::{
+    Entry, Message, RenderError, RenderRequest, Replay, Session, Strategy, each_call,
+};
 use recap_harness::engine::{Hooks, SessionOutcome, run_entries};
 use recap_harness::{Backend, Encoding, Report, RunConfig, StrategyEntry, Tokenizer};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -68,19 +70,17 @@ impl Gate {
 
 /// Renders like `TestSingle`; in the session whose mission is `hang_in`, hangs at call
 /// `hang_at` — and, with `hang_in_replay`, also at call 0 of the replay.
+#[derive(Clone)]
 struct Hanging {
     gate: Arc<Gate>,
     hang_in: &'static str,
     hang_at: usize,
     hang_in_replay: bool,
-    hung: AtomicUsize,
+    hung: Arc<AtomicUsize>,
 }
 
-impl Strategy for Hanging {
-    fn spec(&self) -> String {
-        "test-hanging".into()
-    }
-    fn render(&self, req: &RenderRequest<'_>) -> Result<Vec<Message>, RenderError> {
+impl Hanging {
+    pub fn render(&self, req: &RenderRequest<'_>) -> Result<Vec<Message>, RenderError> {
         let k = req.turns.len();
         if let Some(at) = rescue::replay_overran_at() {
             if k == at {
@@ -98,6 +98,16 @@ impl Strategy for Hanging {
             return self.gate.hang();
         }
         TestSingle.render(req)
+    }
+}
+
+impl Strategy for Hanging {
+    fn spec(&self) -> String {
+        "test-hanging".into()
+    }
+    fn open(&self) -> Box<dyn Replay> {
+        let this = self.clone();
+        each_call(move |r| this.render(r))
     }
 }
 
@@ -190,7 +200,7 @@ fn the_only_worker_stuck_is_left_behind_and_its_session_replayed() {
         hang_in: "hang here",
         hang_at: 2,
         hang_in_replay: false,
-        hung: AtomicUsize::new(0),
+        hung: Arc::new(AtomicUsize::new(0)),
     });
     let (report, outcomes) = run(Arc::clone(&strategy), sessions(4, "hang here"), 1);
     assert_eq!(strategy.hung.load(Ordering::SeqCst), 1);
@@ -228,7 +238,7 @@ fn a_strategy_that_hangs_again_in_its_replay_is_not_run_in_that_session_again() 
         hang_in: "hang twice",
         hang_at: 1,
         hang_in_replay: true,
-        hung: AtomicUsize::new(0),
+        hung: Arc::new(AtomicUsize::new(0)),
     });
     let (report, outcomes) = run(Arc::clone(&strategy), sessions(3, "hang twice"), 2);
     assert_eq!(
@@ -263,7 +273,7 @@ fn a_call_back_just_after_it_was_given_up_is_replayed_from_that_call() {
         hang_in: "back at once",
         hang_at: 1,
         hang_in_replay: false,
-        hung: AtomicUsize::new(0),
+        hung: Arc::new(AtomicUsize::new(0)),
     });
     let strategies = vec![
         StrategyEntry::new(Arc::clone(&strategy) as Arc<dyn Strategy>),

@@ -10,7 +10,7 @@
 //! The shared corpora live in `../shared/corpora` beside the workspace; when missing the
 //! shared half is skipped with a message, or fails when CI=true.
 
-use recap_core::{CorpusReader, Form, RenderRequest, Session, Strategy};
+use recap_core::{CorpusReader, Form, Session, Strategy};
 use recap_harness::segments::segments;
 use recap_harness::{Backend, Encoding, Tokenizer};
 use std::collections::HashSet;
@@ -102,8 +102,7 @@ impl Checker {
         for s in sessions {
             for strategy in strategies {
                 for k in 0..s.turns.len() {
-                    let req = RenderRequest::for_call(s, k).expect("call exists");
-                    let Ok(messages) = strategy.render(&req) else {
+                    let Ok(messages) = recap_core::render_call(strategy.as_ref(), s, k) else {
                         continue; // render errors are the harness's business, not this test's
                     };
                     for (i, m) in messages.iter().enumerate() {

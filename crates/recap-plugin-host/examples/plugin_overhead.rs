@@ -1,7 +1,8 @@
 //! Measures what the ABI costs: renders every call of every session of a corpus with
-//! a built-in called directly (`render`, and `render_session` with its own per-session
-//! caches) and with the same built-in wrapped as a plugin, through incremental
-//! sessions (`render_session`) and through full requests (`render`).
+//! a built-in called directly (each call alone, `render_call`, and through one replay
+//! per session, with its per-session caches) and with the same built-in wrapped as a
+//! plugin, through one replay per session (incremental plugin-side sessions) and
+//! through full requests (`PluginStrategy::render_request`).
 //!
 //! ```text
 //! cargo build --release --manifest-path crates/recap-plugin-host/tests/fixtures/Cargo.toml \
@@ -25,7 +26,7 @@
 //! The criterion benchmark (`benches/plugin.rs`) is the authority; this is a quick check.
 
 use recap_core::invariants::calls;
-use recap_core::{CorpusReader, Registry, RenderRequest, Session, SessionState, Strategy};
+use recap_core::{CorpusReader, RenderRequest, Session, Strategy, StrategySpec, render_call};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
@@ -57,42 +58,39 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         None => recap_plugin_host::Isolation::InProcess,
     };
     let plugin = recap_plugin_host::load_with(&lib, &isolation)?;
-    let mut registry = Registry::new();
-    recap_plugin_host::register(&mut registry, &plugin)?;
-    let through_abi = registry.build(&spec)?;
+    let through_abi = recap_plugin_host::PluginStrategy::new(plugin, &StrategySpec::parse(&spec)?)?;
     let direct = recap_builtins::registry().build(&spec)?;
     sessions.retain(|s| direct.forms().contains(&s.form));
 
     let run_direct = |s: &dyn Strategy| {
         for session in &sessions {
             for k in calls(session) {
-                let request = RenderRequest::for_call(session, k).expect("valid call");
-                std::hint::black_box(s.render(&request).expect("renders"));
-            }
-        }
-    };
-    let run_direct_sessions = |s: &dyn Strategy| {
-        for session in &sessions {
-            let mut state = SessionState::new();
-            for k in calls(session) {
-                std::hint::black_box(s.render_session(session, k, &mut state).expect("renders"));
+                std::hint::black_box(render_call(s, session, k).expect("renders"));
             }
         }
     };
     let run_sessions = |s: &dyn Strategy| {
         for session in &sessions {
-            let mut state = SessionState::new();
+            let mut replay = s.open();
             for k in calls(session) {
-                std::hint::black_box(s.render_session(session, k, &mut state).expect("renders"));
+                std::hint::black_box(replay.call(session, k, 0).expect("renders"));
+            }
+        }
+    };
+    let run_full = || {
+        for session in &sessions {
+            for k in calls(session) {
+                let request = RenderRequest::for_call(session, k).expect("valid call");
+                std::hint::black_box(through_abi.render_request(&request).expect("renders"));
             }
         }
     };
     // For profilers: one pass of one path (see the module docs).
     match std::env::var("PLUGIN_OVERHEAD_ONLY").as_deref() {
         Ok("direct") => run_direct(direct.as_ref()),
-        Ok("direct-sessions") => run_direct_sessions(direct.as_ref()),
-        Ok("sessions") => run_sessions(through_abi.as_ref()),
-        Ok("full") => run_direct(through_abi.as_ref()),
+        Ok("direct-sessions") => run_sessions(direct.as_ref()),
+        Ok("sessions") => run_sessions(&through_abi),
+        Ok("full") => run_full(),
         Ok("load") => {}
         // What a session response must carry per call: the messages after the kept
         // prefix, and how much of that repeats an earlier message of the same session.
@@ -100,11 +98,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             let (mut prompt, mut sent, mut repeated) = (0usize, 0usize, 0usize);
             for session in &sessions {
                 let mut previous: Vec<recap_core::Message> = Vec::new();
-                let mut state = SessionState::new();
+                let mut replay = direct.open();
                 for k in calls(session) {
-                    let messages = direct
-                        .render_session(session, k, &mut state)
-                        .expect("renders");
+                    let messages = replay.call(session, k, 0).expect("renders").tail;
                     let kept = messages
                         .iter()
                         .zip(&previous)
@@ -169,18 +165,18 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         _ => {
             let reps = 7;
             let d = time(reps, || run_direct(direct.as_ref()));
-            let ds = time(reps, || run_direct_sessions(direct.as_ref()));
-            let p = time(reps, || run_sessions(through_abi.as_ref()));
-            let f = time(reps, || run_direct(through_abi.as_ref()));
+            let ds = time(reps, || run_sessions(direct.as_ref()));
+            let p = time(reps, || run_sessions(&through_abi));
+            let f = time(reps, run_full);
             let ratio = |x: Duration, y: Duration| x.as_secs_f64() / y.as_secs_f64();
-            println!("{spec}: direct {d:?} (render), {ds:?} (render_session)");
+            println!("{spec}: direct {d:?} (each call alone), {ds:?} (one replay per session)");
             println!(
-                "  plugin, incremental sessions: {p:?} ({:.2}x render, {:.2}x render_session)",
+                "  plugin, incremental sessions: {p:?} ({:.2}x alone, {:.2}x replayed)",
                 ratio(p, d),
                 ratio(p, ds)
             );
             println!(
-                "  plugin, full requests:        {f:?} ({:.2}x render)",
+                "  plugin, full requests:        {f:?} ({:.2}x alone)",
                 ratio(f, d)
             );
         }

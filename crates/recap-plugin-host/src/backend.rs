@@ -1,7 +1,14 @@
 //! How calls reach a plugin, wherever it runs: [`Backend`] makes one-off calls
 //! (`describe`, a full render), a [`Channel`] carries the calls of one session — to the
-//! plugin-side session, or as full requests — in order, and lets the caller queue the
-//! next ones before it waits when the plugin runs on a lane.
+//! plugin-side session, or as full requests — one after another.
+//!
+//! The per-call time limit: the [`crate::watchdog`] holds the deadline of every call in
+//! flight. An in-process call runs on a thread that may be given up
+//! ([`recap_core::rescue`]): a `recap run` worker makes it itself, any other caller on a
+//! spare thread. Past the deadline that thread is given up and the plugin marked hung —
+//! every later call to it fails at once, since whatever hung it (a loop, a lock) would
+//! most likely hang the next call too. A worker process past its deadline is killed
+//! ([`crate::isolated`]).
 
 use crate::call::{
     CallError, Then, WorkerEvent, WorkerFailure, no_handle, read_describe, read_open, read_render,
@@ -9,23 +16,18 @@ use crate::call::{
 };
 use crate::inprocess::{self, Fns, SessionFns, SessionPtr};
 use crate::isolated::{Isolated, Op, WorkerDown, plugin_answer};
-use crate::lanes::{Abandoned, Hung, Lane, Lanes, Slot};
 use crate::time_limit::{TimedOut, call_time_limit, limit_for_message};
 use crate::watchdog::Watch;
 use recap_abi::wire::{Description, Reuse};
 use recap_core::Message;
-use recap_core::rescue;
-use std::collections::VecDeque;
+use recap_core::rescue::{self, GivenUp};
 use std::ptr::NonNull;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-/// A call's answer: `(messages_kept, new messages)`; a full request keeps none.
-/// A session call's answer: how many messages of the previous response it keeps, its
-/// new messages, and where it reuses earlier ones.
+/// A call's answer: how many messages of the previous response it keeps, its new
+/// messages, and where it reuses earlier ones; a full request keeps none.
 pub(crate) type Reply = (usize, Vec<Message>, Vec<Reuse>);
-/// A call's outcome and its request buffer, back for reuse.
-pub(crate) type Outcome = (Result<Reply, CallError>, Vec<u8>);
 
 /// Where a plugin's calls go.
 pub(crate) enum Backend {
@@ -42,10 +44,22 @@ impl std::fmt::Debug for Backend {
     }
 }
 
+/// Whether a plugin had a call that overran: then it is disabled.
+#[derive(Debug, Default)]
+pub(crate) struct Hung(AtomicBool);
+
+impl Hung {
+    pub(crate) fn is_set(&self) -> bool {
+        self.0.load(Ordering::Acquire)
+    }
+    pub(crate) fn set(&self) {
+        self.0.store(true, Ordering::Release);
+    }
+}
+
 /// A plugin loaded into this process.
 pub(crate) struct InProcess {
     pub(crate) fns: Fns,
-    lanes: Arc<Lanes>,
     hung: Arc<Hung>,
 }
 
@@ -63,17 +77,6 @@ pub(crate) fn overran() -> CallError {
     })
 }
 
-/// The error of a call whose lane was abandoned: the call that overran, or one queued
-/// behind it (this session's or, on a lane shared by a caller's sessions, another's),
-/// which was never made.
-fn abandoned_call<R>(slot: &Slot<R>) -> CallError {
-    if slot.started() {
-        overran()
-    } else {
-        disabled()
-    }
-}
-
 /// Whether calls to a plugin that overran are refused: always, except in the replay of
 /// the session in which it overran, whose calls before that one are made again
 /// ([`recap_core::rescue`]).
@@ -81,10 +84,9 @@ fn refused(hung: &Hung) -> bool {
     hung.is_set() && rescue::replay_overran_at().is_none()
 }
 
-/// A watch over calls made on this thread itself, when the thread may be given up
-/// ([`recap_core::rescue`]): an overrun marks the plugin hung and hands the thread's work
-/// to another thread, so the limit costs two atomic stores per call instead of a
-/// hand-off to a lane.
+/// A watch over calls made on this thread, when the thread may be given up: an overrun
+/// marks the plugin hung and hands the thread's work to another thread, so the limit
+/// costs two atomic stores per call.
 fn thread_watch(hung: &Arc<Hung>) -> Option<Arc<Watch>> {
     let rescue = rescue::thread_rescue()?;
     let hung = Arc::clone(hung);
@@ -112,58 +114,57 @@ fn watched<R>(
     result
 }
 
-/// Gives a lane back to its pool however the wait ends (a host-side panic included).
-struct Borrowed<'a> {
-    lanes: &'a Lanes,
-    lane: Option<Arc<Lane>>,
-}
-
-impl Drop for Borrowed<'_> {
-    fn drop(&mut self) {
-        if let Some(lane) = self.lane.take() {
-            self.lanes.give_back(lane);
+/// Makes `call` under the time limit: on this thread when `watch` (this thread's) is
+/// given, else on a thread that may be given up ([`rescue::on_spare_thread`]). `overran`
+/// is set when the call overran, and then refuses the calls after it.
+fn limited<R: Send + 'static>(
+    hung: &Arc<Hung>,
+    watch: Option<&Watch>,
+    overran_flag: &mut bool,
+    call: impl FnOnce() -> Result<R, CallError> + Send + 'static,
+) -> Result<R, CallError> {
+    if call_time_limit().is_none() {
+        return call();
+    }
+    if *overran_flag || refused(hung) {
+        return Err(disabled());
+    }
+    if let Some(watch) = watch {
+        return watched(watch, overran_flag, call);
+    }
+    let theirs = Arc::clone(hung);
+    let spare = rescue::on_spare_thread(move || match thread_watch(&theirs) {
+        Some(watch) => watched(&watch, &mut false, call),
+        // Not reached: a spare thread has a rescue.
+        None => call(),
+    });
+    match spare {
+        Ok(result) => result,
+        Err(GivenUp) => {
+            *overran_flag = true;
+            Err(overran())
         }
     }
 }
 
 impl InProcess {
     pub(crate) fn new(fns: Fns) -> Self {
-        let hung = Arc::new(Hung::default());
         Self {
             fns,
-            lanes: Arc::new(Lanes::new(Arc::clone(&hung))),
-            hung,
+            hung: Arc::new(Hung::default()),
         }
     }
 
-    /// Makes `call` on a lane under the time limit (on this thread without a limit).
+    /// Makes `call` under the time limit.
     fn one_shot<R: Send + 'static>(
         &self,
         call: impl FnOnce() -> Result<R, CallError> + Send + 'static,
     ) -> Result<R, CallError> {
-        if call_time_limit().is_none() {
-            return call();
-        }
-        if refused(&self.hung) {
-            return Err(disabled());
-        }
-        if let Some(watch) = thread_watch(&self.hung) {
-            return watched(&watch, &mut false, call);
-        }
-        let Some(lane) = self.lanes.checkout() else {
-            // No thread could be started: call without a limit rather than not at all.
-            return call();
-        };
-        let borrowed = Borrowed {
-            lanes: &self.lanes,
-            lane: Some(lane),
-        };
-        let Some(lane) = borrowed.lane.as_ref() else {
-            return call();
-        };
-        let slot = lane.submit(call);
-        lane.wait(&slot)
-            .unwrap_or_else(|Abandoned| Err(abandoned_call(&slot)))
+        let watch = call_time_limit()
+            .is_some()
+            .then(|| thread_watch(&self.hung))
+            .flatten();
+        limited(&self.hung, watch.as_deref(), &mut false, call)
     }
 }
 
@@ -183,8 +184,8 @@ fn call_now(
     match session {
         Some((sessions, ptr)) => {
             // SAFETY: the channel owns the handle until it closes it after its last
-            // call, and makes its calls one after another (on its lane, or on its
-            // owner's thread).
+            // call, and makes its calls one after another (on its owner's thread, or on
+            // a spare thread it waits for).
             let (status, out) = unsafe { inprocess::session_render(fns, sessions, ptr, request) };
             out.read(status, read_session_render_once)
         }
@@ -257,203 +258,107 @@ impl Backend {
     }
 }
 
-/// The calls of one session, answered in the order they were submitted.
+/// The calls of one session, made one after another.
 pub(crate) enum Channel {
     InProcess(InProcessChannel),
     Worker(WorkerChannel),
 }
 
 impl Channel {
-    /// Whether submitted calls run ahead of [`Channel::receive`] (then queueing the
-    /// next calls early saves waiting; otherwise each runs when received).
-    pub(crate) fn pipelines(&self) -> bool {
-        matches!(self, Channel::InProcess(c) if c.lane.is_some())
-    }
-
-    /// Queues a call with this request.
-    pub(crate) fn submit(&mut self, request: Vec<u8>) {
+    /// One call with this request.
+    pub(crate) fn call(&mut self, request: &[u8]) -> Result<Reply, CallError> {
         match self {
-            Channel::InProcess(c) => c.submit(request),
-            Channel::Worker(c) => c.queue.push_back(request),
-        }
-    }
-
-    /// The outcome of the oldest call not received yet (callers receive only what they
-    /// submitted).
-    pub(crate) fn receive(&mut self) -> Outcome {
-        match self {
-            Channel::InProcess(c) => c.receive(),
-            Channel::Worker(c) => c.receive(),
+            Channel::InProcess(c) => c.call(request),
+            Channel::Worker(c) => c.call(request),
         }
     }
 }
 
-/// A session's calls to a plugin in this process: on a lane of its own (with a time
-/// limit), or on the caller's thread.
+/// A session's calls to a plugin in this process, on the caller's thread when it may be
+/// given up, else each on a spare thread.
 pub(crate) struct InProcessChannel {
     fns: Fns,
     session: Option<(SessionFns, SessionPtr)>,
     hung: Arc<Hung>,
-    lanes: Arc<Lanes>,
-    lane: Option<Arc<Lane>>,
-    /// Calls made on the lane, oldest first.
-    slots: VecDeque<Arc<Slot<Outcome>>>,
-    /// Requests of calls made on the caller's thread when received.
-    queue: VecDeque<Vec<u8>>,
-    /// Tells calls still queued on the lane that nobody wants them any more.
-    cancelled: Arc<AtomicBool>,
-    /// Without a lane, under the limit: the watch over calls on the caller's thread.
+    /// Under the limit, on a thread that may be given up: the watch over its calls.
     watch: Option<Arc<Watch>>,
-    /// A call overran: the lane (or the caller's thread) and the session handle are
-    /// abandoned.
+    /// A call overran: its thread and the session handle are abandoned.
     overran: bool,
 }
 
 impl InProcessChannel {
     fn open(p: &InProcess, open: Option<Vec<u8>>) -> Result<Self, CallError> {
-        let limited = call_time_limit().is_some();
-        if limited && refused(&p.hung) {
+        let limit = call_time_limit().is_some();
+        if limit && refused(&p.hung) {
             return Err(disabled());
         }
-        let watch = if limited { thread_watch(&p.hung) } else { None };
-        let lane = if limited && watch.is_none() {
-            p.lanes.checkout()
-        } else {
-            None
-        };
         let mut channel = Self {
             fns: p.fns,
             session: None,
             hung: Arc::clone(&p.hung),
-            lanes: Arc::clone(&p.lanes),
-            lane,
-            slots: VecDeque::new(),
-            queue: VecDeque::new(),
-            cancelled: Arc::new(AtomicBool::new(false)),
-            watch,
+            watch: if limit { thread_watch(&p.hung) } else { None },
             overran: false,
         };
         let (Some(request), Some(sessions)) = (open, p.fns.sessions) else {
             return Ok(channel);
         };
         let fns = p.fns;
-        let opened = match &channel.lane {
-            Some(lane) => {
-                let slot = lane.submit(move || open_now(&fns, sessions, &request));
-                lane.wait(&slot).unwrap_or_else(|Abandoned| {
-                    // A session opened by a call that overran is never seen (nor closed).
-                    channel.overran = true;
-                    Err(abandoned_call(&slot))
-                })
-            }
-            None => match channel.watch.clone() {
-                Some(watch) => watched(&watch, &mut channel.overran, || {
-                    open_now(&fns, sessions, &request)
-                }),
-                None => open_now(&fns, sessions, &request),
-            },
-        };
-        channel.session = Some((sessions, opened?));
+        // A session opened by a call that overran is never seen (nor closed).
+        let opened = limited(
+            &channel.hung,
+            channel.watch.as_deref(),
+            &mut channel.overran,
+            move || open_now(&fns, sessions, &request),
+        )?;
+        channel.session = Some((sessions, opened));
         Ok(channel)
     }
 
-    fn submit(&mut self, request: Vec<u8>) {
-        let Some(lane) = &self.lane else {
-            self.queue.push_back(request);
-            return;
-        };
-        if self.overran || refused(&self.hung) {
-            self.slots
-                .push_back(Slot::ready((Err(disabled()), request)));
-            return;
+    fn call(&mut self, request: &[u8]) -> Result<Reply, CallError> {
+        let (fns, session) = (self.fns, self.session);
+        if call_time_limit().is_none() {
+            return call_now(&fns, session, request);
         }
-        let (fns, session, cancelled) = (self.fns, self.session, Arc::clone(&self.cancelled));
-        self.slots.push_back(lane.submit(move || {
-            if cancelled.load(Ordering::Acquire) {
-                return (Err(disabled()), request);
+        match &self.watch {
+            // The hot path: on this thread, the request borrowed.
+            Some(watch) if !self.overran && !refused(&self.hung) => {
+                watched(watch, &mut self.overran, || {
+                    call_now(&fns, session, request)
+                })
             }
-            let result = call_now(&fns, session, &request);
-            (result, request)
-        }));
-    }
-
-    fn receive(&mut self) -> Outcome {
-        let Some(lane) = &self.lane else {
-            let Some(request) = self.queue.pop_front() else {
-                return (Err(nothing_submitted()), Vec::new());
-            };
-            if self.overran || refused(&self.hung) {
-                return (Err(disabled()), request);
-            }
-            let (fns, session) = (self.fns, self.session);
-            let result = match &self.watch {
-                Some(watch) => watched(watch, &mut self.overran, || {
+            _ => {
+                let request = request.to_vec();
+                limited(&self.hung, None, &mut self.overran, move || {
                     call_now(&fns, session, &request)
-                }),
-                None => call_now(&fns, session, &request),
-            };
-            return (result, request);
-        };
-        let Some(slot) = self.slots.pop_front() else {
-            return (Err(nothing_submitted()), Vec::new());
-        };
-        match lane.wait(&slot) {
-            Ok(outcome) => outcome,
-            Err(Abandoned) => {
-                self.overran = true;
-                (Err(abandoned_call(&slot)), Vec::new())
+                })
             }
         }
     }
-}
-
-fn nothing_submitted() -> CallError {
-    CallError::invalid(0, "the host received a call it had not made (a recap bug)")
 }
 
 impl Drop for InProcessChannel {
     fn drop(&mut self) {
-        self.cancelled.store(true, Ordering::Release);
-        let Some(lane) = self.lane.take() else {
-            if self.overran {
-                // The plugin overran on this thread: its session is left as it is.
-                return;
-            }
-            if let Some((sessions, ptr)) = self.session.take() {
-                let close = || {
-                    // SAFETY: the handle came from this plugin's `session_open`, no call
-                    // is using it (calls without a lane ran on the owner's thread, which
-                    // is dropping the channel), and it is closed exactly once, here.
-                    unsafe { inprocess::close(sessions, ptr) };
-                    Ok(())
-                };
-                match &self.watch {
-                    // A close that hangs hands this thread's work on like a call.
-                    Some(watch) => {
-                        let _ = watched(watch, &mut self.overran, close);
-                    }
-                    None => {
-                        let _ = close();
-                    }
-                }
-            }
+        if self.overran {
+            // A call that overran may still be using the session: it is left as it is.
+            return;
+        }
+        let Some((sessions, ptr)) = self.session.take() else {
             return;
         };
-        if self.overran || lane.is_abandoned() {
-            // A call that overran may still be using the session: leak it, and the lane.
-            return;
-        }
-        if let Some((sessions, ptr)) = self.session.take() {
-            // Queued behind this channel's calls (cancelled above, so they end at once):
-            // closing runs plugin code like any call, under the limit, and a close that
-            // hangs marks the plugin hung instead of hanging its caller.
-            lane.post(Box::new(move || {
-                // SAFETY: the handle came from this plugin's `session_open`; every call
-                // that used it ran before this job on the same lane; closed once, here.
+        // Closing runs plugin code like any call, under the limit: a close that hangs
+        // marks the plugin hung instead of hanging its caller.
+        let _ = limited(
+            &self.hung,
+            self.watch.as_deref(),
+            &mut self.overran,
+            move || {
+                // SAFETY: the handle came from this plugin's `session_open`, no call is
+                // using it (the channel's calls are over: each returned, none overran),
+                // and it is closed exactly once, here.
                 unsafe { inprocess::close(sessions, ptr) };
-            }));
-        }
-        self.lanes.give_back(lane);
+                Ok(())
+            },
+        );
     }
 }
 
@@ -463,7 +368,6 @@ pub(crate) struct WorkerChannel {
     worker: Option<crate::isolated::WorkerProcess>,
     /// The worker-side session handle; 0 for full requests.
     handle: u64,
-    queue: VecDeque<Vec<u8>>,
 }
 
 impl WorkerChannel {
@@ -492,41 +396,33 @@ impl WorkerChannel {
             isolated: Arc::clone(isolated),
             worker: Some(worker),
             handle,
-            queue: VecDeque::new(),
         })
     }
 
-    fn receive(&mut self) -> Outcome {
-        let Some(request) = self.queue.pop_front() else {
-            return (Err(nothing_submitted()), Vec::new());
-        };
+    fn call(&mut self, request: &[u8]) -> Result<Reply, CallError> {
         let Some(worker) = self.worker.as_mut() else {
-            let gone = CallError::Worker(Box::new(WorkerFailure {
+            return Err(CallError::Worker(Box::new(WorkerFailure {
                 event: WorkerEvent::Unavailable {
                     detail: "this session's worker process failed at an earlier call".into(),
                 },
                 at: None,
                 then: Then::Nothing,
-            }));
-            return (Err(gone), request);
+            })));
         };
         let result = if self.handle == 0 {
-            self.isolated.call(worker, Op::Render, 0, &request, |r| {
+            self.isolated.call(worker, Op::Render, 0, request, |r| {
                 plugin_answer(r, read_render).map(|m| (0, m, Vec::new()))
             })
         } else {
             self.isolated
-                .call(worker, Op::SessionRender, self.handle, &request, |r| {
+                .call(worker, Op::SessionRender, self.handle, request, |r| {
                     plugin_answer(r, read_session_render)
                 })
         };
-        match result {
-            Ok(result) => (result, request),
-            Err(WorkerDown(e)) => {
-                self.worker = None;
-                (Err(e), request)
-            }
-        }
+        result.unwrap_or_else(|WorkerDown(e)| {
+            self.worker = None;
+            Err(e)
+        })
     }
 }
 
@@ -570,7 +466,7 @@ mod tests {
         std::thread::spawn(move || {
             assert!(
                 thread_watch(&Arc::new(Hung::default())).is_none(),
-                "no rescue installed: calls go to a lane"
+                "no rescue installed: calls go to a spare thread"
             );
             rescue::set_thread_rescue(Some(Arc::new(move || {
                 counter.fetch_add(1, Ordering::SeqCst);
@@ -580,12 +476,14 @@ mod tests {
             let mut overran = false;
 
             let me = std::thread::current().id();
-            let on = watched(&watch, &mut overran, || Ok(std::thread::current().id()));
+            let on = limited(&hung, Some(&watch), &mut overran, move || {
+                Ok(std::thread::current().id())
+            });
             assert_eq!(on.ok(), Some(me), "the call ran on the caller's thread");
             assert!(!overran && !hung.is_set() && !rescue::take_abandoned());
 
             let rescued_meanwhile = watched_count;
-            let late = watched(&watch, &mut overran, || {
+            let late = limited(&hung, Some(&watch), &mut overran, move || {
                 let start = std::time::Instant::now();
                 while rescued_meanwhile.load(Ordering::SeqCst) == 0
                     && start.elapsed() < Duration::from_secs(20)
@@ -612,5 +510,43 @@ mod tests {
         .join()
         .expect("test thread");
         assert_eq!(rescued.load(Ordering::SeqCst), 1, "rescued once");
+    }
+
+    /// Elsewhere, a call runs on a spare thread, which the caller stops waiting for when
+    /// the call overruns: the call that overran is the time-out, and every later call to
+    /// the plugin is refused at once.
+    #[test]
+    fn a_call_that_overruns_on_a_spare_thread_is_left_there() {
+        set_call_time_limit(Some(Duration::from_millis(300)));
+        let hung = Arc::new(Hung::default());
+        let me = std::thread::current().id();
+        let mut overran = false;
+        let there = limited(&hung, None, &mut overran, move || {
+            Ok(std::thread::current().id())
+        });
+        assert_ne!(there.ok(), Some(me), "a spare thread");
+        let start = std::time::Instant::now();
+        let stuck = limited(&hung, None, &mut overran, || {
+            std::thread::sleep(Duration::from_secs(3600));
+            Ok(())
+        });
+        assert!(
+            matches!(
+                stuck,
+                Err(CallError::TimedOut(TimedOut { earlier: false, .. }))
+            ),
+            "{stuck:?}"
+        );
+        assert!(start.elapsed() >= Duration::from_millis(300));
+        assert!(start.elapsed() < Duration::from_secs(10));
+        assert!(overran && hung.is_set());
+        let next = limited(&hung, None, &mut false, || Ok(()));
+        assert!(
+            matches!(
+                next,
+                Err(CallError::TimedOut(TimedOut { earlier: true, .. }))
+            ),
+            "{next:?}"
+        );
     }
 }

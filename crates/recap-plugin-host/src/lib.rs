@@ -11,8 +11,9 @@
 //! (the same checks, made by the worker): [`serve_worker`] is the worker's body, which
 //! the `recap plugin-worker` subcommand runs.
 //!
-//! Every call runs under a time limit ([`set_call_time_limit`]) enforced by a
-//! watchdog thread. Every failure is a [`LoadError`] naming the file and what was
+//! Every call runs under a time limit ([`set_call_time_limit`]): a watchdog thread
+//! checks the deadlines; an in-process call past its deadline leaves its thread behind
+//! ([`recap_core::rescue`]), an isolated one's worker process is killed. Every failure is a [`LoadError`] naming the file and what was
 //! wrong. This crate and `recap-abi` hold all of recap's `unsafe` code.
 
 mod backend;
@@ -21,9 +22,9 @@ mod descriptor;
 mod error;
 mod inprocess;
 mod isolated;
-mod lanes;
 mod load;
 mod registry;
+mod replay;
 mod selftest;
 mod strategy;
 mod time_limit;

@@ -6,7 +6,7 @@
 
 use crate::backend::Backend;
 use crate::call::CallError;
-use crate::strategy::HostSession;
+use crate::replay::{HostSession, Target};
 use recap_abi::TokenCounts;
 use recap_abi::wire::{self, SessionHeader};
 use recap_core::tokens::WordCounter;
@@ -214,14 +214,21 @@ fn run_form(backend: &Backend, form: Form) -> Result<usize, Failure> {
         full.push(messages);
     }
     if backend.has_sessions() {
-        let mut host = HostSession::new(0, &session);
+        let mut host = HostSession::new();
         // In order, then a step back (a session may be rewound).
         let order: Vec<usize> = (0..=session.turn_count()).chain([1]).collect();
         for k in order {
             let step = format!("{prefix}session render after {k} turn(s)");
+            // Held: nothing, so each answer is the whole prompt.
+            let to = Target {
+                backend,
+                options: &options,
+                counter: Some(&WordCounter),
+            };
             let messages = host
-                .render(backend, &options, Some(&WordCounter), &session, k)
-                .map_err(|e| (step.clone(), e))?;
+                .call(&to, &session, k, 0)
+                .map_err(|e| (step.clone(), e))?
+                .tail;
             if messages != full[k] {
                 return Err(broken(
                     step,

@@ -1,9 +1,9 @@
 //! The per-call time limit's setting: one limit for every plugin call of the process.
 //!
 //! How it is enforced is elsewhere: [`crate::watchdog`] checks the deadline of every
-//! call in flight; an in-process call runs on a lane ([`crate::lanes`]) that is
-//! abandoned when it overruns, an isolated call's worker process is killed
-//! ([`crate::isolated`]).
+//! call in flight; an in-process call runs on a thread that may be given up and is given
+//! up when it overruns ([`crate::backend`], [`recap_core::rescue`]), an isolated call's
+//! worker process is killed ([`crate::isolated`]).
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;

@@ -1,12 +1,12 @@
 //! The deadline of every plugin call in flight, checked by one monitor thread.
 //!
-//! Whoever makes a call ([`crate::lanes`] in-process, [`crate::isolated`] for a worker
-//! process) owns a [`Watch`]: it stores the call's deadline before the call and clears
-//! it after — two atomic stores, no system call, no thread hand-off. The monitor wakes
-//! a few times per limit (at most every [`MAX_TICK`]), and for a call past its deadline
-//! it claims the watch and runs the owner's `on_overrun`: an in-process lane is
-//! abandoned, a worker process is killed. A call is therefore noticed at most one tick
-//! after its deadline.
+//! Whoever makes a call ([`crate::backend`] in-process, [`crate::isolated`] for a
+//! worker process) owns a [`Watch`]: it stores the call's deadline before the call and
+//! clears it after — two atomic stores, no system call, no thread hand-off. The monitor
+//! wakes a few times per limit (at most every [`MAX_TICK`]), and for a call past its
+//! deadline it claims the watch and runs the owner's `on_overrun`: the thread of an
+//! in-process call is given up, a worker process is killed. A call is therefore noticed
+//! at most one tick after its deadline.
 
 use crate::time_limit::call_time_limit;
 use std::sync::atomic::{AtomicU64, Ordering};

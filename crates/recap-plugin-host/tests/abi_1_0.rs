@@ -7,8 +7,11 @@
 
 use recap_core::invariants::{calls, check_session};
 use recap_core::tokens::WordCounter;
-use recap_core::{Form, Message, Registry, RenderRequest, Session, SessionState};
-use recap_plugin_host::{Plugin, load, register};
+use recap_core::{
+    Form, Message, Registry, RenderRequest, Session, Strategy, StrategySpec, TokenCounter,
+    render_call,
+};
+use recap_plugin_host::{Plugin, PluginStrategy, load, register};
 use recap_testkit::plugins::{build_cdylibs, fixtures_manifest};
 use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
@@ -81,30 +84,34 @@ fn a_1_0_plugin_renders_every_call_as_1_0_did_through_both_paths() {
     // A run with a tokenizer: PTC-Lisp requests carry no counts either way.
     registry.set_counter(Arc::new(WordCounter));
     register(&mut registry, &plugin).unwrap();
-    let strategy = registry.build("frozen-digest").unwrap();
-    assert_eq!(strategy.forms(), [Form::Ptc]);
+    assert_eq!(
+        registry.build("frozen-digest").unwrap().forms(),
+        [Form::Ptc]
+    );
+    let counter: Arc<dyn TokenCounter> = Arc::new(WordCounter);
+    let strategy = PluginStrategy::new(plugin, &StrategySpec::parse("frozen-digest").unwrap())
+        .unwrap()
+        .counting_with(Some(counter));
     let mut checked = 0;
     for session in recap_gen::generate_corpus(10, 25, 0..=10) {
-        let mut state = SessionState::new();
+        let mut replay = strategy.open();
+        let mut held: Vec<Message> = Vec::new();
         for k in calls(&session) {
             let want = expected(&session, k);
             let request = RenderRequest::for_call(&session, k).unwrap();
             assert_eq!(
-                strategy.render(&request).unwrap(),
+                strategy.render_request(&request).unwrap(),
                 want,
                 "{} k={k}",
                 session.id
             );
-            assert_eq!(
-                strategy.render_session(&session, k, &mut state).unwrap(),
-                want,
-                "{} k={k}",
-                session.id
-            );
+            let delta = replay.call(&session, k, held.len()).unwrap();
+            held = delta.within(held.len()).unwrap().apply(&held);
+            assert_eq!(held, want, "{} k={k}", session.id);
             checked += 1;
         }
         // The invariants it declares (append-only included) hold through the host.
-        let violations = check_session(strategy.as_ref(), &session).unwrap();
+        let violations = check_session(&strategy, &session).unwrap();
         assert!(violations.is_empty(), "{}: {violations:?}", session.id);
     }
     assert!(checked > 100, "{checked}");
@@ -117,14 +124,9 @@ fn a_1_0_plugin_is_never_sent_a_chat_session() {
     register(&mut registry, &plugin).unwrap();
     let strategy = registry.build("frozen-digest").unwrap();
     let session = recap_gen::generate_chat_corpus(3, 1, 2..=4).remove(0);
-    let request = RenderRequest::for_call(&session, 1).unwrap();
     // The host refuses before calling: a plugin answer would be a bad_request (a chat
     // turn has no `program`).
-    let err = strategy.render(&request).unwrap_err();
+    let err = render_call(strategy.as_ref(), &session, 1).unwrap_err();
     assert_eq!(err.kind, "unsupported_form", "{err}");
     assert!(err.message.contains("renders ptc sessions only"), "{err}");
-    let err = strategy
-        .render_session(&session, 1, &mut SessionState::new())
-        .unwrap_err();
-    assert_eq!(err.kind, "unsupported_form", "{err}");
 }

@@ -4,8 +4,8 @@
 //! and `chat_transcript.c` (declares the chat form and renders tool-carrying messages).
 
 use recap_core::invariants::{calls, check_session};
-use recap_core::{Form, Message, Registry, RenderRequest, SessionState};
-use recap_plugin_host::{load, register};
+use recap_core::{Form, Message, Registry, RenderRequest, Strategy, StrategySpec, render_call};
+use recap_plugin_host::{PluginStrategy, load, register};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -64,20 +64,19 @@ fn a_c_plugin_loads_and_renders() {
 
     let mut registry = Registry::new();
     register(&mut registry, &plugin).unwrap();
-    let strategy = registry.build("mission-only").unwrap();
+    assert!(registry.build("mission-only").is_ok());
+    let strategy =
+        PluginStrategy::new(plugin, &StrategySpec::parse("mission-only").unwrap()).unwrap();
     for session in recap_gen::generate_corpus(9, 15, 0..=6) {
         let expected = vec![
             Message::system(session.system_prompt.as_str()),
             Message::user(session.mission.as_str()),
         ];
-        let mut state = SessionState::new();
+        let mut replay = strategy.open();
         for k in calls(&session) {
             let request = RenderRequest::for_call(&session, k).unwrap();
-            assert_eq!(strategy.render(&request).unwrap(), expected);
-            assert_eq!(
-                strategy.render_session(&session, k, &mut state).unwrap(),
-                expected
-            );
+            assert_eq!(strategy.render_request(&request).unwrap(), expected);
+            assert_eq!(replay.call(&session, k, 0).unwrap().tail, expected);
         }
     }
 }
@@ -95,29 +94,31 @@ fn a_c_plugin_renders_chat_sessions_with_tool_calls() {
 
     let mut registry = Registry::new();
     register(&mut registry, &plugin).unwrap();
-    let strategy = registry.build("chat-transcript").unwrap();
+    assert!(registry.build("chat-transcript").is_ok());
+    let strategy =
+        PluginStrategy::new(plugin, &StrategySpec::parse("chat-transcript").unwrap()).unwrap();
     let full_history = recap_builtins::registry().build("full-history").unwrap();
     let mut tool_calls = 0;
     for session in recap_gen::generate_chat_corpus(17, 20, 1..=10) {
-        let mut state = SessionState::new();
+        let mut replay = strategy.open();
         for k in calls(&session) {
             let request = RenderRequest::for_call(&session, k).unwrap();
-            let expected = full_history.render(&request).unwrap();
+            let expected = render_call(full_history.as_ref(), &session, k).unwrap();
             tool_calls += expected.iter().map(|m| m.tool_calls.len()).sum::<usize>();
             assert_eq!(
-                strategy.render(&request).unwrap(),
+                strategy.render_request(&request).unwrap(),
                 expected,
                 "{} k={k}",
                 session.id
             );
             assert_eq!(
-                strategy.render_session(&session, k, &mut state).unwrap(),
+                replay.call(&session, k, 0).unwrap().tail,
                 expected,
                 "{} session k={k}",
                 session.id
             );
         }
-        let violations = check_session(strategy.as_ref(), &session).unwrap();
+        let violations = check_session(&strategy, &session).unwrap();
         assert!(violations.is_empty(), "{}: {violations:?}", session.id);
     }
     assert!(
@@ -127,8 +128,6 @@ fn a_c_plugin_renders_chat_sessions_with_tool_calls() {
 
     // Declaring only the chat form, it is never sent a PTC-Lisp session.
     let ptc = &recap_gen::generate_corpus(1, 1, 2..=2)[0];
-    let err = strategy
-        .render(&RenderRequest::for_call(ptc, 1).unwrap())
-        .unwrap_err();
+    let err = render_call(&strategy, ptc, 1).unwrap_err();
     assert_eq!(err.kind, "unsupported_form", "{err}");
 }

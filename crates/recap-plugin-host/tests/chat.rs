@@ -5,9 +5,7 @@
 
 use recap_core::invariants::{calls, check_session};
 use recap_core::tokens::WordCounter;
-use recap_core::{
-    Form, Message, Registry, RenderRequest, Session, SessionState, Strategy, prompt_tokens,
-};
+use recap_core::{Form, Message, Registry, Session, Strategy, prompt_tokens, render_call};
 use recap_plugin_host::{load, register};
 use recap_testkit::plugins::sample;
 use std::sync::Arc;
@@ -40,30 +38,26 @@ fn opening_and_turns(session: &Session, from: usize, k: usize) -> Vec<Message> {
     out
 }
 
-/// Every call through the session functions equals a full request, in order and after
-/// rewinding, and equals `want`.
+/// Every call through one plugin-side session (walked in order, each answered against
+/// the prompt held) and each call rendered alone equal `want`.
 fn assert_both_paths(
     strategy: &dyn Strategy,
     session: &Session,
     want: impl Fn(usize) -> Vec<Message>,
 ) {
-    let mut state = SessionState::new();
-    let ks: Vec<usize> = calls(session).collect();
-    for &k in ks.iter().chain(ks.iter().rev()) {
+    let mut replay = strategy.open();
+    let mut held: Vec<Message> = Vec::new();
+    for k in calls(session) {
         let expected = want(k);
-        let request = RenderRequest::for_call(session, k).unwrap();
         assert_eq!(
-            strategy.render(&request).unwrap(),
+            render_call(strategy, session, k).unwrap(),
             expected,
             "{} k={k}",
             session.id
         );
-        assert_eq!(
-            strategy.render_session(session, k, &mut state).unwrap(),
-            expected,
-            "{} session k={k}",
-            session.id
-        );
+        let delta = replay.call(session, k, held.len()).unwrap();
+        held = delta.within(held.len()).unwrap().apply(&held);
+        assert_eq!(held, expected, "{} session k={k}", session.id);
     }
 }
 
@@ -128,21 +122,13 @@ fn token_counts_reach_the_plugin_from_the_runs_tokenizer() {
         opening_and_turns(&session, first, k)
     };
     assert_both_paths(strategy.as_ref(), &session, want);
-    let got = strategy
-        .render(&RenderRequest::for_call(&session, k).unwrap())
-        .unwrap();
+    let got = render_call(strategy.as_ref(), &session, k).unwrap();
     assert!(prompt_tokens(&WordCounter, &got) <= budget);
     assert!(got.len() < everything.len(), "the budget dropped turns");
 
     // Without one, no counts are sent and the plugin says what it needs.
     let strategy = registry(false).build(&spec).unwrap();
-    let err = strategy
-        .render(&RenderRequest::for_call(&session, k).unwrap())
-        .unwrap_err();
-    assert_eq!(err.kind, "needs_tokenizer", "{err}");
-    let err = strategy
-        .render_session(&session, k, &mut SessionState::new())
-        .unwrap_err();
+    let err = render_call(strategy.as_ref(), &session, k).unwrap_err();
     assert_eq!(err.kind, "needs_tokenizer", "{err}");
 }
 
@@ -150,17 +136,13 @@ fn token_counts_reach_the_plugin_from_the_runs_tokenizer() {
 fn a_ptc_only_plugin_is_never_sent_a_chat_session() {
     let strategy = registry(true).build("ptc-output-masking").unwrap();
     let session = &chat_corpus()[0];
-    let err = strategy
-        .render(&RenderRequest::for_call(session, 1).unwrap())
-        .unwrap_err();
+    let err = render_call(strategy.as_ref(), session, 1).unwrap_err();
     assert_eq!(err.kind, "unsupported_form");
     assert!(
         err.message
             .contains("ptc-output-masking renders ptc sessions only"),
         "{err}"
     );
-    let err = strategy
-        .render_session(session, 1, &mut SessionState::new())
-        .unwrap_err();
+    let err = strategy.open().call(session, 2, 0).unwrap_err();
     assert_eq!(err.kind, "unsupported_form");
 }

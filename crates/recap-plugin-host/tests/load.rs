@@ -5,8 +5,8 @@ use recap_testkit::plugins as support;
 
 use recap_core::invariants::calls;
 use recap_core::{
-    Invariant, Message, Registry, RenderRequest, Session, SessionState, SpecError, Strategy,
-    StrategyInfo,
+    Invariant, Message, Registry, RenderRequest, Session, SpecError, Strategy, StrategyInfo,
+    StrategySpec, render_call,
 };
 use recap_plugin_host::{PluginStrategy, load, load_all, plugin_files_in, register};
 use std::path::Path;
@@ -95,84 +95,81 @@ fn plugin_strategies_are_built_from_spec_strings_like_built_ins() {
     ));
 }
 
+/// Plugin strategy `spec` of the sample or fixture library at `lib`.
+fn plugin_strategy(lib: &Path, spec: &str) -> PluginStrategy {
+    let plugin = load(lib).unwrap_or_else(|e| panic!("{e}"));
+    PluginStrategy::new(plugin, &StrategySpec::parse(spec).unwrap()).unwrap()
+}
+
+/// Every call of `session` through one replay, each answered against the prompt held.
+fn replayed(strategy: &dyn Strategy, session: &Session, ks: &[usize]) -> Vec<Vec<Message>> {
+    let mut replay = strategy.open();
+    let mut held: Vec<Message> = Vec::new();
+    ks.iter()
+        .map(|&k| {
+            let delta = replay
+                .call(session, k, held.len())
+                .and_then(|d| d.within(held.len()))
+                .unwrap();
+            held = delta.apply(&held);
+            held.clone()
+        })
+        .collect()
+}
+
 #[test]
 fn ptc_output_masking_with_a_wide_window_is_full_history() {
-    let registry = registry_with_samples();
-    let plugin = registry.build("ptc-output-masking:window=100").unwrap();
+    let strategy = plugin_strategy(
+        &sample("recap_ptc_output_masking"),
+        "ptc-output-masking:window=100",
+    );
     for session in corpus() {
-        let mut state = SessionState::new();
-        for k in calls(&session) {
+        let ks: Vec<usize> = calls(&session).collect();
+        let walked = replayed(&strategy, &session, &ks);
+        for (&k, got) in ks.iter().zip(walked) {
             let request = RenderRequest::for_call(&session, k).unwrap();
             let expected = recap_full_history::render(&request);
-            assert_eq!(plugin.render(&request).unwrap(), expected);
-            assert_eq!(
-                plugin.render_session(&session, k, &mut state).unwrap(),
-                expected
-            );
+            assert_eq!(strategy.render_request(&request).unwrap(), expected);
+            assert_eq!(got, expected);
         }
     }
 }
 
-/// Every call through the session functions equals a full request, in order, after a
-/// rewind, and when one state is reused for another session.
-fn assert_session_path_matches(strategy: &dyn Strategy, sessions: &[Session]) {
-    let mut shared = SessionState::new();
+/// Every call through the session functions equals a full request: walked in order,
+/// walked skipping calls, and each rendered alone.
+fn assert_session_path_matches(strategy: &PluginStrategy, sessions: &[Session]) {
     for session in sessions {
-        let mut state = SessionState::new();
         let ks: Vec<usize> = calls(session).collect();
         let full: Vec<Vec<Message>> = ks
             .iter()
             .map(|&k| {
                 strategy
-                    .render(&RenderRequest::for_call(session, k).unwrap())
+                    .render_request(&RenderRequest::for_call(session, k).unwrap())
                     .unwrap()
             })
             .collect();
-        for &k in &ks {
-            assert_eq!(
-                strategy.render_session(session, k, &mut state).unwrap(),
-                full[k],
-                "{} k={k}",
-                session.id
-            );
+        for (&k, got) in ks.iter().zip(replayed(strategy, session, &ks)) {
+            assert_eq!(got, full[k], "{} k={k}", session.id);
         }
-        // Back to an earlier call, then forward again.
-        for &k in ks.iter().rev().chain(&ks) {
-            assert_eq!(
-                strategy.render_session(session, k, &mut state).unwrap(),
-                full[k],
-                "{} rewind k={k}",
-                session.id
-            );
-        }
-        // Walking in order queues the next calls ahead; skipping to the last call and
-        // back to the second must give what full requests give all the same.
-        let mut skipping = SessionState::new();
         let last = *ks.last().unwrap();
-        for k in [0, 1, 2, last, 1, 2] {
-            if k <= last {
-                assert_eq!(
-                    strategy.render_session(session, k, &mut skipping).unwrap(),
-                    full[k],
-                    "{} skip k={k}",
-                    session.id
-                );
-            }
+        let skipping: Vec<usize> = [0, 2, last].into_iter().filter(|&k| k <= last).collect();
+        let mut distinct = skipping.clone();
+        distinct.dedup();
+        for (&k, got) in distinct.iter().zip(replayed(strategy, session, &distinct)) {
+            assert_eq!(got, full[k], "{} skip k={k}", session.id);
         }
-        // A state left by another session is replaced, not reused.
-        assert_eq!(
-            strategy.render_session(session, last, &mut shared).unwrap(),
-            full[last]
-        );
+        assert_eq!(render_call(strategy, session, last).unwrap(), full[last]);
     }
 }
 
 #[test]
 fn session_rendering_equals_full_requests() {
-    let registry = registry_with_samples();
     let sessions = corpus();
-    for spec in ["ptc-output-masking:window=2", "aggressive"] {
-        assert_session_path_matches(registry.build(spec).unwrap().as_ref(), &sessions);
+    for (lib, spec) in [
+        ("recap_ptc_output_masking", "ptc-output-masking:window=2"),
+        ("recap_aggressive", "aggressive"),
+    ] {
+        assert_session_path_matches(&plugin_strategy(&sample(lib), spec), &sessions);
     }
 }
 
@@ -189,8 +186,10 @@ fn plugins_without_session_functions_render_incrementally_on_the_host() {
         registry.build("echo-raw:x=1"),
         Err(SpecError::UnknownOption { .. })
     ));
-    let strategy = registry.build("echo-raw").unwrap();
-    assert_session_path_matches(strategy.as_ref(), &corpus());
+    assert_session_path_matches(
+        &plugin_strategy(&fixture("fx_echo_raw"), "echo-raw"),
+        &corpus(),
+    );
 }
 
 #[test]
@@ -202,11 +201,7 @@ fn one_instance_renders_from_many_threads() {
         .iter()
         .map(|s| {
             calls(s)
-                .map(|k| {
-                    strategy
-                        .render(&RenderRequest::for_call(s, k).unwrap())
-                        .unwrap()
-                })
+                .map(|k| render_call(strategy.as_ref(), s, k).unwrap())
                 .collect()
         })
         .collect();
@@ -220,16 +215,18 @@ fn one_instance_renders_from_many_threads() {
             );
             std::thread::spawn(move || {
                 for (i, s) in sessions.iter().enumerate().skip(t % 3) {
-                    let mut state = SessionState::new();
-                    for k in calls(s) {
-                        let got = if t % 2 == 0 {
-                            strategy.render_session(s, k, &mut state).unwrap()
-                        } else {
-                            strategy
-                                .render(&RenderRequest::for_call(s, k).unwrap())
-                                .unwrap()
-                        };
-                        assert_eq!(got, expected[i][k]);
+                    let ks: Vec<usize> = calls(s).collect();
+                    if t % 2 == 0 {
+                        for (&k, got) in ks.iter().zip(replayed(strategy.as_ref(), s, &ks)) {
+                            assert_eq!(got, expected[i][k]);
+                        }
+                    } else {
+                        for &k in &ks {
+                            assert_eq!(
+                                render_call(strategy.as_ref(), s, k).unwrap(),
+                                expected[i][k]
+                            );
+                        }
                     }
                 }
             })
@@ -241,19 +238,14 @@ fn one_instance_renders_from_many_threads() {
 }
 
 #[test]
-fn a_panic_at_render_time_is_a_render_error_and_the_session_recovers() {
-    let plugin = load(&fixture("fx_panics_late")).unwrap();
-    let strategy = PluginStrategy::new(
-        plugin,
-        &recap_core::StrategySpec::parse("panics-late").unwrap(),
-    )
-    .unwrap();
-    let session = recap_gen::generate_corpus(3, 30, 4..=6)
+fn a_panic_at_render_time_is_a_render_error_and_the_session_starts_over() {
+    let strategy = plugin_strategy(&fixture("fx_panics_late"), "panics-late");
+    let session = recap_gen::generate_corpus(3, 30, 5..=7)
         .into_iter()
-        .find(|s| s.turns.len() >= 3 && s.max_turns > 3)
-        .expect("a generated session with 3+ turns");
+        .find(|s| s.turns.len() >= 5 && s.max_turns > 5)
+        .expect("a generated session with 5+ turns");
     let request = RenderRequest::for_call(&session, 3).unwrap();
-    let err = strategy.render(&request).unwrap_err();
+    let err = strategy.render_request(&request).unwrap_err();
     assert_eq!(err.kind, "panic");
     assert!(err.message.contains("fixture panic after 3 turns"), "{err}");
     assert!(
@@ -261,20 +253,15 @@ fn a_panic_at_render_time_is_a_render_error_and_the_session_recovers() {
         "names the plugin: {err}"
     );
 
-    let mut state = SessionState::new();
-    assert!(strategy.render_session(&session, 2, &mut state).is_ok());
-    let err = strategy
-        .render_session(&session, 3, &mut state)
-        .unwrap_err();
+    let mut replay = strategy.open();
+    assert!(replay.call(&session, 2, 0).is_ok());
+    let err = replay.call(&session, 3, 0).unwrap_err();
     assert_eq!(err.kind, "panic");
-    // The failed session was dropped; the next call opens a fresh one.
-    let again = strategy.render_session(&session, 2, &mut state).unwrap();
-    assert_eq!(
-        again,
-        strategy
-            .render(&RenderRequest::for_call(&session, 2).unwrap())
-            .unwrap()
-    );
+    // The failed plugin-side session was dropped: the next call opens a fresh one,
+    // which renders (and panics) anew instead of refusing as a session that failed.
+    let err = replay.call(&session, 4, 0).unwrap_err();
+    assert_eq!(err.kind, "panic", "{err}");
+    assert!(err.message.contains("fixture panic after 4 turns"), "{err}");
 }
 
 fn load_err(path: &Path) -> String {
@@ -422,11 +409,8 @@ fn every_broken_library_is_a_clear_error_and_the_host_lives_on() {
     let registry = registry_with_samples();
     let session = &corpus()[0];
     let k = calls(session).last().unwrap();
-    let messages = registry
-        .build("aggressive")
-        .unwrap()
-        .render(&RenderRequest::for_call(session, k).unwrap())
-        .unwrap();
+    let aggressive = registry.build("aggressive").unwrap();
+    let messages = render_call(aggressive.as_ref(), session, k).unwrap();
     assert_eq!(messages[0], Message::system(session.system_prompt.as_str()));
 }
 
@@ -521,9 +505,7 @@ fn the_author_guide_plugin_is_the_readme_code_and_it_works() {
     register(&mut registry, &plugin).unwrap();
     let strategy = registry.build("last-programs:keep=1").unwrap();
     let session = corpus().into_iter().find(|s| s.turns.len() >= 2).unwrap();
-    let messages = strategy
-        .render(&RenderRequest::for_call(&session, 2).unwrap())
-        .unwrap();
+    let messages = render_call(strategy.as_ref(), &session, 2).unwrap();
     assert_eq!(messages.len(), 2);
     assert!(
         messages[1].content.contains(";; turn 2\n"),

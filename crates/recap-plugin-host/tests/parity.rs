@@ -14,9 +14,9 @@ use recap_testkit::plugins as support;
 use recap_core::invariants::calls;
 use recap_core::tokens::WordCounter;
 use recap_core::{
-    CorpusReader, Registry, RenderRequest, Session, SessionState, SpecError, StrategySpec,
+    CorpusReader, Message, Registry, RenderRequest, Session, SpecError, StrategySpec, render_call,
 };
-use recap_plugin_host::{load, register};
+use recap_plugin_host::{PluginStrategy, load, register};
 use std::sync::Arc;
 use support::{workspace_root, wrapped_builtin};
 
@@ -124,59 +124,54 @@ fn every_builtin_through_the_abi_renders_the_same_bytes() {
             forms_seen.extend(want.forms());
             let parsed = StrategySpec::parse(&spec).unwrap();
             assert_eq!(parsed.name, *name);
+            let full_requests = PluginStrategy::new(Arc::clone(&plugin), &parsed)
+                .unwrap()
+                .counting_with(Some(Arc::new(WordCounter)));
             let mut renders = 0usize;
             let mut kept_some = 0usize;
             for (label, session) in sessions
                 .iter()
                 .filter(|(_, s)| want.forms().contains(&s.form))
             {
-                let mut direct_state = SessionState::new();
-                // A third walk as the harness makes it: answered against the prompt it
-                // holds, which it forgets now and then (as after a failed render); a
-                // call it skips leaves it holding an older prompt than the plugin's
-                // last response. It and the second walk are a pair, as the harness's two
-                // renders are: their plugin-side sessions hold one copy of the turns
-                // until the skipped call sets them apart.
-                let (mut state, mut delta_state) = SessionState::pair();
-                let mut held: Option<Vec<recap_core::Message>> = None;
+                // Two walks, opened as the harness opens the two replays of its
+                // determinism check (their plugin-side sessions hold one copy of the
+                // turns while in step): the first asks for each prompt whole, the
+                // second as the harness does, against the prompt it holds, which it
+                // forgets now and then (as after a failed render); a call it skips
+                // leaves it holding an older prompt than the plugin's last response,
+                // and sets the two apart.
+                let [mut whole, mut deltas] = got.open_pair();
+                let mut held: Vec<Message> = Vec::new();
                 let last = calls(session).last().unwrap_or(0);
                 for k in calls(session) {
-                    let request = RenderRequest::for_call(session, k).unwrap();
-                    let expected = want.render(&request).unwrap();
-                    // The trait's default render_session is the plain render.
-                    assert!(
-                        want.render_session(session, k, &mut direct_state).unwrap() == expected
-                    );
-                    let incremental = got.render_session(session, k, &mut state).unwrap();
+                    let expected = render_call(want.as_ref(), session, k).unwrap();
+                    let incremental = whole.call(session, k, 0).unwrap().tail;
                     assert!(
                         incremental == expected,
                         "{spec} {label} call {k}: session render differs"
                     );
                     if k % 5 == 3 {
-                        held = None;
+                        held.clear();
                     }
                     if k % 7 != 6 {
-                        let delta = got
-                            .render_session_delta(
-                                session,
-                                k,
-                                &mut delta_state,
-                                held.as_ref().map(Vec::len),
-                            )
+                        let delta = deltas
+                            .call(session, k, held.len())
+                            .and_then(|d| d.within(held.len()))
                             .unwrap();
                         kept_some += usize::from(delta.kept > 0);
-                        let applied = delta.apply(held.as_deref().unwrap_or_default());
+                        let applied = delta.apply(&held);
                         assert!(
                             applied == expected,
                             "{spec} {label} call {k}: the delta (kept {}) differs",
                             delta.kept
                         );
-                        held = Some(applied);
+                        held = applied;
                     }
                     // A full request re-serialises the whole history (quadratic over a
                     // session), so it is checked on every 4th call and the last one.
                     if k % 4 == 0 || k == last {
-                        let full = got.render(&request).unwrap();
+                        let request = RenderRequest::for_call(session, k).unwrap();
+                        let full = full_requests.render_request(&request).unwrap();
                         assert!(
                             full == expected,
                             "{spec} {label} call {k}: full-request render differs"

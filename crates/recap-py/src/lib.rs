@@ -12,7 +12,7 @@ mod session;
 use crate::errors::recap_error;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
-use recap_core::{RenderRequest, SessionState};
+use recap_core::RenderRequest;
 use recap_harness::{Backend, Encoding, Tokenizer};
 use std::io::Write;
 use std::path::PathBuf;
@@ -45,8 +45,7 @@ fn render(
     }
     RenderRequest::for_call(&session, k)
         .map_err(|e| recap_error(py, format!("session {session_id:?}, k = {k}: {e}")))?;
-    let messages = strategy
-        .render_session(&session, k, &mut SessionState::new())
+    let messages = recap_core::render_call(strategy.as_ref(), &session, k)
         .map_err(|e| {
             crate::errors::error(
                 py,

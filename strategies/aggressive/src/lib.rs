@@ -23,8 +23,8 @@
 
 use recap_abi::TokenCounts;
 use recap_core::{
-    Form, Invariant, Message, OptionInfo, RenderError, RenderRequest, SpecError, Strategy,
-    StrategySpec,
+    Form, Invariant, Message, OptionInfo, RenderError, RenderRequest, Replay, Session, SpecError,
+    Strategy, StrategySpec, each_call,
 };
 
 pub const NAME: &str = "aggressive";
@@ -112,24 +112,9 @@ impl Aggressive {
     }
 }
 
-impl Strategy for Aggressive {
-    fn spec(&self) -> String {
-        let mut options = Vec::new();
-        if let Some(max) = self.max_tokens {
-            options.push(format!("max_tokens={max}"));
-        }
-        if self.turns != DEFAULT_TURNS {
-            options.push(format!("turns={}", self.turns));
-        }
-        if options.is_empty() {
-            NAME.to_string()
-        } else {
-            format!("{NAME}:{}", options.join(","))
-        }
-    }
-
+impl Aggressive {
     /// Without the host's token counts: a chat render with `max_tokens` fails.
-    fn render(&self, request: &RenderRequest<'_>) -> Result<Vec<Message>, RenderError> {
+    pub fn render(&self, request: &RenderRequest<'_>) -> Result<Vec<Message>, RenderError> {
         if request.form == Form::Chat {
             return self.render_chat(request, None);
         }
@@ -143,6 +128,28 @@ impl Strategy for Aggressive {
             Message::system(request.system_prompt),
             Message::user(user),
         ])
+    }
+}
+
+impl Strategy for Aggressive {
+    fn open(&self) -> Box<dyn Replay> {
+        let strategy = *self;
+        each_call(move |request| strategy.render(request))
+    }
+
+    fn spec(&self) -> String {
+        let mut options = Vec::new();
+        if let Some(max) = self.max_tokens {
+            options.push(format!("max_tokens={max}"));
+        }
+        if self.turns != DEFAULT_TURNS {
+            options.push(format!("turns={}", self.turns));
+        }
+        if options.is_empty() {
+            NAME.to_string()
+        } else {
+            format!("{NAME}:{}", options.join(","))
+        }
     }
 
     fn invariants(&self) -> Vec<Invariant> {
@@ -194,12 +201,14 @@ impl recap_abi::Plugin for Aggressive {
 
     fn render_with_tokens(
         &self,
-        request: &RenderRequest<'_>,
+        session: &Session,
+        k: usize,
         tokens: Option<&TokenCounts>,
     ) -> Result<Vec<Message>, RenderError> {
+        let request = RenderRequest::for_call(session, k)?;
         match request.form {
-            Form::Chat => self.render_chat(request, tokens),
-            Form::Ptc => self.render(request),
+            Form::Chat => self.render_chat(&request, tokens),
+            Form::Ptc => self.render(&request),
         }
     }
 }
@@ -350,7 +359,7 @@ mod tests {
                 max_tokens: Some(max),
                 ..all
             };
-            let m = budget.render_with_tokens(&request, Some(&counts)).unwrap();
+            let m = budget.render_with_tokens(&s, 3, Some(&counts)).unwrap();
             assert!(
                 prompt_tokens(&WordCounter, &m) <= max || m.len() == 2,
                 "{max}: {m:?}"

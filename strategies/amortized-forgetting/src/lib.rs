@@ -14,10 +14,10 @@
 //! cut itself never orphans one.
 
 use recap_core::{
-    Form, Invariant, Message, OptionInfo, PromptDelta, RenderError, RenderRequest, Session,
-    SessionState, SpecError, Strategy, StrategyInfo, StrategySpec,
+    Form, Invariant, OptionInfo, RenderRequest, Replay, SpecError, Strategy, StrategyInfo,
+    StrategySpec,
 };
-use recap_full_history::chat::{self, History, Plan};
+use recap_full_history::chat::{History, Plan, Planner, planned};
 use std::sync::Arc;
 
 pub const NAME: &str = "amortized-forgetting";
@@ -96,8 +96,10 @@ impl AmortizedForgetting {
         }
         (head_end, f)
     }
+}
 
-    fn plan(&self, history: &History) -> Plan {
+impl Planner for AmortizedForgetting {
+    fn plan(&mut self, _request: &RenderRequest<'_>, history: &mut History) -> Plan {
         let (head_end, f) = self.cut(history);
         let mut plan = Plan::opening();
         plan.push_run(0..head_end);
@@ -114,35 +116,8 @@ impl Strategy for AmortizedForgetting {
             .to_string()
     }
 
-    fn render(&self, request: &RenderRequest<'_>) -> Result<Vec<Message>, RenderError> {
-        chat::render_fresh(request, |_, h| self.plan(h), chat::unchanged)
-    }
-
-    fn render_session(
-        &self,
-        session: &Session,
-        k: usize,
-        state: &mut SessionState,
-    ) -> Result<Vec<Message>, RenderError> {
-        self.render_session_delta(session, k, state, None)
-            .map(|d| d.tail)
-    }
-
-    fn render_session_delta(
-        &self,
-        session: &Session,
-        k: usize,
-        state: &mut SessionState,
-        held: Option<usize>,
-    ) -> Result<PromptDelta, RenderError> {
-        chat::render_planned(
-            session,
-            k,
-            state,
-            held,
-            |_, h| self.plan(h),
-            chat::unchanged,
-        )
+    fn open(&self) -> Box<dyn Replay> {
+        planned(*self)
     }
 
     fn invariants(&self) -> Vec<Invariant> {

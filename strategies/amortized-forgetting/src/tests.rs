@@ -1,5 +1,6 @@
 use super::*;
 use recap_core::Role;
+use recap_core::{Message, Session, render_call};
 use recap_gen::chat::ChatSessionBuilder;
 
 fn af(max_size: u64, keep_first: u64) -> AmortizedForgetting {
@@ -34,7 +35,7 @@ fn history_within_max_size_is_full_history() {
     for k in 0..=10 {
         let r = RenderRequest::for_call(&s, k).unwrap();
         assert_eq!(
-            af(1000, 0).render(&r).unwrap(),
+            render_call(&af(1000, 0), &s, k).unwrap(),
             recap_full_history::render(&r)
         );
     }
@@ -50,7 +51,7 @@ fn prompts_only_grow_between_cuts_and_never_exceed_max_size_after_a_cut() {
         let r = RenderRequest::for_call(&s, k).unwrap();
         let h = History::of_request(&r);
         let (head_end, f) = strategy.cut(&h);
-        let m = strategy.render(&r).unwrap();
+        let m = render_call(&strategy, &s, k).unwrap();
         assert_eq!(&m[..2], &recap_full_history::opening(&r)[..]);
         // The tail never starts with a result.
         assert_ne!(
@@ -82,15 +83,14 @@ fn prompts_only_grow_between_cuts_and_never_exceed_max_size_after_a_cut() {
 }
 
 #[test]
-fn render_session_equals_render_and_invariants_hold() {
+fn a_replay_equals_each_call_rendered_alone_and_invariants_hold() {
     let s = session();
     let strategy = af(6, 2);
-    let mut state = SessionState::new();
+    let mut replay = strategy.open();
     for k in 0..=10 {
-        let r = RenderRequest::for_call(&s, k).unwrap();
         assert_eq!(
-            strategy.render_session(&s, k, &mut state).unwrap(),
-            strategy.render(&r).unwrap()
+            replay.call(&s, k, 0).unwrap().tail,
+            render_call(&strategy, &s, k).unwrap()
         );
     }
     assert_eq!(

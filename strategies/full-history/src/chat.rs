@@ -1,17 +1,17 @@
 //! The chat-form *history* that the chat strategies cut, mask and clear: every turn
 //! message (each ASSISTANT response and each observation) in order, with what each one
-//! costs in tokens, built once per session and extended as calls advance.
+//! costs in tokens, built once per session and extended as calls advance; and the
+//! replay of a strategy that plans its prompts from it ([`Planner`], [`planned`]).
 
 use recap_core::tokens::message_tokens;
 use recap_core::{
-    ChatTurn, Message, Observation, PromptDelta, RenderError, RenderRequest, Session,
-    SessionIdentity, SessionState, TokenCounter,
+    Answer, ChatTurn, Message, Observation, PromptDelta, RenderRequest, Replay, Session,
+    TokenCounter,
 };
 
 /// The history messages of a session's first `k` chat turns, kept across its calls.
-#[derive(Debug)]
+#[derive(Debug, Default)]
 pub struct History {
-    identity: Option<SessionIdentity>,
     messages: Vec<Message>,
     /// Per message: environment output (a TOOL result or a USER observation marked
     /// `environment`), which masking strategies may replace.
@@ -182,101 +182,63 @@ impl Plan {
     }
 }
 
-/// The `changed` of a strategy whose plans hold no [`Source::Changed`]: never asked.
-pub fn unchanged(_i: usize, message: &Message, _variant: u32) -> Message {
-    message.clone()
+/// A chat strategy that describes each prompt as a [`Plan`] over the session's
+/// [`History`]: its replay ([`planned`]) extends the history call by call and builds
+/// only the messages after those the previous prompt's plan shares.
+pub trait Planner: 'static {
+    /// The prompt of `request`'s call, planned over `history` (extended to its turns).
+    /// May keep per-session work of its own (`&mut self`): a planner is one replay's.
+    fn plan(&mut self, request: &RenderRequest<'_>, history: &mut History) -> Plan;
+
+    /// History message `i`, `message`, as the strategy changes it (a
+    /// [`Source::Changed`] of `variant`). The default is for plans without changes.
+    fn changed(&self, i: usize, message: &Message, variant: u32) -> Message {
+        let _ = (i, variant);
+        message.clone()
+    }
 }
 
-/// `render` of a chat strategy that plans its prompt from the history: the history
-/// built afresh from the request. With [`render_planned`] the one place where the two
-/// paths of the `Strategy` contract meet, so both plan from the same history.
-pub fn render_fresh(
-    request: &RenderRequest<'_>,
-    plan: impl FnOnce(&RenderRequest<'_>, &mut History) -> Plan,
-    changed: impl FnMut(usize, &Message, u32) -> Message,
-) -> Result<Vec<Message>, RenderError> {
-    let mut history = History::of_request(request);
-    let plan = plan(request, &mut history);
-    Ok(history.build(&plan, 0, request, changed))
+/// The replay of `planner`'s strategy.
+pub fn planned(planner: impl Planner) -> Box<dyn Replay> {
+    Box::new(Planned {
+        planner,
+        history: History::default(),
+    })
 }
 
-/// `render_session_delta` (and, with `held` `None`, `render_session`) of the same
-/// strategy: the session's history cached in `state`, extended to call `k`, and the
-/// prompt answered against the plan of the previous prompt rendered from it.
-pub fn render_planned(
-    session: &Session,
-    k: usize,
-    state: &mut SessionState,
-    held: Option<usize>,
-    plan: impl FnOnce(&RenderRequest<'_>, &mut History) -> Plan,
-    changed: impl FnMut(usize, &Message, u32) -> Message,
-) -> Result<PromptDelta, RenderError> {
-    let request = RenderRequest::for_call(session, k)?;
-    let history = History::for_session(state, session, k);
-    let plan = plan(&request, history);
-    Ok(history.answer(plan, held, &request, changed))
+struct Planned<P> {
+    planner: P,
+    history: History,
+}
+
+impl<P: Planner> Replay for Planned<P> {
+    fn call(&mut self, session: &Session, k: usize, held: usize) -> Answer {
+        let request = RenderRequest::for_call(session, k)?;
+        self.history.advance(&request);
+        let plan = self.planner.plan(&request, &mut self.history);
+        let planner = &self.planner;
+        Ok(self
+            .history
+            .answer(plan, held, &request, |i, m, v| planner.changed(i, m, v)))
+    }
 }
 
 /// A message not counted yet (no message counts `u64::MAX` tokens).
 const UNCOUNTED: u64 = u64::MAX;
 
 impl History {
-    fn empty(identity: Option<SessionIdentity>) -> Self {
-        History {
-            identity,
-            messages: Vec::new(),
-            environment: Vec::new(),
-            safe_cut: Vec::new(),
-            turn_ends: Vec::new(),
-            tokens: Vec::new(),
-            counted: 0,
-            opening: None,
-            opening_messages: None,
-            last_plan: None,
-        }
-    }
-
-    /// The history after the request's completed turns, built afresh (the stateless
-    /// path of `render`).
+    /// The history after the request's completed turns, built at once.
     pub fn of_request(request: &RenderRequest<'_>) -> Self {
-        let mut h = History::empty(None);
+        let mut h = History::default();
         h.extend(request.chat_turns);
         h
     }
 
-    /// The session's cached history, extended to its first `k` turns. A state holding
-    /// another session's history (or anything else) starts over, so reuse can only
-    /// save work.
-    pub fn for_session<'s>(
-        state: &'s mut SessionState,
-        session: &Session,
-        k: usize,
-    ) -> &'s mut Self {
-        let h = state.reuse_or_set(
-            |h: &History| h.serves(session, k),
-            || History::new_for(session),
-        );
-        h.advance(session, k);
-        h
-    }
-
-    /// An empty history of `session`, for a strategy that keeps it inside its own
-    /// per-session state (with [`History::serves`] and [`History::advance`]).
-    pub fn new_for(session: &Session) -> Self {
-        History::empty(Some(SessionIdentity::of(session)))
-    }
-
-    /// Whether this history can be advanced to call `k` of `session`: it is that
-    /// session's and holds no turn after the first `k`.
-    pub fn serves(&self, session: &Session, k: usize) -> bool {
-        self.identity.as_ref().is_some_and(|id| id.matches(session)) && self.turn_ends.len() <= k
-    }
-
-    /// Extends the history to the first `k` turns of `session` (one it
-    /// [`serves`](History::serves)).
-    pub fn advance(&mut self, session: &Session, k: usize) {
+    /// Extends the history to the request's completed turns (those of the session it
+    /// holds the first turns of).
+    pub fn advance(&mut self, request: &RenderRequest<'_>) {
         let done = self.turn_ends.len();
-        self.extend(&session.chat_turns[done..k.min(session.chat_turns.len())]);
+        self.extend(&request.chat_turns[done.min(request.chat_turns.len())..]);
     }
 
     fn extend(&mut self, turns: &[ChatTurn]) {
@@ -331,12 +293,12 @@ impl History {
     pub fn answer(
         &mut self,
         plan: Plan,
-        held: Option<usize>,
+        held: usize,
         request: &RenderRequest<'_>,
         changed: impl FnMut(usize, &Message, u32) -> Message,
     ) -> PromptDelta {
-        let kept = match (&self.last_plan, held) {
-            (Some(last), Some(held)) if last.len() == held => plan.common_prefix(last),
+        let kept = match &self.last_plan {
+            Some(last) if held > 0 && last.len() == held => plan.common_prefix(last),
             _ => 0,
         };
         let tail = self.build(&plan, kept, request, changed);
@@ -415,18 +377,14 @@ mod tests {
             .text_turn("thinking", &["user says"])
             .tool_turn("", &[("c2", "g", "{}"), ("c3", "g", "{}")], &["r2", "r3"])
             .build();
-        let mut state = SessionState::new();
-        for k in 0..=3 {
+        let mut cached = History::default();
+        for k in [0, 1, 3] {
             let request = RenderRequest::for_call(&s, k).unwrap();
             let fresh = History::of_request(&request);
-            let cached = History::for_session(&mut state, &s, k);
+            cached.advance(&request);
             assert_eq!(cached.messages(), fresh.messages(), "call {k}");
             assert_eq!(cached.turns(), k);
         }
-        // Going back to an earlier call starts over rather than showing later turns.
-        let cached = History::for_session(&mut state, &s, 1);
-        assert_eq!(cached.turns(), 1);
-        assert_eq!(cached.messages().len(), 2);
     }
 
     #[test]

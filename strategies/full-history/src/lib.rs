@@ -12,8 +12,8 @@ pub mod transcript;
 
 use recap_core::strategy::FINAL_TURN_LINE;
 use recap_core::{
-    ChatTurn, Form, Invariant, Message, PromptDelta, RenderError, RenderRequest, Session,
-    SessionState, SpecError, Strategy, StrategyInfo, StrategySpec, Turn,
+    ChatTurn, Form, Invariant, Message, RenderRequest, Replay, SpecError, Strategy, StrategyInfo,
+    StrategySpec, Turn,
 };
 use std::borrow::Cow;
 use std::sync::Arc;
@@ -45,29 +45,10 @@ impl Strategy for FullHistory {
         NAME.to_string()
     }
 
-    fn render(&self, request: &RenderRequest<'_>) -> Result<Vec<Message>, RenderError> {
-        Ok(render(request))
-    }
-
-    /// As `render`, each turn rendered once per session ([`transcript::Transcript`]).
-    fn render_session(
-        &self,
-        session: &Session,
-        k: usize,
-        state: &mut SessionState,
-    ) -> Result<Vec<Message>, RenderError> {
-        transcript::render_session(session, k, state)
-    }
-
-    /// As `render_session`: a call keeps all of the previous call's prompt.
-    fn render_session_delta(
-        &self,
-        session: &Session,
-        k: usize,
-        state: &mut SessionState,
-        held: Option<usize>,
-    ) -> Result<PromptDelta, RenderError> {
-        transcript::render_session_delta(session, k, state, held)
+    /// Each turn rendered once per session ([`transcript::Transcript`]); a call keeps
+    /// all of the previous call's prompt.
+    fn open(&self) -> Box<dyn Replay> {
+        Box::new(transcript::Transcript::new())
     }
 
     fn invariants(&self) -> Vec<Invariant> {

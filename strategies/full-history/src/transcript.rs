@@ -8,9 +8,7 @@
 //! again, quadratic in the session's length.
 
 use crate::{opening, push_pairs};
-use recap_core::{
-    Form, Message, PromptDelta, RenderError, RenderRequest, Session, SessionIdentity, SessionState,
-};
+use recap_core::{Answer, Form, Message, PromptDelta, RenderRequest, Replay, Session};
 
 #[derive(Debug, Clone, Copy)]
 struct LastPrompt {
@@ -19,10 +17,10 @@ struct LastPrompt {
     len: usize,
 }
 
-/// The opening and the messages of a session's first turns, extended as calls advance.
-#[derive(Debug)]
+/// The opening and the messages of a session's first turns, extended as calls advance:
+/// full-history's replay, and what `rolling-window` and `recorded` keep turns from.
+#[derive(Debug, Default)]
 pub struct Transcript {
-    identity: SessionIdentity,
     opening: Vec<Message>,
     messages: Vec<Message>,
     /// `turn_ends[i]`: the number of messages once turn `i + 1` is complete.
@@ -33,25 +31,18 @@ pub struct Transcript {
 }
 
 impl Transcript {
-    /// The session's transcript from `state`, extended to its first `k` turns; a state
-    /// holding another session's (or anything else) starts over.
-    pub fn for_session<'s>(
-        state: &'s mut SessionState,
-        request: &RenderRequest<'_>,
-        session: &Session,
-    ) -> &'s mut Self {
-        let t = state.reuse_or_set(
-            |t: &Transcript| t.identity.matches(session),
-            || Transcript {
-                identity: SessionIdentity::of(session),
-                opening: opening(request),
-                messages: Vec::new(),
-                turn_ends: Vec::new(),
-                last_prompt: None,
-            },
-        );
-        t.advance(request);
-        t
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Extended to the request's completed turns (a request of the same session as
+    /// every earlier one, with no fewer turns).
+    pub fn advanced(&mut self, request: &RenderRequest<'_>) -> &mut Self {
+        if self.opening.is_empty() {
+            self.opening = opening(request);
+        }
+        self.advance(request);
+        self
     }
 
     fn advance(&mut self, request: &RenderRequest<'_>) {
@@ -97,8 +88,8 @@ impl Transcript {
     /// The prompt of the opening and turns `from + 1 ..= to`, as what it keeps of the
     /// last prompt answered here when the caller holds that one (`held`, its length):
     /// all of it when only later turns were added, the opening when the turns moved.
-    pub fn answer(&mut self, from: usize, to: usize, held: Option<usize>) -> PromptDelta {
-        let last = self.last_prompt.filter(|last| held == Some(last.len));
+    pub fn answer(&mut self, from: usize, to: usize, held: usize) -> PromptDelta {
+        let last = self.last_prompt.filter(|last| held == last.len && held > 0);
         let kept = match last {
             Some(last) if last.from == from && last.to <= to => last.len,
             Some(_) => self.opening.len(),
@@ -126,26 +117,13 @@ impl Transcript {
     }
 }
 
-/// full-history's `render_session`: the call's prompt from the session's transcript.
-pub fn render_session(
-    session: &Session,
-    k: usize,
-    state: &mut SessionState,
-) -> Result<Vec<Message>, RenderError> {
-    render_session_delta(session, k, state, None).map(|d| d.tail)
-}
-
-/// full-history's `render_session_delta`: the turns completed since the previous call
-/// rendered through `state`, after all of that call's prompt (the prompt only grows).
-pub fn render_session_delta(
-    session: &Session,
-    k: usize,
-    state: &mut SessionState,
-    held: Option<usize>,
-) -> Result<PromptDelta, RenderError> {
-    let request = RenderRequest::for_call(session, k)?;
-    let t = Transcript::for_session(state, &request, session);
-    Ok(t.answer(0, request.completed(), held))
+/// full-history's replay: the turns completed since the previous call, after all of
+/// that call's prompt (the prompt only grows).
+impl Replay for Transcript {
+    fn call(&mut self, session: &Session, k: usize, held: usize) -> Answer {
+        let request = RenderRequest::for_call(session, k)?;
+        Ok(self.advanced(&request).answer(0, request.completed(), held))
+    }
 }
 
 #[cfg(test)]
@@ -154,22 +132,25 @@ mod tests {
     use recap_gen::builder::{SessionBuilder, TurnBuilder};
     use recap_gen::chat::ChatSessionBuilder;
 
+    /// Every call through one replay, as the harness asks them, each applied to the
+    /// prompt before it.
+    fn replayed(s: &Session) -> Vec<Vec<Message>> {
+        let mut replay = Transcript::new();
+        let mut prompt: Vec<Message> = Vec::new();
+        (0..=s.turn_count())
+            .map(|k| {
+                let delta = replay.call(s, k, prompt.len()).unwrap();
+                prompt = delta.apply(&prompt);
+                prompt.clone()
+            })
+            .collect()
+    }
+
     fn check_every_call(s: &Session) {
-        let mut state = SessionState::new();
-        for k in 0..=s.turn_count() {
+        for (k, prompt) in replayed(s).into_iter().enumerate() {
             let request = RenderRequest::for_call(s, k).unwrap();
-            assert_eq!(
-                render_session(s, k, &mut state).unwrap(),
-                crate::render(&request),
-                "call {k}"
-            );
+            assert_eq!(prompt, crate::render(&request), "call {k}");
         }
-        // Back to an earlier call: a prefix of what is kept, still the fresh render.
-        let request = RenderRequest::for_call(s, 1).unwrap();
-        assert_eq!(
-            render_session(s, 1, &mut state).unwrap(),
-            crate::render(&request)
-        );
     }
 
     #[test]
@@ -191,16 +172,19 @@ mod tests {
     }
 
     #[test]
-    fn a_state_of_another_session_starts_over() {
-        let a = ChatSessionBuilder::new("a").text_turn("x", &["y"]).build();
-        let b = ChatSessionBuilder::new("b").text_turn("z", &["w"]).build();
-        let mut state = SessionState::new();
-        render_session(&a, 1, &mut state).unwrap();
-        let request = RenderRequest::for_call(&b, 1).unwrap();
-        assert_eq!(
-            render_session(&b, 1, &mut state).unwrap(),
-            crate::render(&request)
-        );
+    fn a_call_keeps_the_whole_previous_prompt_when_the_caller_holds_it() {
+        let s = ChatSessionBuilder::new("m")
+            .text_turn("first", &["obs"])
+            .text_turn("second", &["obs2"])
+            .build();
+        let mut replay = Transcript::new();
+        let zero = replay.call(&s, 0, 0).unwrap();
+        assert_eq!((zero.kept, zero.tail.len()), (0, 2));
+        let one = replay.call(&s, 1, 2).unwrap();
+        assert_eq!((one.kept, one.tail.len()), (2, 2));
+        // The caller dropped the prompt (a failed call): all of it again.
+        let two = replay.call(&s, 2, 0).unwrap();
+        assert_eq!((two.kept, two.tail.len()), (0, 6));
     }
 
     #[test]
@@ -209,9 +193,9 @@ mod tests {
             .text_turn("first", &["obs"])
             .text_turn("second", &["obs2"])
             .build();
-        let mut state = SessionState::new();
-        let one = render_session(&s, 1, &mut state).unwrap();
-        let two = render_session(&s, 2, &mut state).unwrap();
+        let mut replay = Transcript::new();
+        let one = replay.call(&s, 1, 0).unwrap().tail;
+        let two = replay.call(&s, 2, 0).unwrap().tail;
         for (a, b) in one.iter().zip(&two) {
             assert!(recap_core::Text::ptr_eq(&a.content, &b.content));
         }

@@ -22,9 +22,8 @@ pub mod template;
 
 use recap_core::tokens::message_tokens;
 use recap_core::{
-    BuildContext, ChatTurn, Form, Invariant, Message, OptionInfo, RenderError, RenderRequest,
-    Session, SessionIdentity, SessionState, SpecError, Strategy, StrategyInfo, StrategySpec,
-    TokenCounter,
+    Answer, BuildContext, ChatTurn, Form, Invariant, Message, OptionInfo, PromptDelta, RenderError,
+    RenderRequest, Replay, Session, SpecError, Strategy, StrategyInfo, StrategySpec, TokenCounter,
 };
 use recap_eval::{ChatRequest, Endpoint, Sampling, Tools, summarizer_purpose};
 use std::path::PathBuf;
@@ -141,6 +140,7 @@ pub fn build(
     }))
 }
 
+#[derive(Clone)]
 pub struct LlmSummary {
     pub trigger: u64,
     pub keep: usize,
@@ -153,10 +153,10 @@ pub struct LlmSummary {
     model: String,
 }
 
-/// The replay of one session's calls: its history messages, their tokens, and after
+/// What the replay of one session keeps: its history messages, their tokens, and after
 /// each call the forgetting point and the summary in force.
-struct Replay {
-    identity: Option<SessionIdentity>,
+#[derive(Default)]
+struct Calls {
     messages: Vec<Message>,
     tokens: Vec<u64>,
     /// `turn_start[i]`: index of turn `i + 1`'s first message.
@@ -165,17 +165,7 @@ struct Replay {
     calls: Vec<(usize, Option<Arc<str>>)>,
 }
 
-impl Replay {
-    fn new(identity: Option<SessionIdentity>) -> Self {
-        Replay {
-            identity,
-            messages: Vec::new(),
-            tokens: Vec::new(),
-            turn_start: Vec::new(),
-            calls: Vec::new(),
-        }
-    }
-
+impl Calls {
     fn extend(&mut self, turns: &[ChatTurn], counter: &dyn TokenCounter) {
         for turn in &turns[self.turn_start.len().min(turns.len())..] {
             self.turn_start.push(self.messages.len());
@@ -203,7 +193,7 @@ impl LlmSummary {
     /// Replays calls up to `k`, asking for summaries where cuts fall.
     fn advance(
         &self,
-        replay: &mut Replay,
+        replay: &mut Calls,
         opening: &[Message],
         turns: &[ChatTurn],
         k: usize,
@@ -271,7 +261,7 @@ impl LlmSummary {
         }
     }
 
-    fn prompt(&self, replay: &Replay, opening: Vec<Message>, k: usize) -> Vec<Message> {
+    fn prompt(&self, replay: &Calls, opening: Vec<Message>, k: usize) -> Vec<Message> {
         let (f, summary) = &replay.calls[k];
         let end = replay.end_of(k);
         let mut out = opening;
@@ -281,6 +271,26 @@ impl LlmSummary {
         }
         out.extend_from_slice(&replay.messages[*f..end]);
         out
+    }
+}
+
+/// llm-summary's replay.
+struct Summarising {
+    strategy: LlmSummary,
+    calls: Calls,
+}
+
+impl Replay for Summarising {
+    fn call(&mut self, session: &Session, k: usize, _held: usize) -> Answer {
+        let request = RenderRequest::for_call(session, k)?;
+        let opening = recap_full_history::opening(&request);
+        self.strategy
+            .advance(&mut self.calls, &opening, request.chat_turns, k)?;
+        Ok(PromptDelta::whole(self.strategy.prompt(
+            &self.calls,
+            opening,
+            k,
+        )))
     }
 }
 
@@ -309,28 +319,12 @@ impl Strategy for LlmSummary {
         }
     }
 
-    fn render(&self, request: &RenderRequest<'_>) -> Result<Vec<Message>, RenderError> {
-        let opening = recap_full_history::opening(request);
-        let k = request.chat_turns.len();
-        let mut replay = Replay::new(None);
-        self.advance(&mut replay, &opening, request.chat_turns, k)?;
-        Ok(self.prompt(&replay, opening, k))
-    }
-
-    fn render_session(
-        &self,
-        session: &Session,
-        k: usize,
-        state: &mut SessionState,
-    ) -> Result<Vec<Message>, RenderError> {
-        let request = RenderRequest::for_call(session, k)?;
-        let opening = recap_full_history::opening(&request);
-        let replay = state.reuse_or_set(
-            |r: &Replay| r.identity.as_ref().is_some_and(|id| id.matches(session)),
-            || Replay::new(Some(SessionIdentity::of(session))),
-        );
-        self.advance(replay, &opening, &session.chat_turns, k)?;
-        Ok(self.prompt(replay, opening, k))
+    /// The session's calls replayed in order, each summary asked for once.
+    fn open(&self) -> Box<dyn Replay> {
+        Box::new(Summarising {
+            strategy: self.clone(),
+            calls: Calls::default(),
+        })
     }
 
     fn invariants(&self) -> Vec<Invariant> {

@@ -2,7 +2,7 @@
 //! incremental summary, determinism from the cache, pairing, and the endpoint gone.
 
 use recap_core::tokens::WordCounter;
-use recap_core::{Registry, RenderRequest, Role, Session, SessionState, Strategy};
+use recap_core::{Registry, Role, Session, Strategy};
 use recap_eval::backoff::Backoff;
 use recap_eval::standin::{Config, StandIn};
 use recap_eval::{Cache, Client, ClientConfig, Endpoint, summarizer_purpose};
@@ -56,9 +56,9 @@ fn older_turns_become_a_summary_after_the_mission_updated_at_each_cut() {
     let s = strategy(Arc::clone(&e), SPEC);
     assert_eq!(s.spec(), SPEC);
     let session = session();
-    let mut state = SessionState::new();
+    let mut replay = s.open();
     let prompts: Vec<_> = (0..=8)
-        .map(|k| s.render_session(&session, k, &mut state).unwrap())
+        .map(|k| replay.call(&session, k, 0).unwrap().tail)
         .collect();
     // Under the trigger: the full history.
     assert_eq!(prompts[1].len(), 4);
@@ -108,16 +108,19 @@ fn replays_are_byte_identical_from_the_cache_and_stateless_render_agrees() {
     let session = session();
     let first = {
         let s = strategy(endpoint(&server.url(), &path), SPEC);
-        let mut state = SessionState::new();
+        let mut replay = s.open();
         (0..=8)
-            .map(|k| s.render_session(&session, k, &mut state).unwrap())
+            .map(|k| replay.call(&session, k, 0).unwrap().tail)
             .collect::<Vec<_>>()
     };
     let sent = server.received();
     let s = strategy(endpoint(&server.url(), &path), SPEC);
     for k in [8, 3, 6] {
-        let request = RenderRequest::for_call(&session, k).unwrap();
-        assert_eq!(s.render(&request).unwrap(), first[k], "call {k}");
+        assert_eq!(
+            recap_core::render_call(s.as_ref(), &session, k).unwrap(),
+            first[k],
+            "call {k}"
+        );
     }
     assert_eq!(server.received(), sent, "a replay asked the endpoint again");
 }
@@ -130,13 +133,11 @@ fn an_endpoint_that_is_gone_is_a_render_error_naming_it() {
     let dir = tempfile::tempdir().unwrap();
     let s = strategy(endpoint(&url, &dir.path().join("c.sqlite")), SPEC);
     let session = session();
-    let request = RenderRequest::for_call(&session, 8).unwrap();
-    let err = s.render(&request).unwrap_err();
+    let err = recap_core::render_call(s.as_ref(), &session, 8).unwrap_err();
     assert_eq!(err.kind, "summarizer");
     assert!(err.message.contains(&url), "{err}");
     // Below the trigger nothing is asked, so nothing fails.
-    let early = RenderRequest::for_call(&session, 1).unwrap();
-    assert!(s.render(&early).is_ok());
+    assert!(recap_core::render_call(s.as_ref(), &session, 1).is_ok());
 }
 
 #[test]

@@ -12,10 +12,10 @@
 //! few rare control and Unicode separators.
 
 use recap_core::{
-    Form, Invariant, Message, OptionInfo, PromptDelta, RenderError, RenderRequest, Session,
-    SessionState, SpecError, Strategy, StrategyInfo, StrategySpec, Text,
+    Form, Invariant, Message, OptionInfo, RenderRequest, Replay, SpecError, Strategy, StrategyInfo,
+    StrategySpec, Text,
 };
-use recap_full_history::chat::{History, Plan, Source};
+use recap_full_history::chat::{History, Plan, Planner, Source, planned};
 use std::sync::Arc;
 
 pub const NAME: &str = "observation-masking";
@@ -75,22 +75,23 @@ pub fn placeholder(content: &str) -> String {
     )
 }
 
-/// What a state keeps across the calls of a session: the history, and the placeholder
+/// The strategy's planner, which keeps across the calls of a session the placeholder
 /// of each history message masked so far (it depends on the message alone, and a
 /// masked message stays masked at every later call).
 struct Masking {
-    history: History,
+    window: u32,
     placeholders: Vec<Option<Text>>,
 }
 
-impl ObservationMasking {
-    /// The prompt's plan: environment output of the turns before the last `window`
-    /// masked ([`Source::Changed`]), with each masked message's placeholder made once.
-    fn plan(&self, history: &History, placeholders: &mut Vec<Option<Text>>) -> Plan {
+impl Planner for Masking {
+    /// Environment output of the turns before the last `window` masked
+    /// ([`Source::Changed`]), with each masked message's placeholder made once.
+    fn plan(&mut self, _request: &RenderRequest<'_>, history: &mut History) -> Plan {
         let turns = history.turns();
         let masked_turns = turns.saturating_sub(self.window as usize);
         let masked_end = history.turn_start(masked_turns);
         let msgs = history.messages();
+        let placeholders = &mut self.placeholders;
         if placeholders.len() < masked_end {
             placeholders.resize(masked_end, None);
         }
@@ -105,6 +106,10 @@ impl ObservationMasking {
         }
         plan.push_run(masked_end..msgs.len());
         plan
+    }
+
+    fn changed(&self, i: usize, m: &Message, _variant: u32) -> Message {
+        masked(&self.placeholders, i, m)
     }
 }
 
@@ -129,44 +134,11 @@ impl Strategy for ObservationMasking {
             .to_string()
     }
 
-    fn render(&self, request: &RenderRequest<'_>) -> Result<Vec<Message>, RenderError> {
-        let mut placeholders = Vec::new();
-        let mut history = History::of_request(request);
-        let plan = self.plan(&history, &mut placeholders);
-        Ok(history.build(&plan, 0, request, |i, m, _| masked(&placeholders, i, m)))
-    }
-
-    fn render_session(
-        &self,
-        session: &Session,
-        k: usize,
-        state: &mut SessionState,
-    ) -> Result<Vec<Message>, RenderError> {
-        self.render_session_delta(session, k, state, None)
-            .map(|d| d.tail)
-    }
-
-    fn render_session_delta(
-        &self,
-        session: &Session,
-        k: usize,
-        state: &mut SessionState,
-        held: Option<usize>,
-    ) -> Result<PromptDelta, RenderError> {
-        let request = RenderRequest::for_call(session, k)?;
-        let masking = state.reuse_or_set(
-            |m: &Masking| m.history.serves(session, k),
-            || Masking {
-                history: History::new_for(session),
-                placeholders: Vec::new(),
-            },
-        );
-        masking.history.advance(session, k);
-        let plan = self.plan(&masking.history, &mut masking.placeholders);
-        let placeholders = &masking.placeholders;
-        Ok(masking
-            .history
-            .answer(plan, held, &request, |i, m, _| masked(placeholders, i, m)))
+    fn open(&self) -> Box<dyn Replay> {
+        planned(Masking {
+            window: self.window,
+            placeholders: Vec::new(),
+        })
     }
 
     fn invariants(&self) -> Vec<Invariant> {

@@ -1,4 +1,5 @@
 use super::*;
+use recap_core::render_call;
 use recap_core::{Observation, Role};
 use recap_gen::chat::ChatSessionBuilder;
 
@@ -69,8 +70,7 @@ fn session() -> recap_core::Session {
 #[test]
 fn older_environment_output_is_masked_and_replies_are_not() {
     let s = session();
-    let request = RenderRequest::for_call(&s, 4).unwrap();
-    let m = strategy(1).render(&request).unwrap();
+    let m = render_call(&strategy(1), &s, 4).unwrap();
     // SYSTEM, mission, then turn 1: response + tool result.
     assert_eq!(m[3].role, Role::Tool);
     assert_eq!(m[3].content, "Old environment output: (3 lines omitted)");
@@ -91,8 +91,8 @@ fn the_last_window_turns_equal_full_history_and_a_wide_window_is_full_history() 
     for k in 0..=4 {
         let request = RenderRequest::for_call(&s, k).unwrap();
         let full = recap_full_history::render(&request);
-        assert_eq!(strategy(10).render(&request).unwrap(), full, "call {k}");
-        let masked = strategy(2).render(&request).unwrap();
+        assert_eq!(render_call(&strategy(10), &s, k).unwrap(), full, "call {k}");
+        let masked = render_call(&strategy(2), &s, k).unwrap();
         assert_eq!(masked.len(), full.len());
         let history = History::of_request(&request);
         let keep_from = 2 + history.turn_start(k.saturating_sub(2));
@@ -101,15 +101,14 @@ fn the_last_window_turns_equal_full_history_and_a_wide_window_is_full_history() 
 }
 
 #[test]
-fn render_session_equals_render_at_every_call() {
+fn a_replay_equals_each_call_rendered_alone() {
     let s = session();
     let strategy = strategy(1);
-    let mut state = SessionState::new();
+    let mut replay = strategy.open();
     for k in 0..=4 {
-        let request = RenderRequest::for_call(&s, k).unwrap();
         assert_eq!(
-            strategy.render_session(&s, k, &mut state).unwrap(),
-            strategy.render(&request).unwrap()
+            replay.call(&s, k, 0).unwrap().tail,
+            render_call(&strategy, &s, k).unwrap()
         );
     }
 }
@@ -129,9 +128,7 @@ fn error_results_are_environment_output_too() {
         )
         .text_turn("done", &[])
         .build();
-    let m = strategy(1)
-        .render(&RenderRequest::for_call(&s, 2).unwrap())
-        .unwrap();
+    let m = render_call(&strategy(1), &s, 2).unwrap();
     assert_eq!(m[3].content, "Old environment output: (2 lines omitted)");
 }
 

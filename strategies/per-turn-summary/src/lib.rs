@@ -4,13 +4,14 @@
 //! USER after it is `Error: {message}` (failed turns) and the turns line. Each prompt
 //! therefore starts with the previous one: the prompt cache is reused in full.
 //!
-//! A turn's messages do not depend on the call, so [`Strategy::render_session`] keeps
-//! each turn's messages for the session and a call only shares them (their text is
-//! reference-counted, [`recap_core::Text`]).
+//! A turn's messages do not depend on the call, so the strategy's replay keeps each
+//! turn's messages for the session and a call only shares them (their text is
+//! reference-counted, [`recap_core::Text`]), answered as the turns added since the
+//! previous call.
 
 use recap_core::{
-    Invariant, Message, RenderError, RenderRequest, Session, SessionIdentity, SessionState,
-    SpecError, Strategy, StrategyInfo, StrategySpec, Turn,
+    Answer, Invariant, Message, PromptDelta, RenderRequest, Replay, Session, SpecError, Strategy,
+    StrategyInfo, StrategySpec, Turn, reference_first,
 };
 use recap_full_history::{push_turns_line, turns_left_after};
 use recap_single_user_coalesced::{
@@ -47,38 +48,18 @@ impl Strategy for PerTurnSummary {
         canonical_spec(NAME, self.options.non_default())
     }
 
-    fn render(&self, request: &RenderRequest<'_>) -> Result<Vec<Message>, RenderError> {
-        Ok(render_with(request, self.options))
-    }
-
-    fn render_session(
-        &self,
-        session: &Session,
-        k: usize,
-        state: &mut SessionState,
-    ) -> Result<Vec<Message>, RenderError> {
-        let request = RenderRequest::for_call(session, k)?;
-        if let Some(full_history) = single_shot(&request) {
-            return Ok(full_history);
-        }
-        let cache = SummaryCache::for_session(state, session, self.options);
-        let done = cache.turn_messages.len() / 2;
-        for (i, turn) in request.turns.iter().enumerate().skip(done) {
-            cache.turn_messages.extend(turn_messages(
-                turn,
-                assistant_content(turn, self.options),
-                i + 1,
-                request.max_turns,
-            ));
-        }
-        let opening = cache
-            .opening
-            .get_or_insert_with(|| recap_full_history::opening_pair(&request));
-        let turns = &cache.turn_messages[..2 * request.turns.len()];
-        let mut out = Vec::with_capacity(2 + turns.len());
-        out.extend_from_slice(opening);
-        out.extend_from_slice(turns);
-        Ok(out)
+    /// [`render_with`] first, then each turn's messages rendered once per session.
+    fn open(&self) -> Box<dyn Replay> {
+        let options = self.options;
+        reference_first(
+            move |request| Ok(render_with(request, options)),
+            Box::new(SummaryCache {
+                options,
+                opening: None,
+                turn_messages: Vec::new(),
+                last_len: 0,
+            }),
+        )
     }
 
     /// The summary's invariants and append-only: a turn's messages never change.
@@ -130,35 +111,48 @@ fn turn_messages(turn: &Turn, assistant: String, completed: usize, max_turns: u3
     ]
 }
 
-/// The session's opening and turn messages so far (two per turn), each rendered once.
+/// The session's opening and turn messages so far (two per turn), each rendered once:
+/// per-turn-summary's incremental replay.
 struct SummaryCache {
-    key: SessionIdentity,
     options: SummaryOptions,
     opening: Option<[Message; 2]>,
     turn_messages: Vec<Message>,
+    /// The length of the last prompt answered from the turn messages (0: none).
+    last_len: usize,
 }
 
-impl SummaryCache {
-    /// The cache in `state` for `session` and `options`, new when `state` held anything
-    /// else (another session, other options, another type).
-    fn for_session<'s>(
-        state: &'s mut SessionState,
-        session: &Session,
-        options: SummaryOptions,
-    ) -> &'s mut Self {
-        state.reuse_or_set(
-            |cache: &Self| {
-                cache.options == options
-                    && cache.key.matches(session)
-                    && cache.turn_messages.len() <= 2 * session.turns.len()
-            },
-            || Self {
-                key: SessionIdentity::of(session),
-                options,
-                opening: None,
-                turn_messages: Vec::new(),
-            },
-        )
+impl Replay for SummaryCache {
+    /// Append-only: a call keeps the whole previous prompt when the caller holds it.
+    fn call(&mut self, session: &Session, k: usize, held: usize) -> Answer {
+        let request = RenderRequest::for_call(session, k)?;
+        if let Some(full_history) = single_shot(&request) {
+            self.last_len = 0;
+            return Ok(PromptDelta::whole(full_history));
+        }
+        let done = self.turn_messages.len() / 2;
+        for (i, turn) in request.turns.iter().enumerate().skip(done) {
+            self.turn_messages.extend(turn_messages(
+                turn,
+                assistant_content(turn, self.options),
+                i + 1,
+                request.max_turns,
+            ));
+        }
+        let opening = self
+            .opening
+            .get_or_insert_with(|| recap_full_history::opening_pair(&request));
+        let turns = &self.turn_messages[..2 * request.turns.len()];
+        let len = opening.len() + turns.len();
+        let kept = if held > 0 && held == self.last_len {
+            held
+        } else {
+            0
+        };
+        self.last_len = len;
+        let mut tail = Vec::with_capacity(len - kept);
+        tail.extend_from_slice(&opening[kept.min(2)..]);
+        tail.extend_from_slice(&turns[kept.saturating_sub(2)..]);
+        Ok(PromptDelta { kept, tail })
     }
 }
 

@@ -9,8 +9,8 @@
 
 use recap_core::strategy::turns_line;
 use recap_core::{
-    Invariant, Message, OptionInfo, RenderError, RenderRequest, SpecError, Strategy, StrategySpec,
-    Turn,
+    Invariant, Message, OptionInfo, RenderError, RenderRequest, Replay, SpecError, Strategy,
+    StrategySpec, Turn, each_call,
 };
 
 pub const NAME: &str = "ptc-output-masking";
@@ -53,16 +53,9 @@ impl PtcOutputMasking {
     }
 }
 
-impl Strategy for PtcOutputMasking {
-    fn spec(&self) -> String {
-        if self.window == DEFAULT_WINDOW {
-            NAME.to_string()
-        } else {
-            format!("{NAME}:window={}", self.window)
-        }
-    }
-
-    fn render(&self, request: &RenderRequest<'_>) -> Result<Vec<Message>, RenderError> {
+impl PtcOutputMasking {
+    /// The prompt for a request; never fails.
+    pub fn render(&self, request: &RenderRequest<'_>) -> Result<Vec<Message>, RenderError> {
         let turns = request.turns;
         let mut messages = Vec::with_capacity(2 + 2 * turns.len());
         messages.push(Message::system(request.system_prompt));
@@ -79,6 +72,21 @@ impl Strategy for PtcOutputMasking {
             messages.push(Message::user(feedback));
         }
         Ok(messages)
+    }
+}
+
+impl Strategy for PtcOutputMasking {
+    fn open(&self) -> Box<dyn Replay> {
+        let strategy = *self;
+        each_call(move |request| strategy.render(request))
+    }
+
+    fn spec(&self) -> String {
+        if self.window == DEFAULT_WINDOW {
+            NAME.to_string()
+        } else {
+            format!("{NAME}:window={}", self.window)
+        }
     }
 
     fn invariants(&self) -> Vec<Invariant> {

@@ -1,18 +1,15 @@
 //! The fast path of the strategy: the USER message written into one exactly sized
 //! buffer from texts printed once per session.
 //!
-//! [`Strategy::render_session`](recap_core::Strategy::render_session) keeps a
-//! [`RenderCache`] in the session's `SessionState`, so that on every later call of the
-//! session only what changed is printed: the tools and data sections (they depend only
-//! on the session) are printed on the first call, each definition's `user/` line and each
-//! tool call's `;   name(args)` line the first time a call shows it, and the live
-//! definitions are folded turn by turn. `render` uses the same code with a fresh cache.
+//! The strategy's replay keeps a [`RenderCache`] for its session, so that on every later
+//! call of the session only what changed is printed: the tools and data sections (they
+//! depend only on the session) are printed on the first call, each definition's `user/`
+//! line and each tool call's `;   name(args)` line the first time a call shows it, and the
+//! live definitions are folded turn by turn. A call rendered in isolation uses the same
+//! code with a fresh cache.
 //!
 //! The output is byte for byte that of [`crate::suc::to_messages`] (the reference the
 //! golden cases check); `tests/fast_path.rs` compares both.
-//!
-//! The cache remembers which session (and strategy options) filled it and starts over
-//! when asked about another one, so a shared or reused state never yields a wrong prompt.
 
 use crate::literals::{
     CALLS_HEADER, ERROR_PARTS, FINAL_WORK_TURN, NO_CALLS, OUTPUT_HEADER, TURNS_LEFT, USER_HEADER,
@@ -20,29 +17,9 @@ use crate::literals::{
 };
 use crate::namespace::{self, DataOptions, MemoryEntry};
 use crate::suc::Limits;
-use recap_core::{Message, RenderRequest, Session, SessionIdentity, SessionState, Turn};
+use recap_core::{Message, RenderRequest, Session, Turn};
 use std::cmp::Ordering;
 use std::collections::VecDeque;
-
-/// Which session and options a cache was filled for: the printed lines depend on both.
-#[derive(Debug, Clone, PartialEq, Eq)]
-struct SessionKey {
-    session: SessionIdentity,
-    limits: Limits,
-}
-
-impl SessionKey {
-    fn of(session: &Session, limits: Limits) -> Self {
-        Self {
-            session: SessionIdentity::of(session),
-            limits,
-        }
-    }
-
-    fn matches(&self, session: &Session, limits: Limits) -> bool {
-        self.limits == limits && self.session.matches(session)
-    }
-}
 
 /// A piece of text in the arena.
 #[derive(Debug, Clone, Copy)]
@@ -78,7 +55,6 @@ struct DefSlot {
 /// before turn k" is a range found in constant time, not a walk over the history.
 #[derive(Debug)]
 pub struct RenderCache {
-    key: Option<SessionKey>,
     limits: Limits,
     /// The cached texts (namespaces, definition lines), back to back.
     arena: String,
@@ -124,7 +100,6 @@ impl RenderCache {
     /// An empty cache, for one request or one session.
     pub fn new(limits: Limits) -> Self {
         Self {
-            key: None,
             limits,
             arena: String::new(),
             call_arena: String::new(),
@@ -144,31 +119,11 @@ impl RenderCache {
         }
     }
 
-    /// The cache kept in `state` for `session`; a new one when `state` is empty, holds
-    /// something else, or was filled from another session or with other options.
-    pub fn for_session<'s>(
-        state: &'s mut SessionState,
-        session: &Session,
-        limits: Limits,
-    ) -> &'s mut Self {
-        state.reuse_or_set(
-            |cache: &Self| {
-                cache
-                    .key
-                    .as_ref()
-                    .is_some_and(|key| key.matches(session, limits))
-                    && cache.indexed <= session.turns.len()
-            },
-            || Self::sized_for(session, limits),
-        )
-    }
-
     /// A fresh cache for `session`, sized once for what its calls will keep (the
     /// indexes of all its turns, a window of call lines, its tools section) rather than
     /// grown call by call.
-    fn sized_for(session: &Session, limits: Limits) -> Self {
+    pub fn sized_for(session: &Session, limits: Limits) -> Self {
         let mut cache = Self::new(limits);
-        cache.key = Some(SessionKey::of(session, limits));
         let turns = session.turns.len();
         for ends in [
             &mut cache.calls_end,

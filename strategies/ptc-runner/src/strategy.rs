@@ -6,7 +6,7 @@ use crate::namespace::{MemoryEntry, SampleLimits};
 use crate::suc::{self, Context, Limits, TurnView};
 use recap_core::memory::fold;
 use recap_core::{
-    Invariant, Message, OptionInfo, RenderError, RenderRequest, Session, SessionState, SpecError,
+    Answer, Invariant, Message, OptionInfo, PromptDelta, RenderRequest, Replay, Session, SpecError,
     Strategy, StrategyInfo, StrategySpec, Turn,
 };
 use std::borrow::Cow;
@@ -165,6 +165,23 @@ fn view(turn: &Turn) -> TurnView<'_> {
     }
 }
 
+/// ptc-runner's replay: the session's [`RenderCache`], made at its first call.
+struct Cached {
+    limits: Limits,
+    cache: Option<RenderCache>,
+}
+
+impl Replay for Cached {
+    fn call(&mut self, session: &Session, k: usize, _held: usize) -> Answer {
+        let request = RenderRequest::for_call(session, k)?;
+        let limits = self.limits;
+        let cache = self
+            .cache
+            .get_or_insert_with(|| RenderCache::sized_for(session, limits));
+        Ok(PromptDelta::whole(cache.render(&request)))
+    }
+}
+
 impl Strategy for PtcRunner {
     fn spec(&self) -> String {
         let mut out = NAME.to_string();
@@ -186,19 +203,12 @@ impl Strategy for PtcRunner {
         out
     }
 
-    fn render(&self, request: &RenderRequest<'_>) -> Result<Vec<Message>, RenderError> {
-        Ok(RenderCache::new(self.limits).render(request))
-    }
-
     /// Reuses the texts printed for the session's earlier calls (see [`RenderCache`]).
-    fn render_session(
-        &self,
-        session: &Session,
-        k: usize,
-        state: &mut SessionState,
-    ) -> Result<Vec<Message>, RenderError> {
-        let request = RenderRequest::for_call(session, k)?;
-        Ok(RenderCache::for_session(state, session, self.limits).render(&request))
+    fn open(&self) -> Box<dyn Replay> {
+        Box::new(Cached {
+            limits: self.limits,
+            cache: None,
+        })
     }
 
     /// Not kept: every failed turn verbatim (only the last error is shown, and only while

@@ -1,13 +1,14 @@
-//! The fast path (`render`, `render_session`, both through `RenderCache`) gives the
-//! reference renderer's bytes (`render_with_stats`, i.e. `suc::to_messages`, the code
-//! the golden cases check) on generated sessions, with and without a println tool, an
-//! empty mission, small limits, and a session state reused in every order.
+//! The fast path (the strategy's replay, through `RenderCache`: a call rendered alone,
+//! and every call of a session through one replay) gives the reference renderer's
+//! bytes (`render_with_stats`, i.e. `suc::to_messages`, the code the golden cases check)
+//! on generated sessions, with and without a println tool, an empty mission, small
+//! limits, and calls skipped.
 
 use proptest::prelude::*;
 use recap_core::invariants::calls;
 use recap_core::{
-    DefKind, Definition, Message, RenderRequest, Session, SessionState, Strategy as _,
-    StrategySpec, ToolSpec, Value,
+    DefKind, Definition, Message, RenderRequest, Replay, Session, Strategy as _, StrategySpec,
+    ToolSpec, Value, render_call,
 };
 use recap_ptc_runner::PtcRunner;
 
@@ -76,60 +77,42 @@ fn reference(strategy: &PtcRunner, s: &Session, k: usize) -> Vec<Message> {
         .0
 }
 
+/// Call `k` through `replay`, whole.
+fn through(replay: &mut Box<dyn Replay>, s: &Session, k: usize) -> Vec<Message> {
+    replay.call(s, k, 0).unwrap().tail
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 128, .. ProptestConfig::default() })]
 
     #[test]
-    fn render_equals_the_reference(s in sessions(), strategy in strategies()) {
+    fn a_call_alone_equals_the_reference(s in sessions(), strategy in strategies()) {
         for k in calls(&s) {
-            let fast = strategy.render(&RenderRequest::for_call(&s, k).unwrap()).unwrap();
+            let fast = render_call(&strategy, &s, k).unwrap();
             prop_assert_eq!(fast, reference(&strategy, &s, k), "call {}", k);
         }
     }
 
     #[test]
-    fn render_session_equals_the_reference_in_any_order(
+    fn a_replay_equals_the_reference_in_order_and_skipping_calls(
         s in sessions(),
-        other in sessions(),
         strategy in strategies(),
-        picks in prop::collection::vec((any::<bool>(), 0usize..1000), 1..30),
+        picks in prop::collection::vec(0usize..1000, 1..30),
     ) {
-        let mut state = SessionState::new();
-        // In order first, then picked calls of either session through the same state.
+        let mut replay = strategy.open();
         for k in calls(&s) {
-            let got = strategy.render_session(&s, k, &mut state).unwrap();
+            let got = through(&mut replay, &s, k);
             prop_assert_eq!(got, reference(&strategy, &s, k), "in order, call {}", k);
         }
-        for (use_other, p) in picks {
-            let session = if use_other { &other } else { &s };
-            let all = calls(session);
-            let k = all.start + p * all.len() / 1000;
-            let got = strategy.render_session(session, k, &mut state).unwrap();
-            prop_assert_eq!(got, reference(&strategy, session, k), "picked call {}", k);
+        let all = calls(&s);
+        let mut picked: Vec<usize> = picks.iter().map(|p| all.start + p * all.len() / 1000).collect();
+        picked.sort_unstable();
+        picked.dedup();
+        let mut replay = strategy.open();
+        for k in picked {
+            let got = through(&mut replay, &s, k);
+            prop_assert_eq!(got, reference(&strategy, &s, k), "picked call {}", k);
         }
-    }
-}
-
-/// A state filled with one strategy's options gives another instance's own prompt.
-#[test]
-fn a_state_reused_with_other_options_starts_over() {
-    let s = recap_gen::builder::SessionBuilder::new("m")
-        .max_turns(5)
-        .turn(recap_gen::builder::TurnBuilder::ok("(tool/a {:x 1})").call(
-            "a",
-            recap_gen::builder::value(serde_json::json!({"x": "a long string value"})),
-            None,
-        ))
-        .build();
-    let wide = PtcRunner::default();
-    let narrow = PtcRunner::from_spec(
-        &StrategySpec::parse("ptc-runner:tool_call_limit=1,sample_printable_limit=5").unwrap(),
-    )
-    .unwrap();
-    let mut state = SessionState::new();
-    for strategy in [&wide, &narrow, &wide] {
-        let got = strategy.render_session(&s, 1, &mut state).unwrap();
-        assert_eq!(got, reference(strategy, &s, 1), "{}", strategy.spec());
     }
 }
 
@@ -152,12 +135,12 @@ fn long_names_alike_at_both_ends_stay_apart() {
     }))
     .unwrap();
     let strategy = PtcRunner::default();
-    let mut state = SessionState::new();
+    let mut replay = strategy.open();
+    let mut last = Vec::new();
     for k in calls(&s) {
-        let got = strategy.render_session(&s, k, &mut state).unwrap();
-        assert_eq!(got, reference(&strategy, &s, k), "call {k}");
+        last = through(&mut replay, &s, k);
+        assert_eq!(last, reference(&strategy, &s, k), "call {k}");
     }
-    let last = strategy.render_session(&s, 2, &mut state).unwrap();
     assert!(
         last[1]
             .content
@@ -181,15 +164,13 @@ fn a_long_session_in_order_equals_the_reference() {
         &StrategySpec::parse("ptc-runner:tool_call_limit=40,println_limit=3").unwrap(),
     )
     .unwrap();
-    let mut state = SessionState::new();
+    let mut replay = strategy.open();
     for k in calls(&s) {
-        let got = strategy.render_session(&s, k, &mut state).unwrap();
+        let got = through(&mut replay, &s, k);
         let expected = if k % 25 == 0 || k + 1 == s.turns.len() {
             reference(&strategy, &s, k)
         } else {
-            strategy
-                .render(&RenderRequest::for_call(&s, k).unwrap())
-                .unwrap()
+            render_call(&strategy, &s, k).unwrap()
         };
         assert_eq!(got, expected, "call {k}");
     }
@@ -218,12 +199,12 @@ fn repeated_calls_share_a_line_only_when_identical() {
     }))
     .unwrap();
     let strategy = PtcRunner::default();
-    let mut state = SessionState::new();
-    for k in calls(&s).chain([1, 3, 2]) {
-        let got = strategy.render_session(&s, k, &mut state).unwrap();
+    let mut replay = strategy.open();
+    for k in calls(&s) {
+        let got = through(&mut replay, &s, k);
         assert_eq!(got, reference(&strategy, &s, k), "call {k}");
     }
-    let last = strategy.render_session(&s, 3, &mut state).unwrap();
+    let last = render_call(&strategy, &s, 3).unwrap();
     let lines: Vec<&str> = last[1]
         .content
         .lines()

@@ -4,9 +4,8 @@
 //! layout (`;; Tool calls made:`, `;; Output:`) are checked here directly.
 
 use proptest::prelude::*;
-use recap_core::Strategy as _;
 use recap_core::invariants::{calls, check_session};
-use recap_core::{Message, RenderRequest, Role, Session, StrategySpec, ToolSpec};
+use recap_core::{Message, Role, Session, StrategySpec, ToolSpec};
 use recap_ptc_runner::PtcRunner;
 
 fn strategies() -> impl Strategy<Value = PtcRunner> {
@@ -128,7 +127,7 @@ proptest! {
     #[test]
     fn layout_limits_and_error_collapsing(s in sessions(), strategy in strategies()) {
         for k in calls(&s) {
-            let msgs = strategy.render(&RenderRequest::for_call(&s, k).unwrap()).unwrap();
+            let msgs = recap_core::render_call(&strategy, &s, k).unwrap();
             check_layout(&s, k, &strategy, &msgs)?;
         }
     }

@@ -66,9 +66,7 @@ reviews                       ; = string, sample: \"Customer Review Summary for 
 ;   get-inventory({})";
 
 fn render(s: &Session, k: usize, strategy: &PtcRunner) -> Vec<Message> {
-    strategy
-        .render(&RenderRequest::for_call(s, k).unwrap())
-        .unwrap()
+    recap_core::render_call(strategy, s, k).unwrap()
 }
 
 #[test]

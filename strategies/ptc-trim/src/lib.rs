@@ -16,8 +16,8 @@ pub mod config;
 pub mod trim;
 
 use recap_core::{
-    Invariant, Message, OptionInfo, RenderError, RenderRequest, Role, Session, SessionIdentity,
-    SessionState, SpecError, Strategy, StrategyInfo, StrategySpec,
+    Answer, Invariant, Message, OptionInfo, PromptDelta, RenderRequest, Replay, Role, Session,
+    SpecError, Strategy, StrategyInfo, StrategySpec, each_call, reference_first,
 };
 use std::borrow::Cow;
 use std::sync::Arc;
@@ -144,37 +144,22 @@ impl Strategy for PtcTrim {
         }
     }
 
-    fn render(&self, request: &RenderRequest<'_>) -> Result<Vec<Message>, RenderError> {
-        if let Some(full_history) = compaction_off(request) {
-            return Ok(full_history);
-        }
-        // Not `render_with_stats`: the stats need the whole transcript's total, which
-        // only the token trigger needs for the decision.
-        let plan = trim::plan(&Unrendered(request), turn(request), &self.config);
-        Ok(render_kept(request, &plan))
-    }
-
-    fn render_session(
-        &self,
-        session: &Session,
-        k: usize,
-        state: &mut SessionState,
-    ) -> Result<Vec<Message>, RenderError> {
-        let request = RenderRequest::for_call(session, k)?;
+    /// [`PtcTrim::render`] at every call; with a token trigger, first, and then with
+    /// each message's estimate kept for the session ([`TokenCache`]).
+    fn open(&self) -> Box<dyn Replay> {
+        let strategy = *self;
+        let reference = move |request: &RenderRequest<'_>| Ok(strategy.render(request));
         if self.config.trigger_tokens.is_none() {
-            // Nothing is counted: `render` already costs what it keeps.
-            return self.render(&request);
+            // Nothing is counted: the render already costs what it keeps.
+            return each_call(reference);
         }
-        if let Some(full_history) = compaction_off(&request) {
-            return Ok(full_history);
-        }
-        let cache = TokenCache::for_session(state, session);
-        cache.extend(&request);
-        let counted = Counted {
-            totals: &cache.totals[..2 + 2 * k],
-        };
-        let plan = trim::plan(&counted, turn(&request), &self.config);
-        Ok(render_kept(&request, &plan))
+        reference_first(
+            reference,
+            Box::new(TokenCache {
+                config: self.config,
+                totals: Vec::new(),
+            }),
+        )
     }
 
     /// Kept: SYSTEM first, determinism, the turns line (the last feedback is never
@@ -222,6 +207,19 @@ fn turn(request: &RenderRequest<'_>) -> u64 {
 /// The full-history transcript of a request (the LLM-input messages: the system prompt
 /// excluded, as the original trimmed them), read in place: message 0 is the mission,
 /// then each turn's reply and feedback.
+impl PtcTrim {
+    /// The prompt for a request; never fails.
+    pub fn render(&self, request: &RenderRequest<'_>) -> Vec<Message> {
+        if let Some(full_history) = compaction_off(request) {
+            return full_history;
+        }
+        // Not `render_with_stats`: the stats need the whole transcript's total, which
+        // only the token trigger needs for the decision.
+        let plan = trim::plan(&Unrendered(request), turn(request), &self.config);
+        render_kept(request, &plan)
+    }
+}
+
 struct Unrendered<'r, 'a>(&'r RenderRequest<'a>);
 
 impl trim::Transcript for Unrendered<'_, '_> {
@@ -273,34 +271,43 @@ fn render_kept(request: &RenderRequest<'_>, plan: &trim::Plan) -> Vec<Message> {
     out
 }
 
-/// Per-session token estimates for [`Strategy::render_session`]: only the token trigger
-/// needs the whole transcript's total, and summing it anew each call would cost the
-/// whole history per call. Each message is estimated once and kept as running totals.
+/// Per-session token estimates, the incremental replay of a token trigger: only that
+/// trigger needs the whole transcript's total, and summing it anew each call would cost
+/// the whole history per call. Each message is estimated once and kept as running
+/// totals.
 struct TokenCache {
-    key: SessionIdentity,
+    config: TrimConfig,
     /// `totals[j]`: the estimates of transcript messages `0..j` summed; starts `[0,
-    /// mission]` and grows by two entries (reply, feedback) per counted turn.
+    /// mission]` (once a call asks) and grows by two entries (reply, feedback) per
+    /// counted turn.
     totals: Vec<u64>,
 }
 
-impl TokenCache {
-    /// The cache in `state` for `session`, started over when `state` holds anything else.
-    fn for_session<'s>(state: &'s mut SessionState, session: &Session) -> &'s mut Self {
-        state.reuse_or_set(
-            |c: &Self| c.key.matches(session) && c.counted() <= session.turns.len(),
-            || Self {
-                key: SessionIdentity::of(session),
-                totals: vec![0, trim::estimate_tokens(&session.mission)],
-            },
-        )
+impl Replay for TokenCache {
+    fn call(&mut self, session: &Session, k: usize, _held: usize) -> Answer {
+        let request = RenderRequest::for_call(session, k)?;
+        if let Some(full_history) = compaction_off(&request) {
+            return Ok(PromptDelta::whole(full_history));
+        }
+        self.extend(&request);
+        let counted = Counted {
+            totals: &self.totals[..2 + 2 * k],
+        };
+        let plan = trim::plan(&counted, turn(&request), &self.config);
+        Ok(PromptDelta::whole(render_kept(&request, &plan)))
     }
+}
 
+impl TokenCache {
     fn counted(&self) -> usize {
         (self.totals.len() - 2) / 2
     }
 
     /// Counts the turns of `request` not counted yet.
     fn extend(&mut self, request: &RenderRequest<'_>) {
+        if self.totals.is_empty() {
+            self.totals = vec![0, trim::estimate_tokens(request.mission)];
+        }
         let from = self.counted();
         if from >= request.turns.len() {
             return;

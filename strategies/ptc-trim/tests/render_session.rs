@@ -1,12 +1,12 @@
 //! `ptc-trim` renders only what it keeps, reading the transcript in place (and, through
-//! `render_session`, from per-session token counts). These properties hold it to the
-//! plain definition: the trim run over the rendered full-history transcript. The
+//! its replay, from per-session token counts). These properties hold it to the plain
+//! definition: the trim run over the rendered full-history transcript. The
 //! token-triggered configurations matter most: only they consult the counts.
 
 use proptest::prelude::*;
 use recap_core::invariants::calls;
-use recap_core::{Message, RenderRequest, Session, SessionState, StrategySpec};
-use recap_core::{Strategy as _, Value};
+use recap_core::{Message, RenderRequest, Replay, Session, StrategySpec};
+use recap_core::{Strategy as _, render_call};
 use recap_ptc_trim::{PtcTrim, trim};
 
 fn strategies() -> impl Strategy<Value = PtcTrim> {
@@ -48,11 +48,11 @@ fn check(
     strategy: &PtcTrim,
     session: &Session,
     k: usize,
-    state: &mut SessionState,
+    replay: &mut Box<dyn Replay>,
 ) -> Result<(), TestCaseError> {
     let request = RenderRequest::for_call(session, k).unwrap();
     let (expected, _) = reference(strategy, &request);
-    let got = strategy.render_session(session, k, state).unwrap();
+    let got = replay.call(session, k, 0).unwrap().tail;
     prop_assert_eq!(
         &got,
         &expected,
@@ -62,21 +62,6 @@ fn check(
         k
     );
     Ok(())
-}
-
-/// `session` with the same id but every reply and print changed in length, so cached
-/// counts of the other would trim elsewhere.
-fn same_id_other_content(session: &Session) -> Session {
-    let mut other = session.clone();
-    for (i, turn) in other.turns.iter_mut().enumerate() {
-        turn.raw_response = "x".repeat(i * 37 % 400);
-        turn.prints = vec!["y".repeat(i * 53 % 300)];
-        turn.feedback = None;
-        for def in &mut turn.definitions {
-            def.value = Some(Value::Int(1));
-        }
-    }
-    other
 }
 
 proptest! {
@@ -90,7 +75,7 @@ proptest! {
         for k in calls(&s) {
             let request = RenderRequest::for_call(&s, k).unwrap();
             let (expected, stats) = reference(&strategy, &request);
-            prop_assert_eq!(&strategy.render(&request).unwrap(), &expected);
+            prop_assert_eq!(&strategy.render(&request), &expected);
             let (with_stats, got_stats) = strategy.render_with_stats(&request);
             prop_assert_eq!(&with_stats, &expected);
             prop_assert_eq!(got_stats, stats);
@@ -98,71 +83,49 @@ proptest! {
     }
 
     #[test]
-    fn render_session_in_order_out_of_order_and_repeated(
+    fn a_replay_in_order_and_skipping_calls(
         s in recap_gen::arb_session(),
         strategy in strategies(),
         picks in prop::collection::vec(0u16..1000, 1..30),
     ) {
-        let mut state = SessionState::new();
+        let mut replay = strategy.open();
         for k in calls(&s) {
-            check(&strategy, &s, k, &mut state)?;
+            check(&strategy, &s, k, &mut replay)?;
         }
         let n = calls(&s).len();
-        let mut state = SessionState::new();
-        for p in picks {
-            check(&strategy, &s, p as usize * n / 1000, &mut state)?;
+        let mut ks: Vec<usize> = picks.iter().map(|&p| p as usize * n / 1000).collect();
+        ks.sort_unstable();
+        ks.dedup();
+        let mut replay = strategy.open();
+        for k in ks {
+            check(&strategy, &s, k, &mut replay)?;
         }
     }
 
     #[test]
-    fn render_session_with_one_state_for_several_sessions(
-        a in recap_gen::arb_session(),
-        b in recap_gen::arb_session(),
-        strategy in strategies(),
-        picks in prop::collection::vec((0u8..3, 0u16..1000), 1..30),
-    ) {
-        let c = same_id_other_content(&a);
-        let mut state = SessionState::new();
-        for (which, p) in picks {
-            let session = [&a, &b, &c][which as usize];
-            let k = p as usize * calls(session).len() / 1000;
-            check(&strategy, session, k, &mut state)?;
-        }
-    }
-
-    #[test]
-    fn render_session_while_the_session_gains_turns(
+    fn a_replay_while_the_session_gains_turns(
         s in recap_gen::arb_session(),
         strategy in strategies(),
-        reserve in any::<bool>(),
     ) {
-        let mut state = SessionState::new();
+        let mut replay = strategy.open();
         let mut live = s.clone();
         live.turns.clear();
-        if reserve {
-            live.turns.reserve(s.turns.len());
-        } else {
-            live.turns.shrink_to_fit();
-        }
         for turn in &s.turns {
-            for k in calls(&live) {
-                check(&strategy, &live, k, &mut state)?;
+            if let Some(k) = calls(&live).last() {
+                check(&strategy, &live, k, &mut replay)?;
             }
             live.turns.push(turn.clone());
-        }
-        for k in calls(&live).rev() {
-            check(&strategy, &live, k, &mut state)?;
         }
     }
 }
 
-/// A call that cannot be made fails as the default `render_session` does.
+/// A call that cannot be made is a bad request, and leaves the replay usable.
 #[test]
 fn calls_past_the_session_are_bad_requests() {
     let strategy =
         PtcTrim::from_spec(&StrategySpec::parse("ptc-trim:trigger_tokens=5").unwrap()).unwrap();
     for session in recap_gen::generate_corpus(3, 4, 0..=6) {
-        let mut state = SessionState::new();
+        let mut replay = strategy.open();
         for k in [
             session.turns.len() + 1,
             session.max_turns as usize,
@@ -171,19 +134,16 @@ fn calls_past_the_session_are_bad_requests() {
             let Err(expected) = RenderRequest::for_call(&session, k) else {
                 continue;
             };
-            let err = strategy
-                .render_session(&session, k, &mut state)
-                .unwrap_err();
+            let err = replay.call(&session, k, 0).unwrap_err();
             assert_eq!(
                 (err.kind.as_str(), err.message),
                 ("bad_request", expected.to_string())
             );
         }
         let last = calls(&session).last().unwrap();
-        let request = RenderRequest::for_call(&session, last).unwrap();
         assert_eq!(
-            strategy.render_session(&session, last, &mut state).unwrap(),
-            strategy.render(&request).unwrap()
+            replay.call(&session, last, 0).unwrap().tail,
+            render_call(&strategy, &session, last).unwrap()
         );
     }
 }

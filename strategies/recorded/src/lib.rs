@@ -25,7 +25,7 @@
 //! dropped.
 
 use recap_core::{
-    Form, Invariant, Message, RenderError, RenderRequest, Session, SessionIdentity, SessionState,
+    Answer, Form, Invariant, Message, PromptDelta, RenderError, RenderRequest, Replay, Session,
     SpecError, Strategy, StrategyInfo, StrategySpec,
 };
 use recap_full_history::transcript::Transcript;
@@ -102,12 +102,37 @@ pub struct Record {
     pub restarts: Vec<Restart>,
 }
 
-/// What `recorded` keeps of a session between its calls.
+/// `recorded`'s replay: [`Record::prompt`], with the record read once per session and
+/// each turn's messages rendered once (full-history's transcript): rendering every turn
+/// again at every call was quadratic in the session's length, and the sessions with a
+/// record (Claude Code's above all) are long.
+#[derive(Default)]
 struct Kept {
-    identity: SessionIdentity,
-    record: Record,
-    /// full-history's transcript of the session: each turn's messages, rendered once.
-    transcript: SessionState,
+    /// Read at the first call; a malformed record is read again, and fails with its
+    /// reason, at every call.
+    record: Option<Record>,
+    transcript: Transcript,
+}
+
+impl Replay for Kept {
+    fn call(&mut self, session: &Session, k: usize, _held: usize) -> Answer {
+        let record = match &mut self.record {
+            Some(record) => record,
+            None => self.record.insert(Record::of(session)?),
+        };
+        let request = RenderRequest::for_call(session, k)?;
+        let transcript = self.transcript.advanced(&request);
+        let Some(r) = record.restart_before(k) else {
+            return Ok(PromptDelta::whole(transcript.prompt(k)));
+        };
+        let observations = &session.chat_turns[r.after_turns - 1].observations[r.observation..];
+        let turns = transcript.turns(r.after_turns, k);
+        let mut messages = Vec::with_capacity(1 + observations.len() + turns.len());
+        messages.push(transcript.opening()[0].clone());
+        messages.extend(observations.iter().map(recap_core::Observation::to_message));
+        messages.extend_from_slice(turns);
+        Ok(PromptDelta::whole(messages))
+    }
 }
 
 impl Record {
@@ -227,48 +252,8 @@ impl Strategy for Recorded {
         NAME.to_string()
     }
 
-    /// A bare request does not carry the session's record: `recorded` renders through
-    /// [`Strategy::render_session`] only.
-    fn render(&self, _request: &RenderRequest<'_>) -> Result<Vec<Message>, RenderError> {
-        Err(RenderError::new(
-            "needs_session",
-            format!(
-                "{NAME} replays the session's record (meta.{META_KEY}), which a bare request does not carry: render it with render_session"
-            ),
-        ))
-    }
-
-    /// [`Record::prompt`], with the record read once per session and each turn's
-    /// messages rendered once (full-history's transcript): rendering every turn again at
-    /// every call was quadratic in the session's length, and the sessions with a record
-    /// (Claude Code's above all) are long.
-    fn render_session(
-        &self,
-        session: &Session,
-        k: usize,
-        state: &mut SessionState,
-    ) -> Result<Vec<Message>, RenderError> {
-        let kept = match state.get_mut::<Kept>() {
-            Some(kept) if kept.identity.matches(session) => kept,
-            // A malformed record keeps failing, call after call, with its reason.
-            _ => state.set(Kept {
-                identity: SessionIdentity::of(session),
-                record: Record::of(session)?,
-                transcript: SessionState::new(),
-            }),
-        };
-        let request = RenderRequest::for_call(session, k)?;
-        let transcript = Transcript::for_session(&mut kept.transcript, &request, session);
-        let Some(r) = kept.record.restart_before(k) else {
-            return Ok(transcript.prompt(k));
-        };
-        let observations = &session.chat_turns[r.after_turns - 1].observations[r.observation..];
-        let turns = transcript.turns(r.after_turns, k);
-        let mut messages = Vec::with_capacity(1 + observations.len() + turns.len());
-        messages.push(transcript.opening()[0].clone());
-        messages.extend(observations.iter().map(recap_core::Observation::to_message));
-        messages.extend_from_slice(turns);
-        Ok(messages)
+    fn open(&self) -> Box<dyn Replay> {
+        Box::new(Kept::default())
     }
 
     /// Not `mission-verbatim`: after its own compaction the agent no longer sent the

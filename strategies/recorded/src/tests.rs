@@ -37,7 +37,7 @@ fn contents(messages: &[Message]) -> Vec<(Role, String)> {
 }
 
 fn render(session: &Session, k: usize) -> Result<Vec<Message>, RenderError> {
-    Recorded.render_session(session, k, &mut SessionState::new())
+    recap_core::render_call(&Recorded, session, k)
 }
 
 #[test]
@@ -110,15 +110,6 @@ fn only_sessions_with_a_record_are_replayed() {
     let mut ptc = recap_gen::builder::SessionBuilder::new("m").build();
     ptc.meta.insert(META_KEY.into(), json!({"sent": "history"}));
     assert!(!Recorded.applies_to(&ptc));
-}
-
-#[test]
-fn a_bare_request_is_refused_with_the_reason() {
-    let s = compacted(json!({"sent": "history"}));
-    let e = Recorded
-        .render(&RenderRequest::for_call(&s, 1).unwrap())
-        .unwrap_err();
-    assert_eq!(e.kind, "needs_session");
 }
 
 #[test]
@@ -223,10 +214,10 @@ proptest::proptest! {
     }
 }
 
-/// One state across every call (and back to an earlier one): the prompts the record
-/// gives call by call, before and after a restart; a malformed record fails every call.
+/// One replay across every call: the prompts the record gives call by call, before and
+/// after a restart; a malformed record fails every call.
 #[test]
-fn a_kept_state_renders_what_the_record_gives_at_every_call() {
+fn a_replay_renders_what_the_record_gives_at_every_call() {
     for record in [
         json!({"sent": "history"}),
         json!({"sent": "history", "restarts": [{"after_turns": 2, "observation": 1}]}),
@@ -234,23 +225,17 @@ fn a_kept_state_renders_what_the_record_gives_at_every_call() {
     ] {
         let s = compacted(record.clone());
         let want = |k| Record::of(&s).unwrap().prompt(&s, k).unwrap();
-        let mut state = SessionState::new();
-        for k in (0..=3).chain([1, 3, 2]) {
-            let got = Recorded.render_session(&s, k, &mut state).unwrap();
+        let mut replay = Recorded.open();
+        for k in 0..=3 {
+            let got = replay.call(&s, k, 0).unwrap().tail;
             assert_eq!(got, want(k), "{record}: call {k}");
         }
-        // Another session through the same state starts over.
-        let other = compacted(json!({"sent": "history"}));
-        assert_eq!(
-            Recorded.render_session(&other, 3, &mut state).unwrap(),
-            recap_full_history::render(&RenderRequest::for_call(&other, 3).unwrap())
-        );
     }
     let bad =
         compacted(json!({"sent": "history", "restarts": [{"after_turns": 9, "observation": 0}]}));
-    let mut state = SessionState::new();
+    let mut replay = Recorded.open();
     for k in 0..=3 {
-        let err = Recorded.render_session(&bad, k, &mut state).unwrap_err();
+        let err = replay.call(&bad, k, 0).unwrap_err();
         assert!(err.to_string().contains("after_turns 9"), "call {k}: {err}");
     }
 }

@@ -8,8 +8,8 @@
 //! its observations, so a tool result never loses its call.
 
 use recap_core::{
-    Form, Invariant, Message, OptionInfo, PromptDelta, RenderError, RenderRequest, Session,
-    SessionState, SpecError, Strategy, StrategyInfo, StrategySpec,
+    Answer, Form, Invariant, Message, OptionInfo, PromptDelta, RenderRequest, Replay, Session,
+    SpecError, Strategy, StrategyInfo, StrategySpec, reference_first,
 };
 use recap_full_history::transcript::Transcript;
 use recap_single_user_coalesced::{
@@ -69,51 +69,18 @@ impl Strategy for RollingWindow {
         canonical_spec(NAME, options)
     }
 
-    fn render(&self, request: &RenderRequest<'_>) -> Result<Vec<Message>, RenderError> {
-        Ok(self.render_messages(request))
-    }
-
-    /// As `render`, with the folded part's pieces reused across the calls of the
-    /// session (see [`SummaryCache`]).
-    fn render_session(
-        &self,
-        session: &Session,
-        k: usize,
-        state: &mut SessionState,
-    ) -> Result<Vec<Message>, RenderError> {
-        let request = RenderRequest::for_call(session, k)?;
-        let window = self.window as usize;
-        // The chat form, and the PTC-Lisp calls before the window fills, keep turns as
-        // full-history renders them: from the session's transcript, rendered once.
-        if request.form == Form::Chat || k <= window {
-            return Ok(self.kept_turns(&request, session, state, None).tail);
-        }
-        if let Some(full) = single_shot(&request) {
-            return Ok(full);
-        }
-        let older = k - window;
-        let cache = SummaryCache::for_session(state, session);
-        let mut first = String::with_capacity(cache.len_hint(session, older, self.options));
-        cache.write_context(&mut first, session, older, self.options);
-        Ok(self.assemble(&request, first))
-    }
-
-    /// The chat form answered against the previous prompt: the turns added while the
-    /// window has not moved, the opening kept when it has. PTC-Lisp prompts whole.
-    fn render_session_delta(
-        &self,
-        session: &Session,
-        k: usize,
-        state: &mut SessionState,
-        held: Option<usize>,
-    ) -> Result<PromptDelta, RenderError> {
-        if session.form != Form::Chat {
-            return self
-                .render_session(session, k, state)
-                .map(PromptDelta::whole);
-        }
-        let request = RenderRequest::for_call(session, k)?;
-        Ok(self.kept_turns(&request, session, state, held))
+    /// [`RollingWindow::render_messages`] first, then the kept turns from the session's
+    /// transcript and the folded part's pieces from its [`SummaryCache`].
+    fn open(&self) -> Box<dyn Replay> {
+        let strategy = *self;
+        reference_first(
+            move |request| Ok(strategy.render_messages(request)),
+            Box::new(Rolling {
+                strategy,
+                transcript: Transcript::new(),
+                cache: SummaryCache::new(),
+            }),
+        )
     }
 
     fn invariants(&self) -> Vec<Invariant> {
@@ -125,22 +92,40 @@ impl Strategy for RollingWindow {
     }
 }
 
-impl RollingWindow {
-    /// The opening and the last `window` turns as full-history renders them, from the
-    /// session's transcript (rendered once), answered against the last prompt answered
-    /// from it when the caller holds that one (`held`).
-    fn kept_turns(
-        &self,
-        request: &RenderRequest<'_>,
-        session: &Session,
-        state: &mut SessionState,
-        held: Option<usize>,
-    ) -> PromptDelta {
-        let t = Transcript::for_session(state, request, session);
-        let k = request.completed();
-        t.answer(k.saturating_sub(self.window as usize), k, held)
-    }
+/// rolling-window's incremental replay.
+struct Rolling {
+    strategy: RollingWindow,
+    /// The chat form, and the PTC-Lisp calls before the window fills, keep turns as
+    /// full-history renders them: from the session's transcript, rendered once.
+    transcript: Transcript,
+    /// The folded part's pieces, printed once per session.
+    cache: SummaryCache,
+}
 
+impl Replay for Rolling {
+    /// The chat form (and the PTC-Lisp calls before the window fills) answered against
+    /// the previous prompt: the turns added while the window has not moved, the opening
+    /// kept when it has. Other PTC-Lisp prompts whole.
+    fn call(&mut self, session: &Session, k: usize, held: usize) -> Answer {
+        let request = RenderRequest::for_call(session, k)?;
+        let window = self.strategy.window as usize;
+        if request.form == Form::Chat || k <= window {
+            let t = self.transcript.advanced(&request);
+            return Ok(t.answer(k.saturating_sub(window), k, held));
+        }
+        if let Some(full) = single_shot(&request) {
+            return Ok(PromptDelta::whole(full));
+        }
+        let options = self.strategy.options;
+        let older = k - window;
+        let mut first = String::with_capacity(self.cache.len_hint(session, older, options));
+        self.cache
+            .write_context(&mut first, session, older, options);
+        Ok(PromptDelta::whole(self.strategy.assemble(&request, first)))
+    }
+}
+
+impl RollingWindow {
     /// The rolling-window prompt; never fails.
     pub fn render_messages(&self, request: &RenderRequest<'_>) -> Vec<Message> {
         if request.form == Form::Chat {

@@ -1,11 +1,9 @@
-//! Per-session reuse for [`Strategy::render_session`](recap_core::Strategy): every text
-//! of the summary that depends on one item only (a call's arguments, whether it repeats
-//! the call before it, a definition's line and sample, where a long print is cut) is
-//! printed once per session into one arena and copied on every later call; the folded
-//! memory is extended turn by turn. A call then costs about a copy of its prompt.
-//!
-//! The cache remembers which session filled it ([`SessionIdentity`]) and starts over when
-//! asked about another one, so a shared or reused state never yields a wrong prompt.
+//! Per-session reuse for a replay (`recap_core::Replay`): every text of the summary that
+//! depends on one item only (a call's arguments, whether it repeats the call before it, a
+//! definition's line and sample, where a long print is cut) is printed once per session
+//! into one arena and copied on every later call; the folded memory is extended turn by
+//! turn. A call then costs about a copy of its prompt. A cache serves the one session
+//! whose replay holds it.
 
 use crate::options::SummaryOptions;
 use crate::pieces::{
@@ -13,7 +11,7 @@ use crate::pieces::{
 };
 use crate::summary::{print_cut, shown_print_len};
 use recap_core::memory::define;
-use recap_core::{Definition, Session, SessionIdentity, SessionState, ToolCall, Turn};
+use recap_core::{Definition, Session, ToolCall, Turn};
 
 /// A piece of text in the arena.
 #[derive(Debug, Clone, Copy)]
@@ -62,9 +60,8 @@ struct PrintSlot {
 /// `rolling-window`): the calls, definitions and prints of the successful turns in
 /// session order, so that a call's windows ("the last 20 calls") are ranges, and their
 /// texts, filled lazily (a sample is printed only once a call shows it).
-#[derive(Debug)]
+#[derive(Debug, Default)]
 pub struct SummaryCache {
-    key: SessionIdentity,
     /// Every cached text, back to back.
     arena: String,
     /// How many turns of the session are indexed below.
@@ -91,34 +88,10 @@ pub struct SummaryCache {
 }
 
 impl SummaryCache {
-    fn new(key: SessionIdentity) -> Self {
-        Self {
-            key,
-            arena: String::new(),
-            indexed: 0,
-            first_success: None,
-            first_printed: None,
-            calls_end: Vec::new(),
-            defs_end: Vec::new(),
-            prints_end: Vec::new(),
-            calls: Vec::new(),
-            defs: Vec::new(),
-            prints: Vec::new(),
-            calls_from: 0,
-            live: Vec::new(),
-            folded: 0,
-            last_len: 0,
-            last_turns: 0,
-        }
-    }
-
-    /// The cache kept in `state` for `session`; a new one when `state` is empty, holds
-    /// something else, or was filled from another session.
-    pub fn for_session<'s>(state: &'s mut SessionState, session: &Session) -> &'s mut Self {
-        state.reuse_or_set(
-            |cache: &Self| cache.key.matches(session) && cache.indexed <= session.turns.len(),
-            || Self::new(SessionIdentity::of(session)),
-        )
+    /// An empty cache, for one session's replay (whose turns only grow from call to
+    /// call).
+    pub fn new() -> Self {
+        Self::default()
     }
 
     /// A size for the string the context over the first `turns` turns of `session` is
@@ -141,7 +114,7 @@ impl SummaryCache {
     }
 
     /// [`crate::write_context`] over the first `turns` turns of `session`, the session
-    /// this cache was obtained for with [`SummaryCache::for_session`].
+    /// this cache serves.
     pub fn write_context(
         &mut self,
         out: &mut String,

@@ -25,8 +25,8 @@ pub use summary::{
 
 use pieces::{Direct, Pieces};
 use recap_core::{
-    Invariant, Message, RenderError, RenderRequest, Session, SessionState, SpecError, Strategy,
-    StrategyInfo, StrategySpec, Turn,
+    Answer, Invariant, Message, PromptDelta, RenderRequest, Replay, Session, SpecError, Strategy,
+    StrategyInfo, StrategySpec, Turn, reference_first,
 };
 use std::sync::Arc;
 
@@ -58,30 +58,40 @@ impl Strategy for SingleUserCoalesced {
         canonical_spec(NAME, self.options.non_default())
     }
 
-    fn render(&self, request: &RenderRequest<'_>) -> Result<Vec<Message>, RenderError> {
-        Ok(render_with(request, self.options))
-    }
-
-    /// As `render`, with the summary's pieces reused from the earlier calls of the
-    /// session (see [`SummaryCache`]).
-    fn render_session(
-        &self,
-        session: &Session,
-        k: usize,
-        state: &mut SessionState,
-    ) -> Result<Vec<Message>, RenderError> {
-        let request = RenderRequest::for_call(session, k)?;
-        if let Some(uncompressed) = uncompressed(&request) {
-            return Ok(uncompressed);
-        }
-        let cache = SummaryCache::for_session(state, session);
-        let mut content = String::with_capacity(cache.len_hint(session, k, self.options) + 80);
-        cache.write_context(&mut content, session, k, self.options);
-        Ok(finish(&request, content))
+    /// [`render_with`] first, then the summary's pieces reused from the earlier calls
+    /// of the session (see [`SummaryCache`]).
+    fn open(&self) -> Box<dyn Replay> {
+        let options = self.options;
+        reference_first(
+            move |request| Ok(render_with(request, options)),
+            Box::new(Summarised {
+                options,
+                cache: SummaryCache::new(),
+            }),
+        )
     }
 
     fn invariants(&self) -> Vec<Invariant> {
         summary_invariants(self.options)
+    }
+}
+
+/// single-user-coalesced's incremental replay.
+struct Summarised {
+    options: SummaryOptions,
+    cache: SummaryCache,
+}
+
+impl Replay for Summarised {
+    fn call(&mut self, session: &Session, k: usize, _held: usize) -> Answer {
+        let request = RenderRequest::for_call(session, k)?;
+        if let Some(uncompressed) = uncompressed(&request) {
+            return Ok(PromptDelta::whole(uncompressed));
+        }
+        let cache = &mut self.cache;
+        let mut content = String::with_capacity(cache.len_hint(session, k, self.options) + 80);
+        cache.write_context(&mut content, session, k, self.options);
+        Ok(PromptDelta::whole(finish(&request, content)))
     }
 }
 

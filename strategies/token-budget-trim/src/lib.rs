@@ -14,10 +14,10 @@
 //! 8,000 is chosen so that the strategy trims on the bundled bench-data.
 
 use recap_core::{
-    BuildContext, Form, Invariant, Message, OptionInfo, PromptDelta, RenderError, RenderRequest,
-    Role, Session, SessionState, SpecError, Strategy, StrategyInfo, StrategySpec, TokenCounter,
+    BuildContext, Form, Invariant, OptionInfo, RenderRequest, Replay, Role, SpecError, Strategy,
+    StrategyInfo, StrategySpec, TokenCounter,
 };
-use recap_full_history::chat::{self, History, Plan, Source};
+use recap_full_history::chat::{History, Plan, Planner, Source, planned};
 use std::sync::Arc;
 
 pub const NAME: &str = "token-budget-trim";
@@ -78,8 +78,10 @@ impl TokenBudgetTrim {
             counter,
         }
     }
+}
 
-    fn plan(&self, request: &RenderRequest<'_>, history: &mut History) -> Plan {
+impl Planner for TokenBudgetTrim {
+    fn plan(&mut self, request: &RenderRequest<'_>, history: &mut History) -> Plan {
         let counter = self.counter.as_ref();
         let [system_tokens, mission_tokens] = history.opening_tokens(counter, request);
         let end = history.messages().len();
@@ -135,35 +137,8 @@ impl Strategy for TokenBudgetTrim {
             .to_string()
     }
 
-    fn render(&self, request: &RenderRequest<'_>) -> Result<Vec<Message>, RenderError> {
-        chat::render_fresh(request, |r, h| self.plan(r, h), chat::unchanged)
-    }
-
-    fn render_session(
-        &self,
-        session: &Session,
-        k: usize,
-        state: &mut SessionState,
-    ) -> Result<Vec<Message>, RenderError> {
-        self.render_session_delta(session, k, state, None)
-            .map(|d| d.tail)
-    }
-
-    fn render_session_delta(
-        &self,
-        session: &Session,
-        k: usize,
-        state: &mut SessionState,
-        held: Option<usize>,
-    ) -> Result<PromptDelta, RenderError> {
-        chat::render_planned(
-            session,
-            k,
-            state,
-            held,
-            |r, h| self.plan(r, h),
-            chat::unchanged,
-        )
+    fn open(&self) -> Box<dyn Replay> {
+        planned(self.clone())
     }
 
     fn invariants(&self) -> Vec<Invariant> {

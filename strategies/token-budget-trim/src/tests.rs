@@ -1,6 +1,7 @@
 use super::*;
 use recap_core::prompt_tokens;
 use recap_core::tokens::WordCounter;
+use recap_core::{Message, Session, render_call};
 use recap_gen::chat::ChatSessionBuilder;
 
 fn trim(max_tokens: u64, keep_mission: bool) -> TokenBudgetTrim {
@@ -30,11 +31,11 @@ fn a_large_budget_is_full_history() {
     for k in 0..=3 {
         let r = RenderRequest::for_call(&s, k).unwrap();
         assert_eq!(
-            trim(10_000, true).render(&r).unwrap(),
+            render_call(&trim(10_000, true), &s, k).unwrap(),
             recap_full_history::render(&r)
         );
         assert_eq!(
-            trim(10_000, false).render(&r).unwrap(),
+            render_call(&trim(10_000, false), &s, k).unwrap(),
             recap_full_history::render(&r)
         );
     }
@@ -48,7 +49,7 @@ fn every_budget_is_kept_and_no_result_loses_its_call() {
     let full = prompt_tokens(&WordCounter, &recap_full_history::render(&r));
     let mut lengths = Vec::new();
     for max in 1..=full + 2 {
-        let m = trim(max, true).render(&r).unwrap();
+        let m = render_call(&trim(max, true), &s, 3).unwrap();
         let used = prompt_tokens(&WordCounter, &m);
         assert!(used <= max.max(floor), "max {max}: {used} tokens");
         assert_eq!(&m[..2], &recap_full_history::opening(&r)[..]);
@@ -73,7 +74,7 @@ fn without_keep_mission_the_suffix_starts_at_a_user_message_or_is_system_alone()
     let full = prompt_tokens(&WordCounter, &recap_full_history::render(&r));
     let mut dropped = 0;
     for max in 1..full {
-        let m = trim(max, false).render(&r).unwrap();
+        let m = render_call(&trim(max, false), &s, 3).unwrap();
         assert_eq!(m[0], Message::system("you are a careful agent"));
         assert!(
             prompt_tokens(&WordCounter, &m) <= max || m.len() == 1,
@@ -106,15 +107,14 @@ fn a_dropped_mission_is_a_counted_violation() {
 }
 
 #[test]
-fn render_session_equals_render() {
+fn a_replay_equals_each_call_rendered_alone() {
     let s = session();
     let strategy = trim(25, true);
-    let mut state = SessionState::new();
+    let mut replay = strategy.open();
     for k in 0..=3 {
-        let r = RenderRequest::for_call(&s, k).unwrap();
         assert_eq!(
-            strategy.render_session(&s, k, &mut state).unwrap(),
-            strategy.render(&r).unwrap()
+            replay.call(&s, k, 0).unwrap().tail,
+            render_call(&strategy, &s, k).unwrap()
         );
     }
 }

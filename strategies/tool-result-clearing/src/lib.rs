@@ -15,11 +15,10 @@
 //! prompt tokens by recap's formula, not the provider's input tokens.
 
 use recap_core::{
-    BuildContext, Form, Invariant, Message, OptionInfo, PromptDelta, RenderError, RenderRequest,
-    Role, Session, SessionState, SpecError, Strategy, StrategyInfo, StrategySpec, Text,
-    TokenCounter,
+    BuildContext, Form, Invariant, Message, OptionInfo, RenderRequest, Replay, Role, SpecError,
+    Strategy, StrategyInfo, StrategySpec, Text, TokenCounter,
 };
-use recap_full_history::chat::{self, History, Plan, Source};
+use recap_full_history::chat::{History, Plan, Planner, Source, planned};
 use std::sync::Arc;
 
 pub const NAME: &str = "tool-result-clearing";
@@ -116,7 +115,13 @@ impl ToolResultClearing {
         }
     }
 
-    fn plan(&self, request: &RenderRequest<'_>, history: &mut History) -> Plan {
+    fn excluded(&self, tool: &str) -> bool {
+        self.exclude_tools.iter().any(|t| t == tool)
+    }
+}
+
+impl Planner for ToolResultClearing {
+    fn plan(&mut self, request: &RenderRequest<'_>, history: &mut History) -> Plan {
         let counter = self.counter.as_ref();
         let opening: u64 = history.opening_tokens(counter, request).iter().sum();
         let full = 3 + opening + history.tokens(counter).iter().sum::<u64>();
@@ -184,7 +189,7 @@ impl ToolResultClearing {
     }
 
     /// A history message as [`Source::Changed`]`(_, variant)` says (see `plan`).
-    fn changed(&self, message: &Message, variant: u32) -> Message {
+    fn changed(&self, _i: usize, message: &Message, variant: u32) -> Message {
         let mut m = message.clone();
         if variant == 0 {
             m.content = CLEARED_TEXT.with(Text::clone);
@@ -199,10 +204,6 @@ impl ToolResultClearing {
         }
         m
     }
-
-    fn excluded(&self, tool: &str) -> bool {
-        self.exclude_tools.iter().any(|t| t == tool)
-    }
 }
 
 impl Strategy for ToolResultClearing {
@@ -216,39 +217,8 @@ impl Strategy for ToolResultClearing {
             .to_string()
     }
 
-    fn render(&self, request: &RenderRequest<'_>) -> Result<Vec<Message>, RenderError> {
-        chat::render_fresh(
-            request,
-            |r, h| self.plan(r, h),
-            |_, m, v| self.changed(m, v),
-        )
-    }
-
-    fn render_session(
-        &self,
-        session: &Session,
-        k: usize,
-        state: &mut SessionState,
-    ) -> Result<Vec<Message>, RenderError> {
-        self.render_session_delta(session, k, state, None)
-            .map(|d| d.tail)
-    }
-
-    fn render_session_delta(
-        &self,
-        session: &Session,
-        k: usize,
-        state: &mut SessionState,
-        held: Option<usize>,
-    ) -> Result<PromptDelta, RenderError> {
-        chat::render_planned(
-            session,
-            k,
-            state,
-            held,
-            |r, h| self.plan(r, h),
-            |_, m, v| self.changed(m, v),
-        )
+    fn open(&self) -> Box<dyn Replay> {
+        planned(self.clone())
     }
 
     fn invariants(&self) -> Vec<Invariant> {

@@ -1,6 +1,7 @@
 use super::*;
 use recap_core::prompt_tokens;
 use recap_core::tokens::WordCounter;
+use recap_core::{Session, render_call};
 use recap_gen::chat::ChatSessionBuilder;
 
 fn clearing(trigger: u64, keep: u64) -> ToolResultClearing {
@@ -34,15 +35,15 @@ fn below_the_trigger_nothing_changes() {
     let r = RenderRequest::for_call(&s, 4).unwrap();
     let full = recap_full_history::render(&r);
     let tokens = prompt_tokens(&WordCounter, &full);
-    assert_eq!(clearing(tokens, 0).render(&r).unwrap(), full);
-    assert_ne!(clearing(tokens - 1, 0).render(&r).unwrap(), full);
+    assert_eq!(render_call(&clearing(tokens, 0), &s, 4).unwrap(), full);
+    assert_ne!(render_call(&clearing(tokens - 1, 0), &s, 4).unwrap(), full);
 }
 
 #[test]
 fn past_the_trigger_all_but_the_newest_keep_results_are_cleared() {
     let s = session();
     let r = RenderRequest::for_call(&s, 4).unwrap();
-    let m = clearing(0, 2).render(&r).unwrap();
+    let m = render_call(&clearing(0, 2), &s, 4).unwrap();
     let contents: Vec<_> = m
         .iter()
         .filter(|m| m.role == Role::Tool)
@@ -63,11 +64,10 @@ fn past_the_trigger_all_but_the_newest_keep_results_are_cleared() {
 #[test]
 fn excluded_tools_and_inputs() {
     let s = session();
-    let r = RenderRequest::for_call(&s, 4).unwrap();
     let mut c = clearing(0, 0);
     c.exclude_tools = vec!["fetch".into()];
     c.clear_inputs = true;
-    let m = c.render(&r).unwrap();
+    let m = render_call(&c, &s, 4).unwrap();
     let results: Vec<_> = m
         .iter()
         .filter(|m| m.role == Role::Tool)
@@ -87,29 +87,28 @@ fn clear_at_least_clears_all_or_nothing() {
     let s = session();
     let r = RenderRequest::for_call(&s, 4).unwrap();
     let full = recap_full_history::render(&r);
-    let cleared = clearing(0, 0).render(&r).unwrap();
+    let cleared = render_call(&clearing(0, 0), &s, 4).unwrap();
     let gain = prompt_tokens(&WordCounter, &full) - prompt_tokens(&WordCounter, &cleared);
     let mut c = clearing(0, 0);
     c.clear_at_least = gain;
-    assert_eq!(c.render(&r).unwrap(), cleared);
+    assert_eq!(render_call(&c, &s, 4).unwrap(), cleared);
     c.clear_at_least = gain + 1;
-    assert_eq!(c.render(&r).unwrap(), full);
+    assert_eq!(render_call(&c, &s, 4).unwrap(), full);
 }
 
 #[test]
-fn invariants_hold_and_render_session_equals_render() {
+fn invariants_hold_and_a_replay_equals_each_call_rendered_alone() {
     let s = session();
     let c = clearing(10, 1);
     assert_eq!(
         recap_core::invariants::check_session(&c, &s).unwrap(),
         vec![]
     );
-    let mut state = SessionState::new();
+    let mut replay = c.open();
     for k in 0..=4 {
-        let r = RenderRequest::for_call(&s, k).unwrap();
         assert_eq!(
-            c.render_session(&s, k, &mut state).unwrap(),
-            c.render(&r).unwrap()
+            replay.call(&s, k, 0).unwrap().tail,
+            render_call(&c, &s, k).unwrap()
         );
     }
 }

@@ -6,7 +6,7 @@
 use recap_reliability_fixtures::Echo;
 use recap_reliability_fixtures::recap_abi::{Plugin, export_strategy};
 use recap_reliability_fixtures::recap_core::{
-    Message, RenderError, RenderRequest, SpecError, Strategy, StrategySpec,
+    Message, RenderError, RenderRequest, Replay, SpecError, Strategy, StrategySpec, each_call,
 };
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -14,11 +14,8 @@ pub struct RtBreaksInvariants;
 
 static RENDERS: AtomicU64 = AtomicU64::new(0);
 
-impl Strategy for RtBreaksInvariants {
-    fn spec(&self) -> String {
-        "rt-breaks-invariants".into()
-    }
-    fn render(&self, request: &RenderRequest<'_>) -> Result<Vec<Message>, RenderError> {
+impl RtBreaksInvariants {
+    pub fn render(&self, request: &RenderRequest<'_>) -> Result<Vec<Message>, RenderError> {
         let system = Message::system(request.system_prompt);
         Ok(match request.turns.len() {
             3 => vec![
@@ -36,6 +33,15 @@ impl Strategy for RtBreaksInvariants {
             k if k >= 5 => vec![system, Message::user("the mission is gone")],
             _ => return Echo.render(request),
         })
+    }
+}
+
+impl Strategy for RtBreaksInvariants {
+    fn spec(&self) -> String {
+        "rt-breaks-invariants".into()
+    }
+    fn open(&self) -> Box<dyn Replay> {
+        each_call(|r| RtBreaksInvariants.render(r))
     }
 }
 

@@ -1,17 +1,14 @@
 //! Returns a strategy error (an `{"error": ...}` response) once 3 turns are completed.
 use recap_reliability_fixtures::recap_abi::{Plugin, export_strategy};
 use recap_reliability_fixtures::recap_core::{
-    Message, RenderError, RenderRequest, SpecError, Strategy, StrategySpec,
+    Message, RenderError, RenderRequest, Replay, SpecError, Strategy, StrategySpec, each_call,
 };
 use recap_reliability_fixtures::{Echo, FAULT_FROM_TURNS};
 
 pub struct RtError;
 
-impl Strategy for RtError {
-    fn spec(&self) -> String {
-        "rt-error".into()
-    }
-    fn render(&self, request: &RenderRequest<'_>) -> Result<Vec<Message>, RenderError> {
+impl RtError {
+    pub fn render(&self, request: &RenderRequest<'_>) -> Result<Vec<Message>, RenderError> {
         if request.turns.len() >= FAULT_FROM_TURNS {
             return Err(RenderError::new(
                 "fixture_error",
@@ -19,6 +16,15 @@ impl Strategy for RtError {
             ));
         }
         Echo.render(request)
+    }
+}
+
+impl Strategy for RtError {
+    fn spec(&self) -> String {
+        "rt-error".into()
+    }
+    fn open(&self) -> Box<dyn Replay> {
+        each_call(|r| RtError.render(r))
     }
 }
 

@@ -1,19 +1,25 @@
 //! Never returns from any render: loading it (the self-test) must time out.
 use recap_reliability_fixtures::recap_abi::{Plugin, export_strategy};
 use recap_reliability_fixtures::recap_core::{
-    Message, RenderError, RenderRequest, SpecError, Strategy, StrategySpec,
+    Message, RenderError, RenderRequest, Replay, SpecError, Strategy, StrategySpec, each_call,
 };
 
 pub struct RtHangAlways;
+
+impl RtHangAlways {
+    pub fn render(&self, _: &RenderRequest<'_>) -> Result<Vec<Message>, RenderError> {
+        loop {
+            std::thread::sleep(std::time::Duration::from_secs(3600));
+        }
+    }
+}
 
 impl Strategy for RtHangAlways {
     fn spec(&self) -> String {
         "rt-hang-always".into()
     }
-    fn render(&self, _: &RenderRequest<'_>) -> Result<Vec<Message>, RenderError> {
-        loop {
-            std::thread::sleep(std::time::Duration::from_secs(3600));
-        }
+    fn open(&self) -> Box<dyn Replay> {
+        each_call(|r| RtHangAlways.render(r))
     }
 }
 

@@ -2,21 +2,27 @@
 //! after, so a host that goes on after a failed call gets every later call rendered.
 use recap_reliability_fixtures::recap_abi::{Plugin, export_strategy};
 use recap_reliability_fixtures::recap_core::{
-    Message, RenderError, RenderRequest, SpecError, Strategy, StrategySpec,
+    Message, RenderError, RenderRequest, Replay, SpecError, Strategy, StrategySpec, each_call,
 };
 use recap_reliability_fixtures::{Echo, FAULT_FROM_TURNS};
 
 pub struct RtPanicOnce;
 
-impl Strategy for RtPanicOnce {
-    fn spec(&self) -> String {
-        "rt-panic-once".into()
-    }
-    fn render(&self, request: &RenderRequest<'_>) -> Result<Vec<Message>, RenderError> {
+impl RtPanicOnce {
+    pub fn render(&self, request: &RenderRequest<'_>) -> Result<Vec<Message>, RenderError> {
         if request.turns.len() == FAULT_FROM_TURNS {
             panic!("rt-panic-once fails at {FAULT_FROM_TURNS} turns");
         }
         Echo.render(request)
+    }
+}
+
+impl Strategy for RtPanicOnce {
+    fn spec(&self) -> String {
+        "rt-panic-once".into()
+    }
+    fn open(&self) -> Box<dyn Replay> {
+        each_call(|r| RtPanicOnce.render(r))
     }
 }
 

@@ -7,7 +7,9 @@ pub use recap_core;
 
 use recap_abi::PluginDescriptorV1;
 use recap_abi::ffi::{RecapBuf, STATUS_OK};
-use recap_core::{Message, RenderError, RenderRequest, SpecError, Strategy, StrategySpec};
+use recap_core::{
+    Message, RenderError, RenderRequest, Replay, SpecError, Strategy, StrategySpec, each_call,
+};
 
 /// Faults start at this many completed turns: the host's self-test renders at most 2.
 pub const FAULT_FROM_TURNS: usize = 3;
@@ -16,12 +18,8 @@ pub const FAULT_FROM_TURNS: usize = 3;
 #[derive(Debug, Default)]
 pub struct Echo;
 
-impl Strategy for Echo {
-    fn spec(&self) -> String {
-        "echo".into()
-    }
-
-    fn render(&self, request: &RenderRequest<'_>) -> Result<Vec<Message>, RenderError> {
+impl Echo {
+    pub fn render(&self, request: &RenderRequest<'_>) -> Result<Vec<Message>, RenderError> {
         let mut out = vec![
             Message::system(request.system_prompt),
             Message::user(request.mission),
@@ -31,6 +29,15 @@ impl Strategy for Echo {
             out.push(Message::user(format!("{} print(s)", turn.prints.len())));
         }
         Ok(out)
+    }
+}
+
+impl Strategy for Echo {
+    fn spec(&self) -> String {
+        "echo".into()
+    }
+    fn open(&self) -> Box<dyn Replay> {
+        each_call(|r| Echo.render(r))
     }
 }
 
@@ -133,15 +140,14 @@ macro_rules! faulty_strategy {
             fn spec(&self) -> String {
                 $name.into()
             }
-            fn render(
-                &self,
-                request: &$crate::recap_core::RenderRequest<'_>,
-            ) -> Result<Vec<$crate::recap_core::Message>, $crate::recap_core::RenderError> {
-                if request.turns.len() >= $crate::FAULT_FROM_TURNS {
-                    let fault: fn() = $fault;
-                    fault();
-                }
-                $crate::recap_core::Strategy::render(&$crate::Echo, request)
+            fn open(&self) -> Box<dyn $crate::recap_core::Replay> {
+                $crate::recap_core::each_call(|request| {
+                    if request.turns.len() >= $crate::FAULT_FROM_TURNS {
+                        let fault: fn() = $fault;
+                        fault();
+                    }
+                    $crate::Echo.render(request)
+                })
             }
         }
 

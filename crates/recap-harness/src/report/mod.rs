@@ -78,6 +78,10 @@ pub struct Run {
     /// `recorded` pseudo-strategy: sessions with a record of what the agent sent).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub scope: Option<String>,
+    /// Whether every call was rendered twice and the two prompts compared (the
+    /// `deterministic` invariant): always for a strategy recap cannot see into (a
+    /// plugin), for the others with `--check-determinism all`.
+    pub determinism_checked: bool,
     /// Sessions rendered completely (sessions with a render error are not counted here).
     pub sessions: u64,
     /// Sessions of a form the strategy does not render (SPEC 11.3), or outside its `scope`: not

@@ -23,6 +23,7 @@ pub(crate) fn notes(report: &Report) -> Vec<String> {
         "cached = share of prompt tokens in the common prefix with the previous call; eff. cost = uncached + {} × cached",
         report.settings.cache_read_ratio
     ));
+    notes.push(determinism(report));
     for r in &report.runs {
         if let Some(f) = &r.replay_fidelity {
             notes.push(format!(
@@ -145,4 +146,26 @@ pub(crate) fn notes(report: &Report) -> Vec<String> {
         ));
     }
     notes
+}
+
+/// Which strategies had every call rendered twice and compared (SPEC 7.6).
+fn determinism(report: &Report) -> String {
+    let mut checked: Vec<&str> = Vec::new();
+    for r in report.runs.iter().filter(|r| r.determinism_checked) {
+        if !checked.contains(&r.strategy.as_str()) {
+            checked.push(&r.strategy);
+        }
+    }
+    let runs = report.runs.len();
+    let all = report.runs.iter().filter(|r| r.determinism_checked).count();
+    if checked.is_empty() {
+        "determinism: not checked in this run (built-ins, proven by their tests; --check-determinism all renders every call twice and compares)".to_string()
+    } else if all == runs {
+        "determinism: every call of every strategy rendered twice and compared".to_string()
+    } else {
+        format!(
+            "determinism: every call rendered twice and compared for {}",
+            checked.join(", ")
+        )
+    }
 }

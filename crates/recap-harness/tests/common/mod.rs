@@ -1,7 +1,7 @@
 //! Tiny strategies and sessions for the harness tests, independent of the built-ins.
 #![allow(dead_code)]
 
-use recap_core::{Message, RenderError, RenderRequest, Session, Strategy};
+use recap_core::{Message, RenderError, RenderRequest, Replay, Session, Strategy, each_call};
 use std::sync::Arc;
 
 /// Append-only: SYSTEM, USER(mission), then per turn ASSISTANT(program) and
@@ -21,11 +21,8 @@ pub fn feedback(req: &RenderRequest<'_>, i: usize) -> String {
     parts.join("\n\n")
 }
 
-impl Strategy for TestFull {
-    fn spec(&self) -> String {
-        "full-history".into()
-    }
-    fn render(&self, req: &RenderRequest<'_>) -> Result<Vec<Message>, RenderError> {
+impl TestFull {
+    pub fn render(&self, req: &RenderRequest<'_>) -> Result<Vec<Message>, RenderError> {
         let mut m = vec![
             Message::system(req.system_prompt),
             Message::user(req.mission),
@@ -38,14 +35,20 @@ impl Strategy for TestFull {
     }
 }
 
+impl Strategy for TestFull {
+    fn spec(&self) -> String {
+        "full-history".into()
+    }
+    fn open(&self) -> Box<dyn Replay> {
+        each_call(|r| TestFull.render(r))
+    }
+}
+
 /// Single user message: mission, the names defined so far, the last program.
 pub struct TestSingle;
 
-impl Strategy for TestSingle {
-    fn spec(&self) -> String {
-        "test-single".into()
-    }
-    fn render(&self, req: &RenderRequest<'_>) -> Result<Vec<Message>, RenderError> {
+impl TestSingle {
+    pub fn render(&self, req: &RenderRequest<'_>) -> Result<Vec<Message>, RenderError> {
         let mut user = req.mission.to_string();
         for d in recap_core::memory::fold(req.turns) {
             user.push_str(&format!("\n; Defined: {}", d.name));
@@ -61,14 +64,20 @@ impl Strategy for TestSingle {
     }
 }
 
+impl Strategy for TestSingle {
+    fn spec(&self) -> String {
+        "test-single".into()
+    }
+    fn open(&self) -> Box<dyn Replay> {
+        each_call(|r| TestSingle.render(r))
+    }
+}
+
 /// Fails on the call after one turn; otherwise like TestSingle.
 pub struct TestFailing;
 
-impl Strategy for TestFailing {
-    fn spec(&self) -> String {
-        "test-failing".into()
-    }
-    fn render(&self, req: &RenderRequest<'_>) -> Result<Vec<Message>, RenderError> {
+impl TestFailing {
+    pub fn render(&self, req: &RenderRequest<'_>) -> Result<Vec<Message>, RenderError> {
         if req.turns.len() == 1 {
             return Err(RenderError::new("invalid_response", "no can do"));
         }
@@ -76,14 +85,20 @@ impl Strategy for TestFailing {
     }
 }
 
+impl Strategy for TestFailing {
+    fn spec(&self) -> String {
+        "test-failing".into()
+    }
+    fn open(&self) -> Box<dyn Replay> {
+        each_call(|r| TestFailing.render(r))
+    }
+}
+
 /// Panics on the call after two turns.
 pub struct TestPanicking;
 
-impl Strategy for TestPanicking {
-    fn spec(&self) -> String {
-        "test-panicking".into()
-    }
-    fn render(&self, req: &RenderRequest<'_>) -> Result<Vec<Message>, RenderError> {
+impl TestPanicking {
+    pub fn render(&self, req: &RenderRequest<'_>) -> Result<Vec<Message>, RenderError> {
         if req.turns.len() == 2 {
             panic!("strategy bug");
         }
@@ -91,18 +106,33 @@ impl Strategy for TestPanicking {
     }
 }
 
+impl Strategy for TestPanicking {
+    fn spec(&self) -> String {
+        "test-panicking".into()
+    }
+    fn open(&self) -> Box<dyn Replay> {
+        each_call(|r| TestPanicking.render(r))
+    }
+}
+
 /// Drops the mission: breaks the mission-verbatim invariant on every call.
 pub struct TestForgetful;
+
+impl TestForgetful {
+    pub fn render(&self, req: &RenderRequest<'_>) -> Result<Vec<Message>, RenderError> {
+        Ok(vec![
+            Message::system(req.system_prompt),
+            Message::user(req.turns_line()),
+        ])
+    }
+}
 
 impl Strategy for TestForgetful {
     fn spec(&self) -> String {
         "test-forgetful".into()
     }
-    fn render(&self, req: &RenderRequest<'_>) -> Result<Vec<Message>, RenderError> {
-        Ok(vec![
-            Message::system(req.system_prompt),
-            Message::user(req.turns_line()),
-        ])
+    fn open(&self) -> Box<dyn Replay> {
+        each_call(|r| TestForgetful.render(r))
     }
 }
 

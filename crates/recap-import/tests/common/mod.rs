@@ -113,16 +113,16 @@ pub fn full_history_retains_every_fact(sessions: &[Session]) -> usize {
     let mut checked = 0;
     for s in sessions {
         let n = s.chat_turns.len();
-        let mut state = recap_core::SessionState::new();
-        let all = strategy
-            .render_session(s, n, &mut state)
+        let all = recap_core::render_call(strategy.as_ref(), s, n)
             .unwrap_or_else(|e| panic!("{}: full-history fails: {e}", s.id));
+        let mut replay = strategy.open();
         let mut at = 2;
         assert_eq!(all[1].content, s.mission, "{}", s.id);
         for (k, turn) in s.chat_turns.iter().enumerate() {
-            let prompt = strategy
-                .render_session(s, k, &mut state)
-                .unwrap_or_else(|e| panic!("{} call {k}: {e}", s.id));
+            let prompt = replay
+                .call(s, k, 0)
+                .unwrap_or_else(|e| panic!("{} call {k}: {e}", s.id))
+                .tail;
             assert_eq!(
                 prompt.len(),
                 at,
