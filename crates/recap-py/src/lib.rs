@@ -3,6 +3,7 @@
 //! measured is measured here, by the same code as `recap run`.
 
 mod arrow;
+mod bridge;
 mod errors;
 mod messages;
 mod report;
@@ -45,20 +46,19 @@ fn render(
     }
     RenderRequest::for_call(&session, k)
         .map_err(|e| recap_error(py, format!("session {session_id:?}, k = {k}: {e}")))?;
-    let messages = recap_core::render_call(strategy.as_ref(), &session, k)
-        .map_err(|e| {
-            crate::errors::error(
-                py,
-                "RenderError",
-                (
-                    e.to_string(),
-                    strategy.spec(),
-                    session_id.to_string(),
-                    k,
-                    "",
-                ),
-            )
-        })?;
+    let messages = recap_core::render_call(strategy.as_ref(), &session, k).map_err(|e| {
+        crate::errors::error(
+            py,
+            "RenderError",
+            (
+                e.to_string(),
+                strategy.spec(),
+                session_id.to_string(),
+                k,
+                "",
+            ),
+        )
+    })?;
     Ok(session::messages_json(&messages))
 }
 

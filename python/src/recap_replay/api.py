@@ -31,14 +31,6 @@ SETTINGS: dict[str, Any] = {
     "progress": True,
 }
 
-#: What :func:`run` says of a Python strategy until the harness can run one.
-BRIDGE_PENDING = (
-    "Python strategies run inside the harness once recap's incremental strategy "
-    "contract (a session opened once, answered call by call) is in place; until then "
-    "render() replays one, and run() takes spec strings only"
-)
-
-
 def _paths(value: PathLike | Iterable[PathLike], what: str) -> list[str]:
     if isinstance(value, (str, os.PathLike)):
         return [os.fspath(value)]
@@ -109,15 +101,12 @@ def run(
     files = _paths(corpora, "corpora")
     if not files:
         raise RecapError("no corpus given")
-    specs: list[str] | None = None
+    entries: list[str | object] | None = None
     if strategies is not None:
         if isinstance(strategies, str) or not isinstance(strategies, Iterable):
             strategies = [strategies]  # type: ignore[list-item]
         entries = check_strategies(strategies)
-        if any(not isinstance(e, str) for e in entries):
-            raise NotImplementedError(BRIDGE_PENDING)
-        specs = [str(e) for e in entries]
-        if not specs:
+        if not entries:
             raise StrategyError("strategies is empty (None runs every registered strategy)")
     if isinstance(tokenizers, str):
         tokenizers = [tokenizers]
@@ -126,7 +115,7 @@ def run(
     settings = _settings(config)
     native = _native.run(
         files,
-        specs,
+        entries,
         list(tokenizers),
         _paths(plugins, "plugins"),
         jobs,
