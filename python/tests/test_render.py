@@ -191,11 +191,6 @@ def test_two_strategies_with_one_name_are_refused():
         rr.run(CHAT, ["full-history", FullHistory(name="full-history")])
 
 
-def test_run_with_a_python_strategy_says_what_is_missing():
-    with pytest.raises(NotImplementedError, match="render\\(\\) replays one"):
-        rr.run(CHAT, ["full-history", FullHistory()])
-
-
 def test_a_strategy_of_another_form_is_not_applicable():
     s = _sessions(PTC)[0]
     with pytest.raises(rr.RenderError, match="renders chat sessions"):

@@ -3,6 +3,7 @@
 //! measured is measured here, by the same code as `recap run`.
 
 mod arrow;
+mod bridge;
 mod errors;
 mod messages;
 mod report;
@@ -13,7 +14,7 @@ mod shard;
 use crate::errors::recap_error;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
-use recap_core::{RenderRequest, SessionState};
+use recap_core::RenderRequest;
 use recap_harness::{Backend, Encoding, Tokenizer};
 use std::io::Write;
 use std::path::PathBuf;
@@ -46,21 +47,19 @@ fn render(
     }
     RenderRequest::for_call(&session, k)
         .map_err(|e| recap_error(py, format!("session {session_id:?}, k = {k}: {e}")))?;
-    let messages = strategy
-        .render_session(&session, k, &mut SessionState::new())
-        .map_err(|e| {
-            crate::errors::error(
-                py,
-                "RenderError",
-                (
-                    e.to_string(),
-                    strategy.spec(),
-                    session_id.to_string(),
-                    k,
-                    "",
-                ),
-            )
-        })?;
+    let messages = recap_core::render_call(strategy.as_ref(), &session, k).map_err(|e| {
+        crate::errors::error(
+            py,
+            "RenderError",
+            (
+                e.to_string(),
+                strategy.spec(),
+                session_id.to_string(),
+                k,
+                "",
+            ),
+        )
+    })?;
     Ok(session::messages_json(&messages))
 }
 

@@ -1,6 +1,7 @@
 //! `run`: the harness over corpora, as `recap run` runs it, with the GIL released while
 //! the engine works.
 
+use crate::bridge::{Interrupt, PyStrategy};
 use crate::errors::recap_error;
 use crate::report::{CallsTable, PyReport};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -16,7 +17,7 @@ use recap_plugin_host::Plugin;
 use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::AtomicU64;
 use std::time::{Duration, Instant, SystemTime};
 
 /// How often a run looks for Ctrl-C (KeyboardInterrupt) between sessions.
@@ -96,21 +97,37 @@ fn default_names(registry: &Registry) -> Vec<String> {
     names
 }
 
+/// The run's strategies: spec strings built by the registry, Python strategy objects
+/// through the bridge.
 fn strategies(
     py: Python<'_>,
     registry: &Registry,
-    specs: Option<Vec<String>>,
+    given: Option<Vec<Bound<'_, PyAny>>>,
+    interrupt: &Arc<Interrupt>,
 ) -> PyResult<Vec<StrategyEntry>> {
-    let specs = specs.unwrap_or_else(|| default_names(registry));
-    specs
+    let Some(given) = given else {
+        return default_names(registry)
+            .iter()
+            .map(|spec| spec_entry(py, registry, spec))
+            .collect();
+    };
+    given
         .iter()
-        .map(|spec| {
-            registry
-                .build(spec)
-                .map(StrategyEntry::new)
-                .map_err(|e| recap_error(py, format!("strategy {spec:?}: {e}")))
+        .map(|g| match g.extract::<String>() {
+            Ok(spec) => spec_entry(py, registry, &spec),
+            Err(_) => Ok(StrategyEntry::new(Arc::new(PyStrategy::new(
+                g,
+                Arc::clone(interrupt),
+            )?))),
         })
         .collect()
+}
+
+fn spec_entry(py: Python<'_>, registry: &Registry, spec: &str) -> PyResult<StrategyEntry> {
+    registry
+        .build(spec)
+        .map(StrategyEntry::new)
+        .map_err(|e| recap_error(py, format!("strategy {spec:?}: {e}")))
 }
 
 pub fn provenance(
@@ -173,6 +190,8 @@ pub fn progress_bar(total_bytes: u64) -> Option<ProgressBar> {
 pub struct Configured {
     pub cfg: RunConfig,
     pub plugins: Vec<Arc<Plugin>>,
+    /// The run's stop, shared with its Python strategies.
+    pub interrupt: Arc<Interrupt>,
 }
 
 /// Checks the corpora and builds the run's configuration as `recap run` does: plugins
@@ -181,7 +200,7 @@ pub struct Configured {
 pub fn configure(
     py: Python<'_>,
     corpora: &[PathBuf],
-    strategies: Option<Vec<String>>,
+    strategies: Option<Vec<Bound<'_, PyAny>>>,
     tokenizers: &[String],
     plugins: &[PathBuf],
     jobs: Option<usize>,
@@ -200,8 +219,9 @@ pub fn configure(
     let baseline = registry
         .build("full-history")
         .map_err(|e| recap_error(py, e.to_string()))?;
+    let interrupt = Arc::new(Interrupt::default());
     let mut cfg = RunConfig::new(
-        self::strategies(py, &registry, strategies)?,
+        self::strategies(py, &registry, strategies, &interrupt)?,
         baseline,
         tokenizers,
     )
@@ -214,6 +234,7 @@ pub fn configure(
     Ok(Configured {
         cfg,
         plugins: loaded,
+        interrupt,
     })
 }
 
@@ -224,7 +245,7 @@ pub fn configure(
 pub fn run(
     py: Python<'_>,
     corpora: Vec<PathBuf>,
-    strategies: Option<Vec<String>>,
+    strategies: Option<Vec<Bound<'_, PyAny>>>,
     tokenizers: Vec<String>,
     plugins: Vec<PathBuf>,
     jobs: Option<usize>,
@@ -232,7 +253,11 @@ pub fn run(
     command_line: Vec<String>,
 ) -> PyResult<PyReport> {
     let started = SystemTime::now();
-    let Configured { cfg, plugins } = configure(
+    let Configured {
+        cfg,
+        plugins,
+        interrupt,
+    } = configure(
         py,
         &corpora,
         strategies,
@@ -257,15 +282,13 @@ pub fn run(
         .then(|| progress_bar(total_bytes))
         .flatten();
 
-    let stop = Arc::new(AtomicBool::new(false));
-    let mut interrupted: Option<PyErr> = None;
+    let stop = Arc::clone(&interrupt);
     let result = py.detach(|| {
         let bytes = Arc::new(AtomicU64::new(0));
-        let go_on = Arc::clone(&stop);
+        let go_on = Arc::clone(&interrupt);
         // Once stopped, no session is taken from the input: the run ends with the ones
         // in flight.
-        let entries = all_corpus_entries(&corpora, &bytes)
-            .take_while(move |_| !go_on.load(Ordering::Relaxed));
+        let entries = all_corpus_entries(&corpora, &bytes).take_while(move |_| !go_on.is_set());
         let begun = Instant::now();
         let mut checked = Instant::now();
         let mut progress = |done: u64, read: u64| {
@@ -276,11 +299,10 @@ pub fn run(
                 b.set_position(read);
                 b.set_message(format!("{done} sessions"));
             }
-            if checked.elapsed() >= SIGNAL_CHECK && interrupted.is_none() {
+            if checked.elapsed() >= SIGNAL_CHECK && !stop.is_set() {
                 checked = Instant::now();
                 if let Err(e) = Python::attach(|py| py.check_signals()) {
-                    interrupted = Some(e);
-                    stop.store(true, Ordering::Relaxed);
+                    stop.stop(Some(e));
                 }
             }
         };
@@ -305,7 +327,7 @@ pub fn run(
     if let Some(b) = &bar {
         b.finish_and_clear();
     }
-    if let Some(e) = interrupted {
+    if let Some(e) = interrupt.take() {
         // Nothing partial leaves the run: the report of the sessions done is dropped.
         return Err(e);
     }

@@ -22,14 +22,15 @@ const LOWEST_CALLS: usize = 6;
 const SIGNAL_CHECK: Duration = Duration::from_millis(100);
 
 /// Runs shard `index` of `count` into the part directory `out` (refused if it holds
-/// files, unless `force`); returns what it wrote. Ctrl-C stops it with nothing written.
+/// files, unless `force`); returns what it wrote. Ctrl-C, or a Python strategy raising
+/// `KeyboardInterrupt`, stops it with nothing written.
 #[pyfunction]
 #[pyo3(signature = (corpora, strategies, tokenizers, plugins, jobs, settings, command_line, index, count, out, force))]
 #[allow(clippy::too_many_arguments)]
 pub fn run_shard<'py>(
     py: Python<'py>,
     corpora: Vec<PathBuf>,
-    strategies: Option<Vec<String>>,
+    strategies: Option<Vec<Bound<'_, PyAny>>>,
     tokenizers: Vec<String>,
     plugins: Vec<PathBuf>,
     jobs: Option<usize>,
@@ -42,7 +43,11 @@ pub fn run_shard<'py>(
 ) -> PyResult<Bound<'py, PyDict>> {
     let started = SystemTime::now();
     let shard = Shard::new(index, count).map_err(|e| recap_error(py, e.to_string()))?;
-    let Configured { cfg, plugins } = configure(
+    let Configured {
+        cfg,
+        plugins,
+        interrupt,
+    } = configure(
         py,
         &corpora,
         strategies,
@@ -63,18 +68,19 @@ pub fn run_shard<'py>(
         lowest_max_chars: LOWEST_MAX_CHARS,
         started,
     };
-    let mut interrupted: Option<PyErr> = None;
     let written = py.detach(|| {
         let mut checked = Instant::now();
         let mut progress = |_: u64, _: u64| {
-            if checked.elapsed() >= SIGNAL_CHECK && interrupted.is_none() {
+            if checked.elapsed() >= SIGNAL_CHECK && !interrupt.is_set() {
                 checked = Instant::now();
-                interrupted = Python::attach(|py| py.check_signals()).err();
+                if let Err(e) = Python::attach(|py| py.check_signals()) {
+                    interrupt.stop(Some(e));
+                }
             }
         };
         run_part(&cfg, &corpora, &dir, opts, Some(&mut progress))
     });
-    if let Some(e) = interrupted {
+    if let Some(e) = interrupt.take() {
         // The staged part is dropped, so the directory holds nothing of this shard.
         return Err(e);
     }

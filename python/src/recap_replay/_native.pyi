@@ -79,7 +79,7 @@ class NativeReport:
 
 def run(
     corpora: list[str],
-    strategies: list[str] | None,
+    strategies: list[str | object] | None,
     tokenizers: list[str],
     plugins: list[str],
     jobs: int | None,
@@ -90,7 +90,7 @@ def run(
 
 def run_shard(
     corpora: list[str],
-    strategies: list[str] | None,
+    strategies: list[str | object] | None,
     tokenizers: list[str],
     plugins: list[str],
     jobs: int | None,

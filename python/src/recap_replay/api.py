@@ -32,14 +32,6 @@ SETTINGS: dict[str, Any] = {
     "progress": True,
 }
 
-#: What :func:`run` says of a Python strategy until the harness can run one.
-BRIDGE_PENDING = (
-    "Python strategies run inside the harness once recap's incremental strategy "
-    "contract (a session opened once, answered call by call) is in place; until then "
-    "render() replays one, and run() takes spec strings only"
-)
-
-
 def _paths(value: PathLike | Iterable[PathLike], what: str) -> list[str]:
     if isinstance(value, (str, os.PathLike)):
         return [os.fspath(value)]
@@ -122,26 +114,23 @@ def _run_args(
     plugins: PathLike | Iterable[PathLike],
     jobs: int | None,
     config: Mapping[str, Any] | None,
-) -> tuple[list[str], list[str] | None, list[str], list[str], int | None, dict[str, Any]]:
+) -> tuple[list[str], list[str | object] | None, list[str], list[str], int | None, dict[str, Any]]:
     """The arguments of :func:`run`, checked, as the native run takes them."""
     files = _paths(corpora, "corpora")
     if not files:
         raise RecapError("no corpus given")
-    specs: list[str] | None = None
+    entries: list[str | object] | None = None
     if strategies is not None:
         if isinstance(strategies, str) or not isinstance(strategies, Iterable):
             strategies = [strategies]  # type: ignore[list-item]
         entries = check_strategies(strategies)
-        if any(not isinstance(e, str) for e in entries):
-            raise NotImplementedError(BRIDGE_PENDING)
-        specs = [str(e) for e in entries]
-        if not specs:
+        if not entries:
             raise StrategyError("strategies is empty (None runs every registered strategy)")
     if isinstance(tokenizers, str):
         tokenizers = [tokenizers]
     if jobs is not None and (isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1):
         raise ValueError(f"jobs: expected a positive integer, got {jobs!r}")
-    return (files, specs, list(tokenizers), _paths(plugins, "plugins"), jobs, _settings(config))
+    return (files, entries, list(tokenizers), _paths(plugins, "plugins"), jobs, _settings(config))
 
 
 def parse_shard(shard: str | tuple[int, int]) -> tuple[int, int]:
@@ -184,8 +173,10 @@ def run_shard(
     (docs/scale.md): the sessions whose id hashes to shard ``I``. :func:`merge` folds
     the ``N`` parts into the whole run's report.
 
-    ``out`` is refused if it holds files, unless ``force``. Ctrl-C stops the shard with
-    nothing written. Returns what was written: ``shard``, ``dir``, ``entries`` (the
+    ``strategies`` are :func:`run`'s: spec strings and Python strategy objects, which
+    run in this process. ``out`` is refused if it holds files, unless ``force``. Ctrl-C,
+    or a Python strategy raising ``KeyboardInterrupt``, stops the shard with nothing
+    written. Returns what was written: ``shard``, ``dir``, ``entries`` (the
     corpora's), ``owned``, ``sessions`` and ``rejected`` (the shard's), ``files``.
     """
     index, count = parse_shard(shard)

@@ -109,6 +109,10 @@ class Report:
         """The terminal table ``recap run`` prints."""
         return self._native.to_table()
 
+    def to_csv(self) -> str:
+        """The summary as CSV, as ``recap run --format csv`` prints it."""
+        return self._native.to_csv()
+
     def to_markdown(self) -> str:
         """The summary as a markdown table with its notes."""
         return self._native.to_markdown()
