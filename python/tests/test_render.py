@@ -25,7 +25,7 @@ def test_render_is_recap_render(cli):
         for k in (0, len(s) // 2, len(s)):
             ours = rr.render(CHAT, s.id, k, spec)
             theirs = json.loads(
-                cli("render", str(CHAT), "--session", s.id, "--turns", str(k),
+                cli("render", str(CHAT), "--session", s.id, "--turn", str(k + 1),
                     "--strategy", spec, "--format", "json")
             )
             assert ours == theirs, (spec, k)

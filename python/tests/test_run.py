@@ -60,7 +60,15 @@ def test_summary_has_the_columns_and_values_of_the_json_runs(report):
     expected = expected.drop(columns=listed)
     summary = report.summary
     assert list(summary.columns) == list(expected.columns)
-    assert len(summary) == 2 * 3  # tokenizers × strategies (full-history asked, so no implicit row)
+    # Rows per form: chat runs the three strategies, PTC-Lisp the two that render it
+    # (observation-masking is chat-only), on each tokenizer (full-history asked, so no
+    # implicit row).
+    assert list(zip(summary.form, summary.strategy, summary.tokenizer)) == [
+        (form, s, tok)
+        for form, strategies in (("ptc", STRATEGIES[:2]), ("chat", STRATEGIES))
+        for tok in ("o200k_base", "cl100k_base")
+        for s in strategies
+    ]
     for col in expected.columns:
         if col.startswith("render_ns"):
             continue

@@ -84,6 +84,7 @@ impl PyReport {
                 cols.corpus.push(Some(d.corpus.clone()));
                 cols.line.push(Some(d.line as u64));
                 cols.session.push(Some(d.session.clone()));
+                cols.form.push(Some(r.form.clone()));
                 cols.strategy.push(Some(r.strategy.clone()));
                 cols.tokenizer.push(Some(r.tokenizer.clone()));
                 cols.calls.push(Some(d.calls as u64));
@@ -115,6 +116,7 @@ struct SessionCols {
     corpus: Vec<Option<String>>,
     line: Vec<Option<u64>>,
     session: Vec<Option<String>>,
+    form: Vec<Option<String>>,
     strategy: Vec<Option<String>>,
     tokenizer: Vec<Option<String>>,
     calls: Vec<Option<u64>>,
@@ -134,10 +136,13 @@ struct SessionCols {
 impl SessionCols {
     /// In `SESSION_COLUMNS` order.
     fn finish(self) -> Vec<(String, arrow_array::ArrayRef)> {
-        let cols = [
+        // Typed by the header's length, so a column added to `sessions.csv` and not
+        // here fails to compile instead of shifting every name after it.
+        let cols: [Col; SESSION_COLUMNS.len()] = [
             Col::Str(self.corpus),
             Col::U64(self.line),
             Col::Str(self.session),
+            Col::Str(self.form),
             Col::Str(self.strategy),
             Col::Str(self.tokenizer),
             Col::U64(self.calls),
@@ -169,6 +174,7 @@ pub struct CallsTable {
     corpus: Vec<Option<String>>,
     line: Vec<Option<u64>>,
     session: Vec<Option<String>>,
+    form: Vec<Option<String>>,
     strategy: Vec<Option<String>>,
     tokenizer: Vec<Option<String>>,
     call: Vec<Option<u64>>,
@@ -195,6 +201,7 @@ impl CallsTable {
             corpus: Vec::new(),
             line: Vec::new(),
             session: Vec::new(),
+            form: Vec::new(),
             strategy: Vec::new(),
             tokenizer: Vec::new(),
             call: Vec::new(),
@@ -225,6 +232,7 @@ impl CallsTable {
                     self.corpus.push(Some(corpus.clone()));
                     self.line.push(Some(line as u64));
                     self.session.push(Some(o.id.clone()));
+                    self.form.push(Some(o.form.as_str().to_string()));
                     self.strategy.push(Some(self.strategies[s].clone()));
                     self.tokenizer.push(Some(tokenizer.clone()));
                     self.call.push(Some(c.call as u64));
@@ -243,10 +251,12 @@ impl CallsTable {
 
     /// The table, columns in `CALL_COLUMNS` order.
     pub fn finish(self, py: Python<'_>) -> PyResult<ArrowTable> {
-        let cols = [
+        // Typed by the header's length (see `SessionCols::finish`).
+        let cols: [Col; CALL_COLUMNS.len()] = [
             Col::Str(self.corpus),
             Col::U64(self.line),
             Col::Str(self.session),
+            Col::Str(self.form),
             Col::Str(self.strategy),
             Col::Str(self.tokenizer),
             Col::U64(self.call),

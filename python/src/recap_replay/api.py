@@ -213,6 +213,7 @@ _CALL_TYPES = {
     "corpus": "string",
     "line": "uint64",
     "session": "string",
+    "form": "string",
     "strategy": "string",
     "tokenizer": "string",
     "call": "uint64",

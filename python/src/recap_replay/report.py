@@ -19,6 +19,7 @@ TableName = Literal["summary", "sessions", "calls"]
 
 #: The summary columns the notebook view shows, with their headers.
 _SHOWN = (
+    ("form", "form"),
     ("strategy", "strategy"),
     ("tokenizer", "tokenizer"),
     ("sessions", "sessions"),
