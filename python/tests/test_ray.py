@@ -6,20 +6,28 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 
 import pandas as pd
 import pytest
 
 import recap_replay as rr
+from recap_replay.examples import FullHistory, KeepLast
 
 from conftest import BENCH, deterministic
 
-ray = pytest.importorskip("ray", reason="the ray extra is not installed (pip install './python[ray]')")
+if os.environ.get("CI") == "true":
+    import ray  # CI installs ray (python/requirements/ci.txt): its absence is a failure
+else:
+    ray = pytest.importorskip("ray", reason="the ray extra is not installed (pip install './python[ray]')")
 import recap_replay.ray as rr_ray  # noqa: E402
 
 CHAT = BENCH / "chat-handwritten.jsonl"
 PTC = BENCH / "handwritten.jsonl"
 STRATEGIES = ["full-history", "rolling-window:window=2", "observation-masking:window=3"]
+#: Spec strings and Python strategy objects (importable on Ray's workers: an installed
+#: module), with and without ``open``.
+MIXED = ["rolling-window:window=2", FullHistory(), KeepLast(turns=2)]
 TOKENIZERS = ["o200k_base", "cl100k_base"]
 
 
@@ -44,6 +52,11 @@ def assert_same_report(merged: rr.Report, whole: rr.Report) -> None:
 @pytest.fixture(scope="module")
 def whole() -> rr.Report:
     return rr.run([CHAT, PTC], STRATEGIES, tokenizers=TOKENIZERS, jobs=2)
+
+
+@pytest.fixture(scope="module")
+def mixed_whole() -> rr.Report:
+    return rr.run([CHAT, PTC], MIXED, tokenizers=TOKENIZERS, jobs=2)
 
 
 @pytest.fixture(scope="module")
@@ -146,3 +159,51 @@ def test_merge_refuses_a_missing_shard_and_writes_nothing(tmp_path):
     assert not (tmp_path / "merged").exists() or not any((tmp_path / "merged").iterdir())
     with pytest.raises(rr.RecapError, match="no part.json"):
         rr.merge([tmp_path])
+
+
+def test_python_strategies_in_shards_of_this_process_merge_into_the_whole_run(mixed_whole, tmp_path):
+    parts = [tmp_path / f"p{i}" for i in range(3)]
+    for i, out in enumerate(parts):
+        rr.run_shard([CHAT, PTC], MIXED, shard=(i, 3), out=out, tokenizers=TOKENIZERS, jobs=2)
+    merged = rr.merge(parts)
+    assert_same_report(merged, mixed_whole)
+    checked = {r["strategy"]: r["determinism_checked"] for r in merged.to_dict()["runs"]}
+    assert checked["py-full-history"] and checked["keep-last:turns=2"]
+    assert not checked["rolling-window:window=2"]
+
+
+def test_python_strategies_travel_to_ray_tasks_pickled(local_ray, mixed_whole):
+    merged = rr_ray.run([CHAT, PTC], MIXED, shards=3, tokenizers=TOKENIZERS)
+    assert_same_report(merged, mixed_whole)
+    assert {"py-full-history", "keep-last:turns=2"} <= set(merged.summary.strategy)
+
+
+class Locked(FullHistory):
+    """full-history holding what cannot be pickled."""
+
+    def __init__(self) -> None:
+        super().__init__("locked")
+        self.lock = threading.Lock()
+
+
+def test_a_strategy_that_does_not_pickle_is_refused_before_any_task(tmp_path):
+    with pytest.raises(rr.StrategyError, match=r"locked: .*must pickle .*Ray worker process.*lock"):
+        rr_ray.run(CHAT, ["full-history", Locked()], shards=2, parts_dir=tmp_path / "parts")
+    assert not (tmp_path / "parts").exists()
+    # In this process it runs: run_shard needs no copy.
+    done = rr.run_shard(CHAT, [Locked()], shard="0/1", out=tmp_path / "p0")
+    assert done["sessions"] > 0
+
+
+def test_keyboard_interrupt_in_a_python_strategy_stops_a_shard_with_nothing_written(tmp_path):
+    class Interrupts:
+        name, forms = "interrupts", ("ptc", "chat")
+
+        def render(self, session, k):
+            if k == 1:
+                raise KeyboardInterrupt
+            return session.messages(k)
+
+    with pytest.raises(KeyboardInterrupt):
+        rr.run_shard([CHAT, PTC], ["full-history", Interrupts()], shard="0/1", out=tmp_path / "p")
+    assert not (tmp_path / "p").exists() or not any((tmp_path / "p").iterdir())

@@ -26,13 +26,14 @@ from pathlib import Path
 from typing import Any
 
 from .api import PathLike, _command_line, _run_args, merge
-from .errors import RecapError
+from .errors import RecapError, StrategyError
 from .report import Report
+from .strategy import strategy_name
 
 
 def run(
     corpora: PathLike | Iterable[PathLike],
-    strategies: Iterable[str] | None = None,
+    strategies: Iterable[str | object] | None = None,
     *,
     shards: int,
     tokenizers: str | Iterable[str] = ("o200k_base",),
@@ -48,9 +49,12 @@ def run(
     each, and merges their partial reports into one :class:`~recap_replay.Report`.
 
     Args:
-        corpora, strategies, tokenizers, plugins, config: as :func:`recap_replay.run`
-            (strategies as spec strings). Corpus and plugin paths are made absolute
-            here and must name the same files on every node.
+        corpora, strategies, tokenizers, plugins, config: as :func:`recap_replay.run`.
+            Corpus and plugin paths are made absolute here and must name the same
+            files on every node. Each task runs in a Ray worker process, so a Python
+            strategy object reaches it pickled (Ray's cloudpickle): one that does not
+            pickle is refused before any task starts, and its class must be
+            importable on every node (or defined in the driver's ``__main__``).
         shards: how many shards (tasks); a session belongs to the shard its id
             hashes to (docs/scale.md), so shards need not be the same size.
         jobs: the engine's worker threads in each task (default ``cpus_per_shard``).
@@ -68,6 +72,7 @@ def run(
     is returned.
 
     Raises:
+        StrategyError: a Python strategy that is malformed or does not pickle.
         RecapError: a bad argument, or a shard that failed (named, with its error).
     """
     import ray
@@ -76,12 +81,13 @@ def run(
         raise ValueError(f"shards: expected a positive integer, got {shards!r}")
     if isinstance(cpus_per_shard, bool) or not isinstance(cpus_per_shard, int) or cpus_per_shard < 1:
         raise ValueError(f"cpus_per_shard: expected a positive integer, got {cpus_per_shard!r}")
-    files, specs, tokenizer_names, plugin_paths, jobs, settings = _run_args(
+    files, entries, tokenizer_names, plugin_paths, jobs, settings = _run_args(
         corpora, strategies, tokenizers, plugins, jobs, config
     )
+    _check_picklable(ray, entries or [])
     args = (
         [os.path.abspath(f) for f in files],
-        specs,
+        entries,
         tokenizer_names,
         [os.path.abspath(p) for p in plugin_paths],
         jobs if jobs is not None else cpus_per_shard,
@@ -106,6 +112,22 @@ def run(
         for r in results:
             dirs.append(_unpack(r, Path(tmp)))
         return merge(dirs, out=out, force=force)
+
+
+def _check_picklable(ray: Any, entries: list[str | object]) -> None:
+    """Refuses a Python strategy that cannot travel to a Ray worker process."""
+    for entry in entries:
+        if isinstance(entry, str):
+            continue
+        try:
+            ray.cloudpickle.dumps(entry)
+        except Exception as e:
+            raise StrategyError(
+                f"{strategy_name(entry)}: a Python strategy of recap_replay.ray.run must "
+                "pickle (each shard runs in a Ray worker process, which gets a copy), "
+                f"and this one does not: {type(e).__name__}: {e}; "
+                "recap_replay.run_shard runs it in this process"
+            ) from e
 
 
 def _gather(ray: Any, refs: list[Any]) -> list[dict[str, Any]]:
