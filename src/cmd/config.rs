@@ -263,6 +263,16 @@ pub fn parse(file: &Path, content: &str) -> Result<Experiment, ConfigError> {
             "format" => exp.format = Some(v.one_of(&FORMATS)?),
             "dump_prompts" => exp.dump_prompts = Some(v.boolean()?),
             "check_determinism" => exp.check_determinism = Some(v.one_of(&CHECKS)?),
+            // The `recap` binary has no Python in it: the Python package runs such files.
+            "python" => {
+                return Err(ctx.error(
+                    key.span(),
+                    Some("python"),
+                    "Python strategies run from the Python package: \
+                     `python -m recap_replay run FILE` (docs/python.md)"
+                        .to_string(),
+                ));
+            }
             _ => return Err(unknown_key(&ctx, key.span(), name, None, &KEYS)),
         }
     }

@@ -24,7 +24,7 @@ pub use crate::outcome::{
 };
 pub use crate::prompt_dump::{DumpedMessage, PromptDump};
 pub use crate::session_run::process_session;
-pub use crate::source::corpus_name;
+pub use crate::source::{all_corpus_entries, corpus_name};
 
 /// Runs the configuration over corpus files (streamed, a few sessions per worker in
 /// flight). A file that cannot be read (missing, unreadable, a directory) does not stop

@@ -55,6 +55,16 @@ pub(crate) fn corpus_entries(
         .flat_map(|(i, r)| r.map(move |e| (i, e)))
 }
 
+/// Every entry of `corpora`, as a run without a shard reads them, for callers outside
+/// the harness that drive [`crate::run_entries`] themselves (the Python package stops a run
+/// between entries on Ctrl-C).
+pub fn all_corpus_entries(
+    corpora: &[PathBuf],
+    bytes: &Arc<AtomicU64>,
+) -> impl Iterator<Item = (usize, Entry)> + Send + use<> {
+    corpus_entries(corpora, bytes, None)
+}
+
 /// In-memory sessions as the entries of corpus 0, numbered from line 1.
 pub(crate) fn session_entries(
     sessions: Vec<Session>,

@@ -20,6 +20,7 @@ mod backend;
 mod call;
 mod descriptor;
 mod error;
+mod foreign;
 mod inprocess;
 mod isolated;
 mod load;
@@ -33,6 +34,7 @@ mod worker;
 
 pub use call::{CallError, MAX_RESPONSE_BYTES, Then, WorkerEvent, WorkerFailure, parse_response};
 pub use error::{LoadError, Problem};
+pub use foreign::{ForeignCalls, ForeignLimit};
 pub use isolated::{DEFAULT_RESTART_LIMIT, IsolationConfig};
 pub use load::{Isolation, Plugin, load, load_with};
 pub use registry::{

@@ -91,6 +91,17 @@ fn an_unknown_key_names_file_line_and_the_valid_keys() {
 }
 
 #[test]
+fn a_python_key_is_refused_and_names_the_python_package() {
+    let e = parse(
+        Path::new("/x/e.toml"),
+        "jobs = 2\npython = [\"m:KeepLast(turns=3)\"]\n",
+    )
+    .expect_err("the binary runs no Python");
+    assert_eq!((e.line, e.key.as_deref()), (2, Some("python")));
+    assert!(e.message.contains("python -m recap_replay run"), "{e}");
+}
+
+#[test]
 fn a_bad_value_names_its_key_and_what_was_expected() {
     let tmp = corpus_dir();
     let cases: [(&str, usize, &str, &str); 9] = [
