@@ -5,10 +5,11 @@
 use crate::action::Action;
 use crate::bootstrap::{mean_interval, ratio_interval};
 use crate::endpoint::{Completion, Endpoint, EndpointError};
+use crate::options::EvalOptions;
 use crate::pool;
 use crate::probes::{self, Fact, Probe};
 use crate::report::{EvalReport, Measure, SampleInfo, StrategyResult, SummarizerCost};
-use crate::request::{ChatRequest, Key, Sampling, Tools, session_tools};
+use crate::request::{ChatRequest, Key, Tools, session_tools};
 use crate::response::Reply;
 use crate::sample::{CallRef, sample_calls};
 use recap_core::tokens::message_tokens;
@@ -25,27 +26,6 @@ pub const JUDGE: &str = "judge";
 /// The purpose under which a summarizing strategy asks for its summaries.
 pub fn summarizer_purpose(spec: &str) -> String {
     format!("summarizer {spec}")
-}
-
-#[derive(Debug, Clone)]
-pub struct EvalOptions {
-    /// Calls to sample (all calls when the corpus has fewer).
-    pub sample: usize,
-    pub seed: u64,
-    pub next_action: bool,
-    pub probes: bool,
-    pub probes_per_call: usize,
-    /// Also grade probe answers with a judge prompt.
-    pub judge: bool,
-    /// Bootstrap resamples.
-    pub resamples: usize,
-    pub sampling: Sampling,
-    /// Threads that render and ask.
-    pub threads: usize,
-    /// Ask only about the sampled calls of this shard's sessions (`recap eval --shard`):
-    /// the sample is drawn from the whole corpus, so the shards together ask exactly what
-    /// one evaluation asks.
-    pub shard: Option<recap_harness::Shard>,
 }
 
 #[derive(Debug, thiserror::Error)]
