@@ -2,10 +2,10 @@
 //! response and every message the history gained after it.
 
 use crate::fields::{
-    as_object, as_text, join, only_known, opt_array, opt_bool, opt_string, opt_text, req, wrong,
+    FieldError, as_object, as_text, join, only_known, opt_array, opt_bool, opt_string, opt_text,
+    req, wrong,
 };
 use crate::message::{Message, MessageToolCall, ToolCalls};
-use crate::session::FieldError;
 use crate::text::Text;
 use serde_json::{Map, Value as Json};
 

@@ -11,8 +11,9 @@
 //! say) is one rejection naming its first and last line, with the command that joins
 //! it; the lines after it are read as usual.
 
+use crate::fields::FieldError;
 use crate::gz::CorpusFile;
-use crate::session::{FieldError, Session};
+use crate::session::Session;
 use crate::strict_json::StrictError;
 use std::collections::{HashSet, VecDeque};
 use std::fmt;

@@ -2,8 +2,24 @@
 //! field path (`turns[2].assistant.tool_calls[0].id`) and what was expected.
 
 use crate::json_type::json_type_name;
-use crate::session::FieldError;
 use serde_json::{Map, Value as Json};
+
+/// A field that failed validation: `field` is a path such as `turns[2].error`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{field}: {message}")]
+pub struct FieldError {
+    pub field: String,
+    pub message: String,
+}
+
+impl FieldError {
+    pub fn new(field: impl Into<String>, message: impl Into<String>) -> Self {
+        Self {
+            field: field.into(),
+            message: message.into(),
+        }
+    }
+}
 
 pub(crate) fn wrong(field: &str, expected: &str, got: &Json) -> FieldError {
     FieldError::new(

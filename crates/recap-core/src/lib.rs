@@ -22,12 +22,11 @@ pub mod value;
 
 pub use chat::{AssistantTurn, ChatToolCall, ChatTurn, Observation};
 pub use corpus::{CorpusReader, Entry, RejectedSession};
+pub use fields::FieldError;
 pub use message::{Message, MessageToolCall, OpenAiMessage, Role, ToolCalls};
 pub use printer::{PrintOptions, to_clojure, type_of, write_clojure, write_decimal, write_type_of};
 pub use registry::{BuildContext, OptionInfo, Registry, SpecError, StrategyInfo, StrategySpec};
-pub use session::{
-    DefKind, Definition, FieldError, Form, Session, ToolCall, ToolSpec, Turn, TurnError,
-};
+pub use session::{DefKind, Definition, Form, Session, ToolCall, ToolSpec, Turn, TurnError};
 pub use strategy::{
     Answer, Invariant, PromptDelta, RenderError, RenderRequest, Replay, RequestError, Strategy,
     each_call, reference_first, render_call, turns_line,

@@ -2,7 +2,9 @@
 //! name the field (`turns[2].error.message`) and what was expected.
 
 use crate::chat::{ChatTurn, PTC_TURN_FIELDS, decode_chat_turn};
-use crate::fields::{as_object, as_string, join, only_known, opt_array, opt_string, req, wrong};
+use crate::fields::{
+    FieldError, as_object, as_string, join, only_known, opt_array, opt_string, req, wrong,
+};
 use crate::value::Value;
 use serde_json::{Map, Value as Json};
 use std::collections::BTreeMap;
@@ -155,23 +157,6 @@ impl Turn {
     /// The error message as SPEC section 4 defines it: `message`, else `reason`.
     pub fn error_message(&self) -> Option<&str> {
         self.error.as_ref().map(|e| e.message.as_str())
-    }
-}
-
-/// A field that failed validation: `field` is a path such as `turns[2].error`.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{field}: {message}")]
-pub struct FieldError {
-    pub field: String,
-    pub message: String,
-}
-
-impl FieldError {
-    pub fn new(field: impl Into<String>, message: impl Into<String>) -> Self {
-        Self {
-            field: field.into(),
-            message: message.into(),
-        }
     }
 }
 

@@ -5,10 +5,11 @@
 use crate::action::Action;
 use crate::bootstrap::{mean_interval, ratio_interval};
 use crate::endpoint::{Completion, Endpoint, EndpointError};
+use crate::options::EvalOptions;
 use crate::pool;
 use crate::probes::{self, Fact, Probe};
 use crate::report::{EvalReport, Measure, SampleInfo, StrategyResult, SummarizerCost};
-use crate::request::{ChatRequest, Key, Sampling, Tools, session_tools};
+use crate::request::{ChatRequest, Key, Tools, session_tools};
 use crate::response::Reply;
 use crate::sample::{CallRef, sample_calls};
 use recap_core::tokens::message_tokens;
@@ -25,27 +26,6 @@ pub const JUDGE: &str = "judge";
 /// The purpose under which a summarizing strategy asks for its summaries.
 pub fn summarizer_purpose(spec: &str) -> String {
     format!("summarizer {spec}")
-}
-
-#[derive(Debug, Clone)]
-pub struct EvalOptions {
-    /// Calls to sample (all calls when the corpus has fewer).
-    pub sample: usize,
-    pub seed: u64,
-    pub next_action: bool,
-    pub probes: bool,
-    pub probes_per_call: usize,
-    /// Also grade probe answers with a judge prompt.
-    pub judge: bool,
-    /// Bootstrap resamples.
-    pub resamples: usize,
-    pub sampling: Sampling,
-    /// Threads that render and ask.
-    pub threads: usize,
-    /// Ask only about the sampled calls of this shard's sessions (`recap eval --shard`):
-    /// the sample is drawn from the whole corpus, so the shards together ask exactly what
-    /// one evaluation asks.
-    pub shard: Option<recap_harness::Shard>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -132,6 +112,70 @@ pub fn evaluate(
     if strategies.is_empty() {
         return Err(EvalError::Empty("no strategy".into()));
     }
+    let (sample, sampled) = draw_sample(sessions, options)?;
+    let call_probes = probes_of_sample(sessions, &sample, options);
+
+    let rendered = render_all(sessions, strategies, &sample, options.threads);
+    if let Some(e) = endpoint.fatal() {
+        return Err(e.clone().into());
+    }
+
+    let (requests, asks) = build_requests(sessions, &sample, &rendered, &call_probes, options);
+    let answers = requests.ask(endpoint, options.threads)?;
+    let (judge_requests, judge_of) = judge_requests(&asks, &answers, &call_probes, options);
+    let verdicts = judge_requests.ask(endpoint, options.threads)?;
+
+    let tokens = prompt_tokens_all(&rendered, counter, options.threads);
+    let grades = grade_all(
+        sessions,
+        &sample,
+        &call_probes,
+        &asks,
+        &answers,
+        &judge_of,
+        &verdicts,
+        strategies.len(),
+    );
+    let purposes = endpoint.purposes();
+    let mut results = Vec::new();
+    for (s, strategy) in strategies.iter().enumerate() {
+        let spec = strategy.spec();
+        let summarizer = purposes
+            .get(&summarizer_purpose(&spec))
+            .map(|t| SummarizerCost {
+                requests: t.requests,
+                prompt_tokens: t.prompt_tokens,
+                completion_tokens: t.completion_tokens,
+            });
+        results.push(strategy_result(
+            spec, s, &rendered, &tokens, &grades, summarizer, options,
+        ));
+    }
+    let probes_asked = call_probes.iter().map(Vec::len).sum();
+    let mut report = EvalReport::new(
+        endpoint.url().to_string(),
+        options,
+        sample_info(sessions, &sample, options, probes_asked),
+        results,
+        endpoint.totals(),
+        purposes,
+    );
+    if let Some(shard) = options.shard {
+        report.notes.push(format!(
+            "shard {shard}: {} of the {sampled} sampled calls, those of its sessions; merge the \
+             shards' caches (--merge-cache) and run without --shard for the whole evaluation",
+            sample.len()
+        ));
+    }
+    Ok(report)
+}
+
+/// The sampled calls this evaluation asks about (those of its shard, if any) and how many
+/// the whole corpus's sample holds.
+fn draw_sample(
+    sessions: &[Session],
+    options: &EvalOptions,
+) -> Result<(Vec<CallRef>, usize), EvalError> {
     let calls_per_session: Vec<usize> = sessions.iter().map(Session::turn_count).collect();
     let mut sample = sample_calls(&calls_per_session, options.sample, options.seed);
     if sample.is_empty() {
@@ -146,9 +190,18 @@ pub fn evaluate(
             return Err(EvalError::EmptyShard { shard, sampled });
         }
     }
+    Ok((sample, sampled))
+}
+
+/// The probes of each sampled call (none when probes are off).
+fn probes_of_sample(
+    sessions: &[Session],
+    sample: &[CallRef],
+    options: &EvalOptions,
+) -> Vec<Vec<Probe>> {
     let facts: HashMap<usize, Vec<Fact>> = if options.probes {
         let mut m = HashMap::new();
-        for c in &sample {
+        for c in sample {
             m.entry(c.session)
                 .or_insert_with(|| probes::session_facts(&sessions[c.session]));
         }
@@ -156,7 +209,7 @@ pub fn evaluate(
     } else {
         HashMap::new()
     };
-    let call_probes: Vec<Vec<Probe>> = sample
+    sample
         .iter()
         .map(|c| match facts.get(&c.session) {
             Some(f) => {
@@ -164,15 +217,20 @@ pub fn evaluate(
             }
             None => Vec::new(),
         })
-        .collect();
+        .collect()
+}
 
-    let rendered = render_all(sessions, strategies, &sample, options.threads);
-    if let Some(e) = endpoint.fatal() {
-        return Err(e.clone().into());
-    }
-
+/// The next-action and probe requests of every rendered prompt, identical ones merged,
+/// and what each strategy's call asked.
+fn build_requests(
+    sessions: &[Session],
+    sample: &[CallRef],
+    rendered: &[Vec<Rendered>],
+    call_probes: &[Vec<Probe>],
+    options: &EvalOptions,
+) -> (Requests, Vec<Ask>) {
     let mut tools: HashMap<usize, Vec<Json>> = HashMap::new();
-    for c in &sample {
+    for c in sample {
         if sessions[c.session].form == Form::Chat {
             tools
                 .entry(c.session)
@@ -221,13 +279,21 @@ pub fn evaluate(
             });
         }
     }
-    let answers = requests.ask(endpoint, options.threads)?;
+    (requests, asks)
+}
 
-    // The judge reads each probe answer once, whichever strategies led to it.
+/// The judge's requests (none unless judging) and, per probe request, its judge request.
+/// The judge reads each probe answer once, whichever strategies led to it.
+fn judge_requests(
+    asks: &[Ask],
+    answers: &[Result<Arc<Completion>, EndpointError>],
+    call_probes: &[Vec<Probe>],
+    options: &EvalOptions,
+) -> (Requests, HashMap<usize, usize>) {
     let mut judge_requests = Requests::default();
     let mut judge_of: HashMap<usize, usize> = HashMap::new();
     if options.judge {
-        for a in &asks {
+        for a in asks {
             if let Question::Probe(j) = a.question
                 && let Ok(c) = &answers[a.request]
                 && let Ok(reply) = &c.reply
@@ -243,68 +309,34 @@ pub fn evaluate(
             }
         }
     }
-    let verdicts = judge_requests.ask(endpoint, options.threads)?;
+    (judge_requests, judge_of)
+}
 
-    let tokens = prompt_tokens_all(&rendered, counter, options.threads);
-    let grades = grade_all(
-        sessions,
-        &sample,
-        &call_probes,
-        &asks,
-        &answers,
-        &judge_of,
-        &verdicts,
-        strategies.len(),
-    );
-    let purposes = endpoint.purposes();
-    let mut results = Vec::new();
-    for (s, strategy) in strategies.iter().enumerate() {
-        let spec = strategy.spec();
-        let summarizer = purposes
-            .get(&summarizer_purpose(&spec))
-            .map(|t| SummarizerCost {
-                requests: t.requests,
-                prompt_tokens: t.prompt_tokens,
-                completion_tokens: t.completion_tokens,
-            });
-        results.push(strategy_result(
-            spec, s, &rendered, &tokens, &grades, summarizer, options,
-        ));
-    }
-    let probes_asked = call_probes.iter().map(Vec::len).sum();
-    let mut report = EvalReport::new(
-        endpoint.url().to_string(),
-        options,
-        SampleInfo {
-            requested: options.sample,
-            calls: sample.len(),
-            sessions: {
-                let mut s: Vec<usize> = sample.iter().map(|c| c.session).collect();
-                s.dedup();
-                s.len()
-            },
-            chat_calls: sample
-                .iter()
-                .filter(|c| sessions[c.session].form == Form::Chat)
-                .count(),
-            ptc_calls: sample
-                .iter()
-                .filter(|c| sessions[c.session].form == Form::Ptc)
-                .count(),
-            probes: probes_asked,
+/// What the report says of the sample.
+fn sample_info(
+    sessions: &[Session],
+    sample: &[CallRef],
+    options: &EvalOptions,
+    probes: usize,
+) -> SampleInfo {
+    SampleInfo {
+        requested: options.sample,
+        calls: sample.len(),
+        sessions: {
+            let mut s: Vec<usize> = sample.iter().map(|c| c.session).collect();
+            s.dedup();
+            s.len()
         },
-        results,
-        endpoint.totals(),
-        purposes,
-    );
-    if let Some(shard) = options.shard {
-        report.notes.push(format!(
-            "shard {shard}: {} of the {sampled} sampled calls, those of its sessions; merge the \
-             shards' caches (--merge-cache) and run without --shard for the whole evaluation",
-            sample.len()
-        ));
+        chat_calls: sample
+            .iter()
+            .filter(|c| sessions[c.session].form == Form::Chat)
+            .count(),
+        ptc_calls: sample
+            .iter()
+            .filter(|c| sessions[c.session].form == Form::Ptc)
+            .count(),
+        probes,
     }
-    Ok(report)
 }
 
 /// Every strategy's prompt for every sampled call: one job per (strategy, session),

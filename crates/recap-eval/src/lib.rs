@@ -8,7 +8,7 @@
 //!   accounted for;
 //! - [`sample`], [`action`], [`probes`], [`bootstrap`]: the seeded stratified sample of
 //!   calls, next-action agreement, probe QA, and confidence intervals;
-//! - [`evaluation`] runs them and [`report`] renders the result;
+//! - [`evaluation`] runs them as [`options`] say and [`report`] renders the result;
 //! - with the `stand-in` feature, `standin`: a deterministic model served on
 //!   127.0.0.1 for tests and measurements.
 //!
@@ -22,6 +22,7 @@ pub mod client;
 pub mod endpoint;
 pub mod evaluation;
 pub mod limits;
+pub mod options;
 mod pool;
 pub mod pricing;
 pub mod probes;
@@ -36,7 +37,8 @@ pub mod standin;
 pub use cache::{Cache, CacheError};
 pub use client::{ApiKey, Client, ClientConfig, ConfigError, SendError};
 pub use endpoint::{Completion, Endpoint, EndpointError, Tally};
-pub use evaluation::{EvalError, EvalOptions, evaluate, summarizer_purpose};
+pub use evaluation::{EvalError, evaluate, summarizer_purpose};
+pub use options::EvalOptions;
 pub use report::EvalReport;
 pub use request::{ChatRequest, Key, Sampling, Tools};
 pub use response::{Reply, Usage};

@@ -4,7 +4,7 @@
 
 use crate::bootstrap::Interval;
 use crate::endpoint::Tally;
-use crate::evaluation::EvalOptions;
+use crate::options::EvalOptions;
 use crate::pricing::{Price, cost};
 use serde::Serialize;
 use std::collections::BTreeMap;

@@ -21,6 +21,8 @@ mod outcome;
 pub mod output;
 pub mod part;
 mod prompt_dump;
+#[cfg(feature = "replay-fidelity")]
+pub mod replay_fidelity;
 pub mod report;
 pub mod retention;
 pub mod segments;

@@ -2,14 +2,14 @@
 //!
 //! `cargo run --release -p recap-import --example replay_fidelity -- <ptc-runner dir> [--csv out.csv]`
 //!
-//! The analysis is `recap_testkit::replay_fidelity` (`crates/recap-testkit`), which
+//! The analysis is `recap_harness::replay_fidelity` (`crates/recap-harness`), which
 //! says what each count adds; `tests/replay_fidelity.rs` checks the figures it prints
 //! (see `crates/recap-import/README.md`, "Replay fidelity", and `docs/results.md`).
 
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    match recap_testkit::replay_fidelity::run(std::env::args().skip(1)) {
+    match recap_harness::replay_fidelity::run(std::env::args().skip(1)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("replay_fidelity: {e}");

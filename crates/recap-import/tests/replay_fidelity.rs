@@ -1,5 +1,5 @@
 //! The replay-fidelity decomposition of the shared ptc-runner corpus
-//! (`recap_testkit::replay_fidelity`, the code behind `examples/replay_fidelity.rs` and
+//! (`recap_harness::replay_fidelity`, the code behind `examples/replay_fidelity.rs` and
 //! the README's figures). Skipped with a message when ../shared is missing, failing
 //! under RECAP_REQUIRE_SHARED=1.
 //!
@@ -11,7 +11,7 @@
 
 mod common;
 
-use recap_testkit::replay_fidelity::{ROUTE_TOLERANCE, Template, analyse, least_squares};
+use recap_harness::replay_fidelity::{ROUTE_TOLERANCE, Template, analyse, least_squares};
 
 #[test]
 fn characterization_recorded_input_tokens_are_the_wire_text_plus_a_template_on_one_route() {

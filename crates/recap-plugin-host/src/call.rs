@@ -31,11 +31,7 @@ impl fmt::Display for WorkerFailure {
             } => {
                 write!(f, "the worker process died{at}: {how}")?;
                 if let Some(limit) = memory_limit {
-                    write!(
-                        f,
-                        " (its memory limit is {})",
-                        crate::isolated::show_bytes(*limit)
-                    )?;
+                    write!(f, " (its memory limit is {})", show_bytes(*limit))?;
                 }
                 if !stderr.is_empty() {
                     write!(f, "; it last wrote on stderr: {stderr:?}")?;
@@ -365,12 +361,35 @@ pub(crate) fn read_session_render_once(
     })
 }
 
+/// `512 MiB`, `1.5 GiB`, `700 KiB`, `12 bytes`.
+pub(crate) fn show_bytes(n: u64) -> String {
+    const UNITS: [(&str, u64); 3] = [("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)];
+    for (unit, size) in UNITS {
+        if n >= size {
+            let value = n as f64 / size as f64;
+            return if n.is_multiple_of(size) {
+                format!("{} {unit}", n / size)
+            } else {
+                format!("{value:.1} {unit}")
+            };
+        }
+    }
+    format!("{n} bytes")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     /// The second of two equal answers in a row is the first's, read once: equal to a
     /// read of its own, its texts shared with the first's.
+    #[test]
+    fn byte_sizes_read_well() {
+        assert_eq!(show_bytes(256 << 20), "256 MiB");
+        assert_eq!(show_bytes(3 << 29), "1.5 GiB");
+        assert_eq!(show_bytes(12), "12 bytes");
+    }
+
     #[test]
     fn an_answer_read_twice_in_a_row_is_read_once_and_alike() {
         let text = br#"{"messages":[{"role":"user","content":"hello"},{"previous":[0,1]}],"messages_kept":2}"#;

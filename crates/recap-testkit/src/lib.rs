@@ -2,15 +2,12 @@
 //! published): the properties the fuzz targets check ([`checks`], [`plugin_checks`],
 //! [`strategy_checks`]), which the main test suite replays on saved crash inputs; the
 //! plugin libraries built for tests ([`plugins`]); running the `recap` binary ([`cli`]);
-//! the strategy specs the cross-strategy properties run ([`specs`]); and, with the
-//! `replay-fidelity` feature, the replay-fidelity analysis of recap-import's example.
+//! and the strategy specs the cross-strategy properties run ([`specs`]).
 
 pub mod checks;
 pub mod cli;
 pub mod faulty_runs;
 pub mod plugin_checks;
 pub mod plugins;
-#[cfg(feature = "replay-fidelity")]
-pub mod replay_fidelity;
 pub mod specs;
 pub mod strategy_checks;

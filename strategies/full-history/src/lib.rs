@@ -258,6 +258,16 @@ mod tests {
     }
 
     #[test]
+    fn the_opening_and_the_pairs_are_the_whole_prompt() {
+        let session = recap_gen::generate_corpus(3, 1, 4..=4).remove(0);
+        let request = RenderRequest::for_call(&session, 3).expect("a call");
+        let mut messages = opening(&request);
+        push_pairs(&mut messages, &session.turns[..3], 0, session.max_turns);
+        assert_eq!(messages, render(&request));
+        assert_eq!(messages.len(), 2 + 2 * 3);
+    }
+
+    #[test]
     fn options_are_rejected() {
         let spec = StrategySpec::parse("full-history:window=2").unwrap();
         assert!(matches!(build(&spec), Err(SpecError::UnknownOption { .. })));

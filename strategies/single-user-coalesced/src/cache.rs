@@ -9,7 +9,7 @@ use crate::options::SummaryOptions;
 use crate::pieces::{
     DefKind, Pieces, same_call, write_call_head, write_call_tail, write_def_line, write_sample,
 };
-use crate::summary::{print_cut, shown_print_len};
+use crate::texts::{print_cut, shown_print_len};
 use recap_core::memory::define;
 use recap_core::{Definition, Session, ToolCall, Turn};
 

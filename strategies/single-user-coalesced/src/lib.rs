@@ -11,6 +11,7 @@ mod options;
 mod pieces;
 mod same;
 mod summary;
+mod texts;
 
 pub use cache::SummaryCache;
 
@@ -18,9 +19,9 @@ pub use options::{
     DEFAULT_PRINTLN_LIMIT, DEFAULT_TOOL_CALL_LIMIT, SummaryOptions, canonical_spec, reject_unknown,
 };
 pub use same::same_value;
-pub use summary::{
-    ARGS_PRINT, PRINT_CHAR_LIMIT, SAMPLE_PRINT, docstring, push_cut_print,
-    push_sanitized_docstring, summary, summary_len_hint, write_summary,
+pub use summary::{summary, summary_len_hint, write_summary};
+pub use texts::{
+    ARGS_PRINT, PRINT_CHAR_LIMIT, SAMPLE_PRINT, docstring, push_cut_print, push_sanitized_docstring,
 };
 
 use pieces::{Direct, Pieces};

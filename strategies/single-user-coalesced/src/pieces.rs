@@ -9,9 +9,7 @@
 //! their output is kept for later calls.
 
 use crate::same::same_value;
-use crate::summary::{
-    ARGS_PRINT, SAMPLE_PRINT, docstring, push_cut_print, push_sanitized_docstring,
-};
+use crate::texts::{ARGS_PRINT, SAMPLE_PRINT, docstring, push_cut_print, push_sanitized_docstring};
 use recap_core::memory::fold_into;
 use recap_core::{Definition, ToolCall, Turn, Value, write_clojure, write_type_of};
 

@@ -51,22 +51,6 @@ impl IsolationConfig {
     }
 }
 
-/// `512 MiB`, `1.5 GiB`, `700 KiB`, `12 bytes`.
-pub(crate) fn show_bytes(n: u64) -> String {
-    const UNITS: [(&str, u64); 3] = [("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)];
-    for (unit, size) in UNITS {
-        if n >= size {
-            let value = n as f64 / size as f64;
-            return if n.is_multiple_of(size) {
-                format!("{} {unit}", n / size)
-            } else {
-                format!("{value:.1} {unit}")
-            };
-        }
-    }
-    format!("{n} bytes")
-}
-
 /// An isolated plugin: its library, its idle workers, its failures so far.
 pub(crate) struct Isolated {
     library: PathBuf,
@@ -236,13 +220,6 @@ pub(crate) fn plugin_answer<R>(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn byte_sizes_read_well() {
-        assert_eq!(show_bytes(256 << 20), "256 MiB");
-        assert_eq!(show_bytes(3 << 29), "1.5 GiB");
-        assert_eq!(show_bytes(12), "12 bytes");
-    }
 
     #[cfg(unix)]
     #[test]
