@@ -1,4 +1,4 @@
-"""Shared fixtures: the repository's bench-data, ../shared (required under CI=true,
+"""Shared fixtures: the repository's bench-data, ../shared (required under RECAP_REQUIRE_SHARED=1,
 skipped with a visible reason elsewhere, as crates/recap-gen/src/shared.rs does for the
 Rust tests), the `recap` binary the API is compared with, the real OpenHands sessions
 and a stand-in OpenAI-compatible endpoint for the adapters' summarizers."""
@@ -21,7 +21,7 @@ SHARED = REPO.parent / "shared"
 
 
 def required() -> bool:
-    return os.environ.get("CI") == "true"
+    return os.environ.get("RECAP_REQUIRE_SHARED") == "1"
 
 
 def skip(reason: str, *, module: bool = False) -> None:
@@ -39,8 +39,8 @@ def shared(rel: str, what: str) -> Path:
     if path.exists():
         return path
     if required():
-        pytest.fail(f"{path} is missing ({what}); CI=true requires it")
-    skip(f"{what}: {path} is missing (set CI=true to make this a failure)")
+        pytest.fail(f"{path} is missing ({what}); RECAP_REQUIRE_SHARED=1 requires it")
+    skip(f"{what}: {path} is missing (set RECAP_REQUIRE_SHARED=1 to make this a failure)")
     raise AssertionError("unreachable")
 
 

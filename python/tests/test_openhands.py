@@ -2,7 +2,7 @@
 
 The SDK needs CPython >= 3.12: .ci/run runs this file in a second environment
 (python/requirements/openhands.txt). Where the SDK is not installed it is skipped with
-a logged reason (a failure under CI=true)."""
+a logged reason (a failure under RECAP_REQUIRE_SHARED=1)."""
 
 from __future__ import annotations
 
@@ -36,7 +36,7 @@ try:
     )
 except ImportError as e:  # pragma: no cover - depends on the environment
     if required():
-        pytest.fail(f"the OpenHands SDK is not installed ({e}); CI=true requires it", pytrace=False)
+        pytest.fail(f"the OpenHands SDK is not installed ({e}); RECAP_REQUIRE_SHARED=1 requires it", pytrace=False)
     skip(f"the OpenHands SDK is not installed ({e}); it needs CPython >= 3.12", module=True)
 
 from recap_replay.adapters.openhands import (  # noqa: E402

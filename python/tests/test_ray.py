@@ -16,7 +16,7 @@ from recap_replay.examples import FullHistory, KeepLast
 
 from conftest import BENCH, deterministic
 
-if os.environ.get("CI") == "true":
+if os.environ.get("RECAP_REQUIRE_SHARED") == "1":
     import ray  # CI installs ray (python/requirements/ci.txt): its absence is a failure
 else:
     ray = pytest.importorskip("ray", reason="the ray extra is not installed (pip install './python[ray]')")
