@@ -25,10 +25,9 @@ pub(crate) use output::{
     table_columns,
 };
 
-/// Calls of lowest retention the HTML report shows (one per strategy at most).
-pub(crate) const LOWEST_CALLS: usize = 6;
-/// Characters of each printed value of those calls (as `recap inspect --max-chars`).
-pub(crate) const LOWEST_MAX_CHARS: usize = 2_000;
+pub(crate) use recap_harness::report::lowest_retention::{
+    SHOWN_CALLS as LOWEST_CALLS, SHOWN_MAX_CHARS as LOWEST_MAX_CHARS,
+};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum Format {

@@ -11,13 +11,10 @@ use pyo3::types::PyDict;
 use recap_harness::Shard;
 use recap_harness::output::OutputDir;
 use recap_harness::part::{MergeOptions, PartOptions, merge, open_parts, run_part};
+use recap_harness::report::lowest_retention;
 use std::path::PathBuf;
 use std::time::{Duration, Instant, SystemTime};
 
-/// Characters of each printed value of the lowest-retention calls (as `recap run`).
-const LOWEST_MAX_CHARS: usize = 2_000;
-/// Calls of lowest retention the merged HTML report shows (as `recap merge`).
-const LOWEST_CALLS: usize = 6;
 /// How often a shard looks for Ctrl-C.
 const SIGNAL_CHECK: Duration = Duration::from_millis(100);
 
@@ -65,7 +62,7 @@ pub fn run_shard<'py>(
         shard,
         provenance,
         prompt_files: None,
-        lowest_max_chars: LOWEST_MAX_CHARS,
+        lowest_max_chars: lowest_retention::SHOWN_MAX_CHARS,
         started,
     };
     let written = py.detach(|| {
@@ -117,7 +114,7 @@ pub fn merge_parts(
     let dir = OutputDir::create(&out, force).map_err(|e| recap_error(py, e.to_string()))?;
     let opts = MergeOptions {
         command_line,
-        lowest_calls: LOWEST_CALLS,
+        lowest_calls: lowest_retention::SHOWN_CALLS,
     };
     let merged = py
         .detach(|| merge(&opened, Some(&dir), &opts))

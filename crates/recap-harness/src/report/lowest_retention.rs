@@ -2,6 +2,12 @@
 //! its sessions, and shown afterwards as `recap inspect` shows them: the recorded trace
 //! beside the prompt the strategy sent.
 
+/// Calls of lowest retention a report shows (one per strategy at most): `recap run`,
+/// `recap merge` and the Python package alike.
+pub const SHOWN_CALLS: usize = 6;
+/// Characters of each printed value of those calls (as `recap inspect --max-chars`).
+pub const SHOWN_MAX_CHARS: usize = 2_000;
+
 use crate::config::RunConfig;
 use crate::inspect::{InspectOptions, inspect};
 use crate::outcome::SessionOutcome;
