@@ -226,7 +226,7 @@ fn a_run_killed_with_sigkill_loses_only_what_was_in_flight() {
     let _ = child.wait();
     let answered = slow.answered();
     assert!(answered >= 10, "the run did not get going: {answered}");
-    let kept = recap_eval::Cache::open(&cache).unwrap().len().unwrap() as usize;
+    let kept = recap_llm::Cache::open(&cache).unwrap().len().unwrap() as usize;
     assert!(kept + 2 >= answered, "{kept} kept of {answered} answered");
 
     let fresh = StandIn::start(Config::default()).unwrap();

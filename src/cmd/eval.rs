@@ -5,13 +5,12 @@
 
 use anyhow::{Context, Result, bail};
 use recap_core::{CorpusReader, Registry, Session, Strategy, TokenCounter};
-use recap_eval::backoff::Backoff;
-use recap_eval::limits::RateLimits;
 use recap_eval::pricing::Price;
-use recap_eval::{
-    ApiKey, Cache, Client, ClientConfig, Endpoint, EvalOptions, EvalReport, Sampling, evaluate,
-};
+use recap_eval::{EvalOptions, EvalReport, evaluate};
 use recap_harness::{Backend, Encoding, Tokenizer};
+use recap_llm::backoff::Backoff;
+use recap_llm::limits::RateLimits;
+use recap_llm::{ApiKey, Cache, Client, ClientConfig, Endpoint, Sampling};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;

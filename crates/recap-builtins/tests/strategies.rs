@@ -97,7 +97,7 @@ fn ss_001_single_shot_is_not_compressed_by_any_builtin() {
         turns: &s.turns,
         chat_turns: &[],
     };
-    let full = recap_full_history::render(&request);
+    let full = recap_history::render(&request);
     assert_eq!(recap_single_user_coalesced::render(&request), full);
     assert_eq!(recap_per_turn_summary::render(&request), full);
     assert_eq!(

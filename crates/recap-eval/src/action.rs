@@ -10,8 +10,8 @@
 //! - PTC form: the action is the program — the first fenced block of the reply, or the
 //!   whole reply — compared after [`normalize_program`].
 
-use crate::response::Reply;
 use recap_core::ChatTurn;
+use recap_llm::response::Reply;
 use serde_json::Value as Json;
 
 /// What an agent did in one response.
@@ -170,7 +170,7 @@ pub fn normalize_program(program: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::response::ReplyCall;
+    use recap_llm::response::ReplyCall;
 
     fn calls(list: &[(&str, &str)]) -> Action {
         Action::Calls(

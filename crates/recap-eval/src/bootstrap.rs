@@ -1,6 +1,6 @@
 //! Percentile bootstrap confidence intervals (95 %), seeded so reports reproduce.
 
-use crate::rng::Rng;
+use recap_llm::rng::Rng;
 use serde::Serialize;
 
 /// A 95 % interval.

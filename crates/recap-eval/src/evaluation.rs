@@ -4,16 +4,16 @@
 
 use crate::action::Action;
 use crate::bootstrap::{mean_interval, ratio_interval};
-use crate::endpoint::{Completion, Endpoint, EndpointError};
 use crate::options::EvalOptions;
 use crate::pool;
 use crate::probes::{self, Fact, Probe};
 use crate::report::{EvalReport, Measure, SampleInfo, StrategyResult, SummarizerCost};
-use crate::request::{ChatRequest, Key, Tools, session_tools};
-use crate::response::Reply;
 use crate::sample::{CallRef, sample_calls};
 use recap_core::tokens::message_tokens;
 use recap_core::{Form, Message, Session, Strategy, TokenCounter};
+use recap_llm::endpoint::{Completion, Endpoint, EndpointError, summarizer_purpose};
+use recap_llm::request::{ChatRequest, Key, Tools, session_tools};
+use recap_llm::response::Reply;
 use serde_json::Value as Json;
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -22,11 +22,6 @@ use std::sync::Arc;
 pub const NEXT_ACTION: &str = "next-action";
 pub const PROBE: &str = "probe";
 pub const JUDGE: &str = "judge";
-
-/// The purpose under which a summarizing strategy asks for its summaries.
-pub fn summarizer_purpose(spec: &str) -> String {
-    format!("summarizer {spec}")
-}
 
 #[derive(Debug, thiserror::Error)]
 pub enum EvalError {

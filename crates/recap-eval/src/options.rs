@@ -1,7 +1,7 @@
 //! What an evaluation asks and how: the sample, the questions, the sampling and the
 //! threads.
 
-use crate::request::Sampling;
+use recap_llm::request::Sampling;
 
 #[derive(Debug, Clone)]
 pub struct EvalOptions {

@@ -2,7 +2,7 @@
 //! per model, given on the command line (`--price MODEL=IN/OUT`, US dollars). No prices
 //! are built in: they change, and local servers cost nothing per token.
 
-use crate::endpoint::Tally;
+use recap_llm::endpoint::Tally;
 use serde::Serialize;
 
 #[derive(Debug, Clone, PartialEq, Serialize)]

@@ -11,9 +11,9 @@
 //! prompt does not. With `--judge`, a second request asks the model to grade the
 //! answer against the fact ([`JUDGE_TEMPLATE`]).
 
-use crate::rng::Rng;
 use recap_core::{ChatTurn, Form, Observation, Session, Turn};
 use recap_harness::retention::chat_facts::{FACT_CHARS, MIN_LITERAL_CHARS, string_literals};
+use recap_llm::rng::Rng;
 
 /// Characters a probe's fact needs: a shorter one is too easy to hit by chance.
 pub const MIN_PROBE_CHARS: usize = 4;

@@ -3,9 +3,9 @@
 //! own requests, tokens and cost. Nothing here holds the API key.
 
 use crate::bootstrap::Interval;
-use crate::endpoint::Tally;
 use crate::options::EvalOptions;
 use crate::pricing::{Price, cost};
+use recap_llm::endpoint::Tally;
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::fmt::Write;

@@ -8,7 +8,7 @@
 //! corpus of long sessions is not sampled mostly from their middles by chance, and late
 //! calls, where compression bites, are always represented.
 
-use crate::rng::Rng;
+use recap_llm::rng::Rng;
 use serde::Serialize;
 
 /// Position bands of the stratified sample.

@@ -6,7 +6,7 @@ mod support;
 
 use recap_core::Message;
 use recap_eval::standin::{Config, Fault, StandIn};
-use recap_eval::{ApiKey, ChatRequest, EndpointError, Sampling, SendError, Tools};
+use recap_llm::{ApiKey, ChatRequest, EndpointError, Sampling, SendError, Tools};
 use std::time::{Duration, Instant};
 use support::{config, endpoint, endpoint_with};
 

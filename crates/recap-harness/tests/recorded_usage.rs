@@ -73,7 +73,7 @@ fn provider_cache_and_run_level_fidelity_reach_the_baseline_row() {
     let want: u64 = (0..2)
         .map(|k| {
             let r = full(s, k).unwrap();
-            recap_core::prompt_tokens(&tok as &dyn TokenCounter, &recap_full_history::render(&r))
+            recap_core::prompt_tokens(&tok as &dyn TokenCounter, &recap_history::render(&r))
         })
         .sum();
     assert_eq!(run.full_history_tokens, want);

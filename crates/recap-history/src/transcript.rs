@@ -4,8 +4,8 @@
 //! so far, and every turn renders the same at every later call (its feedback's turns
 //! line depends only on its own position). So the incremental path renders each turn's
 //! messages once per session and hands out clones, which share their text
-//! ([`recap_core::Text`]) instead of copying it; before, every call rendered every turn
-//! again, quadratic in the session's length.
+//! ([`recap_core::Text`]) instead of copying it: rendering every turn at every call
+//! would be quadratic in the session's length.
 
 use crate::{opening, push_pairs};
 use recap_core::{Answer, Form, Message, PromptDelta, RenderRequest, Replay, Session};

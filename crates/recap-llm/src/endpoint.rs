@@ -1,8 +1,8 @@
-//! The model as the evaluation sees it: the cache first, then the client; each
-//! distinct request resolved once per run (concurrent askers of the same request wait
-//! for the one in flight), and every request accounted for — served from the cache,
-//! sent, retried, failed, malformed — with its tokens, overall and per purpose (the
-//! measures, each summarizing strategy).
+//! The model as a run sees it: the cache first, then the client; each distinct request
+//! resolved once per run (concurrent askers of the same request wait for the one in
+//! flight), and every request accounted for — served from the cache, sent, retried,
+//! failed, malformed — with its tokens, overall and per purpose (recap-eval's measures,
+//! each summarizing strategy).
 
 use crate::cache::{Cache, CacheError};
 use crate::client::{Client, SendError};
@@ -11,6 +11,12 @@ use crate::response::{Malformed, Reply, Usage, parse_response};
 use recap_core::TokenCounter;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::{Arc, Condvar, Mutex, OnceLock};
+
+/// The purpose under which a summarizing strategy asks for its summaries: recap-eval
+/// reports each strategy's summary cost beside its prompts under this name.
+pub fn summarizer_purpose(spec: &str) -> String {
+    format!("summarizer {spec}")
+}
 
 /// One answered request.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -128,7 +128,7 @@ fn ptc_output_masking_with_a_wide_window_is_full_history() {
         let walked = replayed(&strategy, &session, &ks);
         for (&k, got) in ks.iter().zip(walked) {
             let request = RenderRequest::for_call(&session, k).unwrap();
-            let expected = recap_full_history::render(&request);
+            let expected = recap_history::render(&request);
             assert_eq!(strategy.render_request(&request).unwrap(), expected);
             assert_eq!(got, expected);
         }

@@ -35,7 +35,7 @@ impl PySession {
         let s = &self.session;
         let mut out = Vec::new();
         match s.form {
-            Form::Ptc => recap_full_history::push_pairs(
+            Form::Ptc => recap_history::push_pairs(
                 &mut out,
                 std::slice::from_ref(&s.turns[i]),
                 i,

@@ -17,7 +17,7 @@ use recap_core::{
     Form, Invariant, OptionInfo, RenderRequest, Replay, SpecError, Strategy, StrategyInfo,
     StrategySpec,
 };
-use recap_full_history::chat::{History, Plan, Planner, planned};
+use recap_history::chat::{History, Plan, Planner, planned};
 use std::sync::Arc;
 
 pub const NAME: &str = "amortized-forgetting";

@@ -36,7 +36,7 @@ fn history_within_max_size_is_full_history() {
         let r = RenderRequest::for_call(&s, k).unwrap();
         assert_eq!(
             render_call(&af(1000, 0), &s, k).unwrap(),
-            recap_full_history::render(&r)
+            recap_history::render(&r)
         );
     }
 }
@@ -52,7 +52,7 @@ fn prompts_only_grow_between_cuts_and_never_exceed_max_size_after_a_cut() {
         let h = History::of_request(&r);
         let (head_end, f) = strategy.cut(&h);
         let m = render_call(&strategy, &s, k).unwrap();
-        assert_eq!(&m[..2], &recap_full_history::opening(&r)[..]);
+        assert_eq!(&m[..2], &recap_history::opening(&r)[..]);
         // The tail never starts with a result.
         assert_ne!(
             h.messages().get(f).map(|m| m.role),

@@ -7,9 +7,9 @@
 //! only grows, so a provider's prompt cache is reused until the next cut.
 //!
 //! Cuts fall on turn boundaries, so a tool result never loses its call. The summarizer's
-//! requests go through the evaluation's endpoint and response cache: a replay with the
+//! requests go through recap-llm's endpoint and response cache: a replay with the
 //! same cache is byte-identical (SPEC 7.6), and the summarizer's tokens are accounted
-//! under [`recap_eval::summarizer_purpose`] so reports show them beside the prompt
+//! under [`recap_llm::summarizer_purpose`] so reports show them beside the prompt
 //! tokens. The strategy needs an endpoint, so it is not among the built-ins (which stay
 //! offline): `recap eval --endpoint …` registers it ([`register`]).
 //!
@@ -25,7 +25,7 @@ use recap_core::{
     Answer, BuildContext, ChatTurn, Form, Invariant, Message, OptionInfo, PromptDelta, RenderError,
     RenderRequest, Replay, Session, SpecError, Strategy, StrategyInfo, StrategySpec, TokenCounter,
 };
-use recap_eval::{ChatRequest, Endpoint, Sampling, Tools, summarizer_purpose};
+use recap_llm::{ChatRequest, Endpoint, Sampling, Tools, summarizer_purpose};
 use std::path::PathBuf;
 use std::sync::Arc;
 use template::{DEFAULT_TEMPLATE, SUMMARY_PREFIX};
@@ -283,7 +283,7 @@ struct Summarising {
 impl Replay for Summarising {
     fn call(&mut self, session: &Session, k: usize, _held: usize) -> Answer {
         let request = RenderRequest::for_call(session, k)?;
-        let opening = recap_full_history::opening(&request);
+        let opening = recap_history::opening(&request);
         self.strategy
             .advance(&mut self.calls, &opening, request.chat_turns, k)?;
         Ok(PromptDelta::whole(self.strategy.prompt(

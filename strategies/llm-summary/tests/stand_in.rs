@@ -3,10 +3,10 @@
 
 use recap_core::tokens::WordCounter;
 use recap_core::{Registry, Role, Session, Strategy};
-use recap_eval::backoff::Backoff;
 use recap_eval::standin::{Config, StandIn};
-use recap_eval::{Cache, Client, ClientConfig, Endpoint, summarizer_purpose};
 use recap_gen::chat::ChatSessionBuilder;
+use recap_llm::backoff::Backoff;
+use recap_llm::{Cache, Client, ClientConfig, Endpoint, summarizer_purpose};
 use recap_llm_summary::template::SUMMARY_PREFIX;
 use std::path::Path;
 use std::sync::Arc;

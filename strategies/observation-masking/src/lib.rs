@@ -19,7 +19,7 @@ use recap_core::{
     Form, Invariant, Message, OptionInfo, RenderRequest, Replay, SpecError, Strategy, StrategyInfo,
     StrategySpec, Text,
 };
-use recap_full_history::chat::{History, Plan, Planner, Source, planned};
+use recap_history::chat::{History, Plan, Planner, Source, planned};
 use std::sync::Arc;
 
 pub const NAME: &str = "observation-masking";

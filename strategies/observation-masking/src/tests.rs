@@ -90,7 +90,7 @@ fn the_last_window_turns_equal_full_history_and_a_wide_window_is_full_history() 
     let s = session();
     for k in 0..=4 {
         let request = RenderRequest::for_call(&s, k).unwrap();
-        let full = recap_full_history::render(&request);
+        let full = recap_history::render(&request);
         assert_eq!(render_call(&strategy(10), &s, k).unwrap(), full, "call {k}");
         let masked = render_call(&strategy(2), &s, k).unwrap();
         assert_eq!(masked.len(), full.len());

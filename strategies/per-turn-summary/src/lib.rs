@@ -13,7 +13,7 @@ use recap_core::{
     Answer, Invariant, Message, PromptDelta, RenderRequest, Replay, Session, SpecError, Strategy,
     StrategyInfo, StrategySpec, Turn, reference_first,
 };
-use recap_full_history::{push_turns_line, turns_left_after};
+use recap_history::{push_turns_line, turns_left_after};
 use recap_single_user_coalesced::{
     SummaryOptions, canonical_spec, reject_unknown, single_shot, summary_invariants,
     summary_len_hint, write_summary,
@@ -140,7 +140,7 @@ impl Replay for SummaryCache {
         }
         let opening = self
             .opening
-            .get_or_insert_with(|| recap_full_history::opening_pair(&request));
+            .get_or_insert_with(|| recap_history::opening_pair(&request));
         let turns = &self.turn_messages[..2 * request.turns.len()];
         let len = opening.len() + turns.len();
         let kept = if held > 0 && held == self.last_len {

@@ -43,7 +43,7 @@ impl PtcOutputMasking {
         let had_output =
             turn.feedback.is_some() || !turn.success || turn.prints.iter().any(|p| !p.is_empty());
         if !had_output {
-            return recap_full_history::feedback(turn, completed, max_turns).into_owned();
+            return recap_history::feedback(turn, completed, max_turns).into_owned();
         }
         if turn.feedback.is_some() {
             return placeholder(turn.number);
@@ -65,7 +65,7 @@ impl PtcOutputMasking {
             let completed = i + 1;
             messages.push(Message::assistant(turn.raw_response.as_str()));
             let feedback = if i >= first_kept {
-                recap_full_history::feedback(turn, completed, request.max_turns).into_owned()
+                recap_history::feedback(turn, completed, request.max_turns).into_owned()
             } else {
                 Self::masked_feedback(turn, completed, request.max_turns)
             };
@@ -181,7 +181,7 @@ mod tests {
                 let req = RenderRequest::for_call(&s, k).unwrap();
                 assert_eq!(
                     PtcOutputMasking { window: 8 }.render(&req).unwrap(),
-                    recap_full_history::render(&req)
+                    recap_history::render(&req)
                 );
             }
         }

@@ -196,7 +196,7 @@ impl PtcTrim {
 /// The original turned compaction off for a single-shot session (`max_turns = 1`):
 /// its prompt is the full-history transcript. `None` for any other session.
 fn compaction_off(request: &RenderRequest<'_>) -> Option<Vec<Message>> {
-    (request.max_turns <= 1).then(|| recap_full_history::render(request))
+    (request.max_turns <= 1).then(|| recap_history::render(request))
 }
 
 /// The turn the call generates, as the original numbered it.
@@ -245,7 +245,7 @@ fn transcript_role(i: usize) -> Role {
 }
 
 /// The content of transcript message `i` (see [`Unrendered`]), exactly as
-/// `recap_full_history::render` writes it.
+/// `recap_history::render` writes it.
 fn transcript_text<'a>(request: &RenderRequest<'a>, i: usize) -> Cow<'a, str> {
     if i == 0 {
         return Cow::Borrowed(request.mission);
@@ -255,7 +255,7 @@ fn transcript_text<'a>(request: &RenderRequest<'a>, i: usize) -> Cow<'a, str> {
     if i % 2 == 1 {
         Cow::Borrowed(turn.raw_response.as_str())
     } else {
-        recap_full_history::feedback(turn, index + 1, request.max_turns)
+        recap_history::feedback(turn, index + 1, request.max_turns)
     }
 }
 

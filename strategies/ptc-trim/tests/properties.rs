@@ -33,7 +33,7 @@ proptest! {
     fn keeps_a_subsequence_ending_with_the_last_message(s in recap_gen::arb_session(), strategy in strategies()) {
         for k in calls(&s) {
             let request = RenderRequest::for_call(&s, k).unwrap();
-            let full = recap_full_history::render(&request);
+            let full = recap_history::render(&request);
             let trimmed = strategy.render(&request);
             let mut rest = full.iter();
             for m in &trimmed {

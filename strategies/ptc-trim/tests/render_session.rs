@@ -33,7 +33,7 @@ fn reference(
     strategy: &PtcTrim,
     request: &RenderRequest<'_>,
 ) -> (Vec<Message>, Option<trim::TrimStats>) {
-    let mut full = recap_full_history::render(request);
+    let mut full = recap_history::render(request);
     if request.max_turns <= 1 {
         return (full, None);
     }

@@ -26,7 +26,7 @@ fn contents(msgs: &[Message]) -> Vec<&str> {
 #[test]
 fn below_the_trigger_it_is_full_history() {
     let s = session(7);
-    let full = recap_full_history::render(&RenderRequest::for_call(&s, 7).unwrap());
+    let full = recap_history::render(&RenderRequest::for_call(&s, 7).unwrap());
     // The call after 7 turns generates turn 8: not past the default trigger of 8.
     assert_eq!(render("ptc-trim", &s, 7), full);
 }

@@ -35,7 +35,7 @@ use recap_core::{
     Answer, Form, Invariant, Message, PromptDelta, RenderError, RenderRequest, Replay, Session,
     SpecError, Strategy, StrategyInfo, StrategySpec,
 };
-use recap_full_history::transcript::Transcript;
+use recap_history::transcript::Transcript;
 use serde_json::Value as Json;
 use std::sync::Arc;
 
@@ -282,12 +282,12 @@ impl Record {
         if !self.condensations.is_empty() {
             return Ok(condensations::prompt(
                 &self.condensations,
-                recap_full_history::render(&request),
+                recap_history::render(&request),
                 k,
             ));
         }
         let Some(r) = self.restart_before(k) else {
-            return Ok(recap_full_history::render(&request));
+            return Ok(recap_history::render(&request));
         };
         let summary_turn = &session.chat_turns[r.after_turns - 1];
         let mut messages = vec![Message::system(request.system_prompt)];
@@ -296,7 +296,7 @@ impl Record {
                 .iter()
                 .map(recap_core::Observation::to_message),
         );
-        recap_full_history::push_chat_turns(&mut messages, &session.chat_turns[r.after_turns..k]);
+        recap_history::push_chat_turns(&mut messages, &session.chat_turns[r.after_turns..k]);
         Ok(messages)
     }
 }

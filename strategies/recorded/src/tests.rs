@@ -44,7 +44,7 @@ fn render(session: &Session, k: usize) -> Result<Vec<Message>, RenderError> {
 fn without_restarts_it_is_full_history() {
     let s = compacted(json!({"sent": "history"}));
     for k in 0..3 {
-        let full = recap_full_history::render(&RenderRequest::for_call(&s, k).unwrap());
+        let full = recap_history::render(&RenderRequest::for_call(&s, k).unwrap());
         assert_eq!(render(&s, k).unwrap(), full, "call {k}");
     }
 }
@@ -56,7 +56,7 @@ fn a_restart_starts_the_history_over_at_the_summary() {
     // Before the compaction: everything.
     assert_eq!(
         render(&s, 1).unwrap(),
-        recap_full_history::render(&RenderRequest::for_call(&s, 1).unwrap())
+        recap_history::render(&RenderRequest::for_call(&s, 1).unwrap())
     );
     // After it: the system prompt, the summary and what followed it, then later turns.
     let after = render(&s, 2).unwrap();
@@ -175,7 +175,7 @@ proptest::proptest! {
     fn a_record_without_restarts_is_full_history(mut s in recap_gen::arb_chat_session()) {
         s.meta.insert(META_KEY.into(), json!({"sent": "history"}));
         for k in 0..s.chat_turns.len() {
-            let full = recap_full_history::render(&RenderRequest::for_call(&s, k).unwrap());
+            let full = recap_history::render(&RenderRequest::for_call(&s, k).unwrap());
             proptest::prop_assert_eq!(render(&s, k).unwrap(), full);
         }
     }
@@ -197,7 +197,7 @@ proptest::proptest! {
             json!({"sent": "history", "restarts": [{"after_turns": after_turns, "observation": observation}]}),
         );
         for k in 0..s.chat_turns.len() {
-            let full = recap_full_history::render(&RenderRequest::for_call(&s, k).unwrap());
+            let full = recap_history::render(&RenderRequest::for_call(&s, k).unwrap());
             let got = render(&s, k).unwrap();
             if k < after_turns {
                 proptest::prop_assert_eq!(got, full);
@@ -249,7 +249,7 @@ fn a_condensation_drops_what_it_forgot_and_sends_its_summary() {
     ]}));
     assert_eq!(
         render(&s, 1).unwrap(),
-        recap_full_history::render(&RenderRequest::for_call(&s, 1).unwrap()),
+        recap_history::render(&RenderRequest::for_call(&s, 1).unwrap()),
         "before the condensation: everything"
     );
     let after = contents(&render(&s, 2).unwrap());

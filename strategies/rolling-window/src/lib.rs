@@ -11,7 +11,7 @@ use recap_core::{
     Answer, Form, Invariant, Message, OptionInfo, PromptDelta, RenderRequest, Replay, Session,
     SpecError, Strategy, StrategyInfo, StrategySpec, reference_first,
 };
-use recap_full_history::transcript::Transcript;
+use recap_history::transcript::Transcript;
 use recap_single_user_coalesced::{
     SummaryCache, SummaryOptions, canonical_spec, context_len_hint, reject_unknown, single_shot,
     summary_invariants, write_context,
@@ -135,7 +135,7 @@ impl RollingWindow {
         let window = self.window as usize;
         // k ≤ window: nothing to fold. SS-001: single-shot mode is not compressed.
         if k <= window {
-            return recap_full_history::render(request);
+            return recap_history::render(request);
         }
         if let Some(full) = single_shot(request) {
             return full;
@@ -151,8 +151,8 @@ impl RollingWindow {
     fn render_chat(&self, request: &RenderRequest<'_>) -> Vec<Message> {
         let turns = request.chat_turns;
         let kept = &turns[turns.len().saturating_sub(self.window as usize)..];
-        let mut messages = recap_full_history::opening(request);
-        recap_full_history::push_chat_turns(&mut messages, kept);
+        let mut messages = recap_history::opening(request);
+        recap_history::push_chat_turns(&mut messages, kept);
         messages
     }
 
@@ -164,7 +164,7 @@ impl RollingWindow {
         let mut messages = Vec::with_capacity(2 + 2 * kept.len());
         messages.push(Message::system(request.system_prompt));
         messages.push(Message::user(first));
-        recap_full_history::push_pairs(&mut messages, kept, older, request.max_turns);
+        recap_history::push_pairs(&mut messages, kept, older, request.max_turns);
         messages
     }
 }

@@ -116,14 +116,14 @@ pub fn summary_invariants(options: SummaryOptions) -> Vec<Invariant> {
 /// SS-001: a single-shot session (`max_turns = 1`) is not compressed; every strategy
 /// built on the summary renders it as full-history. `None` for any other session.
 pub fn single_shot(request: &RenderRequest<'_>) -> Option<Vec<Message>> {
-    (request.max_turns == 1).then(|| recap_full_history::render(request))
+    (request.max_turns == 1).then(|| recap_history::render(request))
 }
 
 /// The prompts this strategy leaves uncompressed, as full-history: no turn yet
 /// (SPEC 5) or a single-shot session ([`single_shot`]).
 fn uncompressed(request: &RenderRequest<'_>) -> Option<Vec<Message>> {
     if request.turns.is_empty() {
-        return Some(recap_full_history::render(request));
+        return Some(recap_history::render(request));
     }
     single_shot(request)
 }
@@ -147,7 +147,7 @@ pub fn render_with(request: &RenderRequest<'_>, options: SummaryOptions) -> Vec<
 /// The prompt around a written context: the turns line, then `[SYSTEM, USER]`.
 fn finish(request: &RenderRequest<'_>, mut content: String) -> Vec<Message> {
     separate(&mut content, 0);
-    recap_full_history::push_turns_line(&mut content, request.turns_left());
+    recap_history::push_turns_line(&mut content, request.turns_left());
     vec![
         Message::system(request.system_prompt),
         Message::user(content),

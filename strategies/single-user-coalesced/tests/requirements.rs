@@ -967,6 +967,6 @@ fn ss_001_single_shot_renders_system_and_mission() {
     let msgs = render_with(&RenderRequest::for_call(&s, 0).unwrap(), opts(1, 1));
     assert_eq!(
         msgs,
-        recap_full_history::render(&RenderRequest::for_call(&s, 0).unwrap())
+        recap_history::render(&RenderRequest::for_call(&s, 0).unwrap())
     );
 }

@@ -17,7 +17,7 @@ use recap_core::{
     BuildContext, Form, Invariant, OptionInfo, RenderRequest, Replay, Role, SpecError, Strategy,
     StrategyInfo, StrategySpec, TokenCounter,
 };
-use recap_full_history::chat::{History, Plan, Planner, Source, planned};
+use recap_history::chat::{History, Plan, Planner, Source, planned};
 use std::sync::Arc;
 
 pub const NAME: &str = "token-budget-trim";

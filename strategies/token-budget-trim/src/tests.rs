@@ -32,11 +32,11 @@ fn a_large_budget_is_full_history() {
         let r = RenderRequest::for_call(&s, k).unwrap();
         assert_eq!(
             render_call(&trim(10_000, true), &s, k).unwrap(),
-            recap_full_history::render(&r)
+            recap_history::render(&r)
         );
         assert_eq!(
             render_call(&trim(10_000, false), &s, k).unwrap(),
-            recap_full_history::render(&r)
+            recap_history::render(&r)
         );
     }
 }
@@ -45,33 +45,30 @@ fn a_large_budget_is_full_history() {
 fn every_budget_is_kept_and_no_result_loses_its_call() {
     let s = session();
     let r = RenderRequest::for_call(&s, 3).unwrap();
-    let floor = prompt_tokens(&WordCounter, &recap_full_history::opening(&r));
-    let full = prompt_tokens(&WordCounter, &recap_full_history::render(&r));
+    let floor = prompt_tokens(&WordCounter, &recap_history::opening(&r));
+    let full = prompt_tokens(&WordCounter, &recap_history::render(&r));
     let mut lengths = Vec::new();
     for max in 1..=full + 2 {
         let m = render_call(&trim(max, true), &s, 3).unwrap();
         let used = prompt_tokens(&WordCounter, &m);
         assert!(used <= max.max(floor), "max {max}: {used} tokens");
-        assert_eq!(&m[..2], &recap_full_history::opening(&r)[..]);
+        assert_eq!(&m[..2], &recap_history::opening(&r)[..]);
         assert_ne!(m.get(2).map(|m| m.role), Some(Role::Tool), "max {max}");
         // The kept part is a suffix of the history.
-        let full_msgs = recap_full_history::render(&r);
+        let full_msgs = recap_history::render(&r);
         assert_eq!(m[2..], full_msgs[full_msgs.len() - (m.len() - 2)..]);
         lengths.push(m.len());
     }
     // More budget never keeps less.
     assert!(lengths.windows(2).all(|w| w[0] <= w[1]), "{lengths:?}");
-    assert_eq!(
-        *lengths.last().unwrap(),
-        recap_full_history::render(&r).len()
-    );
+    assert_eq!(*lengths.last().unwrap(), recap_history::render(&r).len());
 }
 
 #[test]
 fn without_keep_mission_the_suffix_starts_at_a_user_message_or_is_system_alone() {
     let s = session();
     let r = RenderRequest::for_call(&s, 3).unwrap();
-    let full = prompt_tokens(&WordCounter, &recap_full_history::render(&r));
+    let full = prompt_tokens(&WordCounter, &recap_history::render(&r));
     let mut dropped = 0;
     for max in 1..full {
         let m = render_call(&trim(max, false), &s, 3).unwrap();

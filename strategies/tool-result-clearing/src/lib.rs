@@ -18,7 +18,7 @@ use recap_core::{
     BuildContext, Form, Invariant, Message, OptionInfo, RenderRequest, Replay, Role, SpecError,
     Strategy, StrategyInfo, StrategySpec, Text, TokenCounter,
 };
-use recap_full_history::chat::{History, Plan, Planner, Source, planned};
+use recap_history::chat::{History, Plan, Planner, Source, planned};
 use std::sync::Arc;
 
 pub const NAME: &str = "tool-result-clearing";

@@ -33,7 +33,7 @@ fn session() -> Session {
 fn below_the_trigger_nothing_changes() {
     let s = session();
     let r = RenderRequest::for_call(&s, 4).unwrap();
-    let full = recap_full_history::render(&r);
+    let full = recap_history::render(&r);
     let tokens = prompt_tokens(&WordCounter, &full);
     assert_eq!(render_call(&clearing(tokens, 0), &s, 4).unwrap(), full);
     assert_ne!(render_call(&clearing(tokens - 1, 0), &s, 4).unwrap(), full);
@@ -51,7 +51,7 @@ fn past_the_trigger_all_but_the_newest_keep_results_are_cleared() {
         .collect();
     assert_eq!(contents, ["[cleared]", "[cleared]", "r3 x", "r4 y"]);
     // Calls, ids and every other message stay.
-    let full = recap_full_history::render(&r);
+    let full = recap_history::render(&r);
     assert_eq!(m.len(), full.len());
     for (a, b) in m.iter().zip(&full) {
         assert_eq!(
@@ -86,7 +86,7 @@ fn excluded_tools_and_inputs() {
 fn clear_at_least_clears_all_or_nothing() {
     let s = session();
     let r = RenderRequest::for_call(&s, 4).unwrap();
-    let full = recap_full_history::render(&r);
+    let full = recap_history::render(&r);
     let cleared = render_call(&clearing(0, 0), &s, 4).unwrap();
     let gain = prompt_tokens(&WordCounter, &full) - prompt_tokens(&WordCounter, &cleared);
     let mut c = clearing(0, 0);

@@ -3,8 +3,8 @@
 #![allow(dead_code)]
 
 use recap_core::tokens::WordCounter;
-use recap_eval::backoff::Backoff;
-use recap_eval::{Cache, Client, ClientConfig, Endpoint};
+use recap_llm::backoff::Backoff;
+use recap_llm::{Cache, Client, ClientConfig, Endpoint};
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
