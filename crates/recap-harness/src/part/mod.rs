@@ -111,7 +111,7 @@ pub struct FileSum {
     pub sha256: String,
 }
 
-/// A call of lowest retention and, when its session could be read again, the line of
+/// A call of lowest retention and, when `recap inspect` could show it, the line of
 /// [`LOWEST_FILE`] with its texts (a [`crate::report::lowest_retention::CallView`]).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct LowestCall {
