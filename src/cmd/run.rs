@@ -9,9 +9,9 @@ use anyhow::{Context, Result, bail};
 use output::{check_readable, open_out_dir};
 use recap_core::Session;
 use recap_harness::engine::{SessionOutcome, corpus_name};
+use recap_harness::lowest_retention::{CallView, LowestCalls};
 use recap_harness::output::{CALLS_CSV, OutputDir, PROMPTS_DIR};
 use recap_harness::report::call_rows::CallsCsv;
-use recap_harness::report::lowest_retention::{CallView, LowestCalls};
 use recap_harness::report::{NonDeterministic, Report};
 use recap_harness::{DeterminismCheck, Hooks, RunConfig};
 use std::collections::BTreeMap;
@@ -26,7 +26,7 @@ pub(crate) use output::{
     table_columns,
 };
 
-pub(crate) use recap_harness::report::lowest_retention::{
+pub(crate) use recap_harness::lowest_retention::{
     SHOWN_CALLS as LOWEST_CALLS, SHOWN_MAX_CHARS as LOWEST_MAX_CHARS,
 };
 

@@ -7,9 +7,9 @@
 use recap_core::{CorpusReader, Session};
 use recap_harness::engine::{SessionOutcome, corpus_name};
 use recap_harness::inspect::{InspectOptions, inspect};
+use recap_harness::lowest_retention::{CallView, LowestCalls};
 use recap_harness::output::OutputDir;
 use recap_harness::part::{MergeOptions, PartOptions, merge, open_parts, run_part};
-use recap_harness::report::lowest_retention::{CallView, LowestCalls};
 use recap_harness::report::provenance::Provenance;
 use recap_harness::{
     Backend, Encoding, Hooks, RunConfig, Shard, StrategyEntry, Tokenizer, run_corpora,

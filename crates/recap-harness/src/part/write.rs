@@ -5,16 +5,15 @@ use super::sums::SummingWriter;
 use super::wire::{Record, WireOutcome, WireRejected};
 use super::{
     EntryCounts, FORMAT, FileSum, LOWEST_FILE, LowestCall, OUTCOMES_FILE, PART_FILE, PartHeader,
-    Selection,
 };
 use crate::config::{HarnessError, RunConfig};
 use crate::driver::{Hooks, run_entries};
+use crate::lowest_retention::{CallView, LowestCalls};
 use crate::outcome::SessionOutcome;
 use crate::output::{CALLS_CSV, OutputDir, OutputError, PROMPTS_DIR};
 use crate::report::call_rows::CallsCsv;
-use crate::report::lowest_retention::{CallView, LowestCalls};
 use crate::report::provenance::{NonDeterministic, Provenance};
-use crate::shard::Shard;
+use crate::shard::{Selection, Shard};
 use crate::source::{corpus_entries, corpus_name};
 use recap_core::{RejectedSession, Session};
 use std::cell::RefCell;

@@ -159,7 +159,7 @@ pub fn corpus_files(corpora: &[PathBuf]) -> Result<Vec<CorpusFile>, HashError> {
         .map(|path| {
             let (sha256, bytes) = file_sha256(path)?;
             Ok(CorpusFile {
-                path: crate::engine::corpus_name(path),
+                path: crate::source::corpus_name(path),
                 bytes,
                 sha256,
             })
@@ -173,7 +173,7 @@ pub fn corpus_files(corpora: &[PathBuf]) -> Result<Vec<CorpusFile>, HashError> {
 /// shows here. Both backends read the same published vocabulary files, and
 /// `tests/tokenizer_identity.rs` shows they count alike, so the hash is taken once,
 /// from the `tiktoken` tables.
-pub fn vocabulary(encoding: crate::Encoding) -> TokenizerVocabulary {
+pub fn vocabulary(encoding: crate::tokenizer::Encoding) -> TokenizerVocabulary {
     let mut hasher = Sha256::new();
     let mut size = 0u64;
     if let Some(bpe) = tiktoken::get_encoding(encoding.name()) {
@@ -261,11 +261,11 @@ mod tests {
 
     #[test]
     fn vocabularies_hash_differently_and_stably() {
-        let a = vocabulary(crate::Encoding::Cl100kBase);
-        let b = vocabulary(crate::Encoding::O200kBase);
+        let a = vocabulary(crate::tokenizer::Encoding::Cl100kBase);
+        let b = vocabulary(crate::tokenizer::Encoding::O200kBase);
         assert_eq!(a.vocabulary_size, 100_256);
         assert_ne!(a.vocabulary_sha256, b.vocabulary_sha256);
-        assert_eq!(a, vocabulary(crate::Encoding::Cl100kBase));
+        assert_eq!(a, vocabulary(crate::tokenizer::Encoding::Cl100kBase));
         assert_eq!(a.vocabulary_sha256.len(), 64);
     }
 

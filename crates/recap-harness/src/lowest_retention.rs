@@ -268,7 +268,7 @@ mod tests {
 
     #[test]
     fn the_first_call_of_lowest_retention_per_strategy_is_kept_baseline_aside() {
-        use crate::engine::{CallRecord, StratOutcome};
+        use crate::outcome::{CallRecord, StratOutcome};
         let call = |call: usize, facts: u64, retained: u64| CallRecord {
             call,
             facts,
