@@ -17,8 +17,9 @@
 # charts. Left out as not deterministic: render times (`render_ns*` keys and columns,
 # the `render p50`/`render p95` columns), the `non_deterministic` block, the provenance's
 # `git_commit` and `command_line`; left out as new: the runs' `determinism_checked` and
-# the text reports' `determinism:` note. report.html (its figures are report.json's,
-# beside render times, the commit and the wall clock) is not compared.
+# the text reports' `determinism:` note. Of report.html (its figures are report.json's,
+# beside render times, the commit and the wall clock) only the calls of lowest retention
+# are compared: their texts are the page's own.
 #
 # Prints one line per corpus and file; exits 1 when anything differs (a diff of the
 # first difference is shown), 2 when something could not run.
@@ -176,6 +177,11 @@ files = sorted(set(os.listdir(old_dir)) | set(os.listdir(new_dir)))
 for f in files:
     a, b = os.path.join(old_dir, f), os.path.join(new_dir, f)
     if f == "report.html":
+        def lowest(path):
+            page = open(path).read()
+            start = page.find('<section id="lowest-retention">')
+            return page[start:page.find("</section>", start)].splitlines()
+        ok &= compare(f"--out {f} (lowest retention)", lowest(a), lowest(b))
         continue
     if not (os.path.exists(a) and os.path.exists(b)):
         ok &= compare(f"--out {f} (written by one side only)", [str(os.path.exists(a))],

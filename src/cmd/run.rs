@@ -7,10 +7,11 @@ mod selection;
 use super::provenance::ConfigText;
 use anyhow::{Context, Result, bail};
 use output::{check_readable, open_out_dir};
+use recap_core::Session;
 use recap_harness::engine::{SessionOutcome, corpus_name};
+use recap_harness::lowest_retention::{CallView, LowestCalls};
 use recap_harness::output::{CALLS_CSV, OutputDir, PROMPTS_DIR};
 use recap_harness::report::call_rows::CallsCsv;
-use recap_harness::report::lowest_retention::{LowestRetention, call_views};
 use recap_harness::report::{NonDeterministic, Report};
 use recap_harness::{DeterminismCheck, Hooks, RunConfig};
 use std::collections::BTreeMap;
@@ -25,7 +26,7 @@ pub(crate) use output::{
     table_columns,
 };
 
-pub(crate) use recap_harness::report::lowest_retention::{
+pub(crate) use recap_harness::lowest_retention::{
     SHOWN_CALLS as LOWEST_CALLS, SHOWN_MAX_CHARS as LOWEST_MAX_CHARS,
 };
 
@@ -323,13 +324,7 @@ pub fn run(mut args: Args) -> Result<ExitCode> {
         return Err(no_sessions(&report));
     }
     if let Some(out) = out_dir {
-        let views = call_views(
-            &cfg,
-            &corpora,
-            &lowest.picks(LOWEST_CALLS),
-            LOWEST_MAX_CHARS,
-        );
-        write_report_dir(out, &report, &views, &cfg, args.dump_prompts)?;
+        write_report_dir(out, &report, &lowest, &cfg, args.dump_prompts)?;
     }
     let printed = print_report(
         &report,
@@ -397,7 +392,7 @@ fn replay(
     cfg: &RunConfig,
     corpora: &[PathBuf],
     out_dir: Option<&OutputDir>,
-) -> Result<(Report, LowestRetention)> {
+) -> Result<(Report, Vec<CallView>)> {
     let mut dump_files: BTreeMap<usize, BufWriter<File>> = BTreeMap::new();
     let mut taken = Vec::new();
     let dump_names: Vec<String> = cfg
@@ -446,12 +441,17 @@ fn replay(
         ),
         None => None,
     };
-    let mut lowest = LowestRetention::new(cfg);
-    let mut on_session = |corpus: usize, line: usize, o: &SessionOutcome| -> std::io::Result<()> {
+    let names = corpora.iter().map(|c| corpus_name(c)).collect();
+    let mut lowest = LowestCalls::new(cfg, names, LOWEST_MAX_CHARS);
+    let mut on_session = |corpus: usize,
+                          line: usize,
+                          session: &Session,
+                          o: &SessionOutcome|
+     -> std::io::Result<()> {
         if let Some(w) = calls_csv.as_mut() {
             w.session(corpus, line, o)?;
         }
-        lowest.session(corpus, line, o);
+        lowest.session(corpus, line, session, o);
         Ok(())
     };
     let hooks = Hooks {
@@ -477,14 +477,14 @@ fn replay(
     if let Some(w) = calls_csv.take() {
         w.finish().context("writing calls.csv")?;
     }
-    Ok((report, lowest))
+    Ok((report, lowest.views(LOWEST_CALLS)))
 }
 
 /// Writes every format into the staged directory, moves it into place and says where.
 fn write_report_dir(
     out: OutputDir,
     report: &Report,
-    views: &[recap_harness::report::lowest_retention::CallView],
+    views: &[CallView],
     cfg: &RunConfig,
     dumped: bool,
 ) -> Result<()> {

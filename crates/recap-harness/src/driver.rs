@@ -36,9 +36,11 @@ pub const MAX_IN_FLIGHT_PER_JOB: usize = 4;
 /// Receives each prompt dump line with the index of its strategy.
 pub type DumpHook<'a> = dyn FnMut(usize, &str) -> io::Result<()> + 'a;
 
-/// Receives each replayed session's outcome, in input order, with its corpus index and
-/// line: per-session and per-call output streamed while the run goes, never held whole.
-pub type SessionHook<'a> = dyn FnMut(usize, usize, &SessionOutcome) -> io::Result<()> + 'a;
+/// Receives each replayed session and its outcome, in input order, with its corpus index
+/// and line: per-session and per-call output streamed while the run goes, never held
+/// whole.
+pub type SessionHook<'a> =
+    dyn FnMut(usize, usize, &Session, &SessionOutcome) -> io::Result<()> + 'a;
 
 /// Where the run reports to while it goes (all called on the calling thread, in order).
 #[derive(Default)]
@@ -73,6 +75,8 @@ where
         SessionRunner::owning(cfg.clone()),
         corpora.clone(),
         Arc::clone(&source),
+        // Sessions wait for the fold only when a hook reads them.
+        hooks.session.is_some(),
     );
     // Closes the source however this ends (a hook's panic included), so that no worker
     // waits for work forever.
@@ -83,7 +87,7 @@ where
     let mut agg = Aggregator::new(cfg, corpora);
     let mut dump_error: Option<io::Error> = None;
     let mut session_error: Option<io::Error> = None;
-    let mut pending: BTreeMap<usize, Processed> = BTreeMap::new();
+    let mut pending: BTreeMap<usize, Folded> = BTreeMap::new();
     let mut next = 0usize;
     while !source.all_folded(next) {
         match pool.events.recv() {
@@ -92,8 +96,8 @@ where
                     continue;
                 }
                 match done {
-                    Ok(p) => {
-                        pending.insert(seq, p);
+                    Ok(f) => {
+                        pending.insert(seq, f);
                     }
                     // A bug of the harness itself: fail as loudly as the run would.
                     Err(panic) => std::panic::resume_unwind(panic),
@@ -106,7 +110,11 @@ where
             Err(_) => break,
         }
         let before = next;
-        while let Some(p) = pending.remove(&next) {
+        while let Some(Folded {
+            processed: p,
+            session,
+        }) = pending.remove(&next)
+        {
             next += 1;
             if let (Some(dump), Ok(o)) = (hooks.dump.as_mut(), &p.outcome)
                 && dump_error.is_none()
@@ -120,9 +128,10 @@ where
                     }
                 }
             }
-            if let (Some(hook), Ok(o)) = (hooks.session.as_mut(), &p.outcome)
+            if let (Some(hook), Ok(o), Some(session)) =
+                (hooks.session.as_mut(), &p.outcome, &session)
                 && session_error.is_none()
-                && let Err(e) = hook(p.corpus, p.line, o)
+                && let Err(e) = hook(p.corpus, p.line, session, o)
             {
                 session_error = Some(e);
             }
@@ -147,6 +156,12 @@ where
 }
 
 type Entries = Box<dyn Iterator<Item = (usize, Entry)> + Send>;
+
+/// A processed entry waiting for the fold, with its session when a hook reads it.
+struct Folded {
+    processed: Processed,
+    session: Option<Arc<Session>>,
+}
 
 /// One session for a worker.
 #[derive(Clone)]
@@ -292,7 +307,7 @@ enum Event {
     Done {
         worker: usize,
         seq: usize,
-        done: std::thread::Result<Processed>,
+        done: std::thread::Result<Folded>,
     },
     /// The worker is stuck in a call that overran ([`recap_core::rescue`]).
     Stuck { worker: usize },
@@ -319,15 +334,23 @@ struct Pool {
     next_id: usize,
     events: mpsc::Receiver<Event>,
     events_tx: mpsc::Sender<Event>,
+    /// Workers hand each session to the fold with its outcome.
+    keep_sessions: bool,
 }
 
 impl Pool {
-    fn new(runner: SessionRunner<'static>, corpora: Vec<String>, source: Arc<Source>) -> Self {
+    fn new(
+        runner: SessionRunner<'static>,
+        corpora: Vec<String>,
+        source: Arc<Source>,
+        keep_sessions: bool,
+    ) -> Self {
         let (events_tx, events) = mpsc::channel();
         Pool {
             runner: Arc::new(runner),
             corpora: corpora.into(),
             source,
+            keep_sessions,
             workers: BTreeMap::new(),
             next_id: 0,
             events,
@@ -347,6 +370,7 @@ impl Pool {
             corpora: Arc::clone(&self.corpora),
             current: Arc::clone(&current),
             progress: Arc::clone(&progress),
+            keep_sessions: self.keep_sessions,
         };
         let thread = std::thread::Builder::new()
             .name(format!("recap-worker-{id}"))
@@ -414,6 +438,7 @@ struct WorkLoop {
     corpora: Arc<[String]>,
     current: Arc<Mutex<Option<Work>>>,
     progress: Arc<AtomicU64>,
+    keep_sessions: bool,
 }
 
 impl WorkLoop {
@@ -426,7 +451,13 @@ impl WorkLoop {
         })));
         while let Some(task) = self.source.next_task(&self.events) {
             let (seq, done) = match task {
-                Task::Rejected(seq, processed) => (seq, Ok(processed)),
+                Task::Rejected(seq, processed) => (
+                    seq,
+                    Ok(Folded {
+                        processed,
+                        session: None,
+                    }),
+                ),
                 Task::Session(work) => {
                     let seq = work.seq;
                     *self.current.lock().unwrap_or_else(PoisonError::into_inner) =
@@ -446,10 +477,13 @@ impl WorkLoop {
                         .lock()
                         .unwrap_or_else(PoisonError::into_inner)
                         .take();
-                    let done = outcome.map(|o| Processed {
-                        corpus: work.corpus,
-                        line: work.line,
-                        outcome: Ok(o),
+                    let done = outcome.map(|o| Folded {
+                        processed: Processed {
+                            corpus: work.corpus,
+                            line: work.line,
+                            outcome: Ok(o),
+                        },
+                        session: self.keep_sessions.then_some(work.session),
                     });
                     (seq, done)
                 }

@@ -15,8 +15,10 @@ mod config;
 pub mod counting;
 mod driver;
 pub mod engine;
+pub mod html;
 pub mod inspect;
 pub mod line_table;
+pub mod lowest_retention;
 mod outcome;
 pub mod output;
 pub mod part;
@@ -51,7 +53,7 @@ pub use tokenizer::{Backend, Encoding, Tokenizer};
 pub fn write_report(
     out: &output::OutputDir,
     report: &Report,
-    lowest: &[report::lowest_retention::CallView],
+    lowest: &[lowest_retention::CallView],
 ) -> Result<Vec<String>, WriteError> {
     out.write_with("report.json", |w| report.write_json(w))?;
     let mut written = vec!["report.json".to_string()];
@@ -75,7 +77,7 @@ pub fn write_report(
         out.write(&chart.file_name, chart.svg.as_bytes())?;
         written.push(chart.file_name.clone());
     }
-    let html = report::html::to_html(report, &charts, lowest);
+    let html = html::to_html(report, &charts, lowest);
     out.write(output::REPORT_HTML, html.as_bytes())?;
     written.push(output::REPORT_HTML.to_string());
     Ok(written)

@@ -17,6 +17,7 @@ use serde::de::{self, Deserializer as _, MapAccess, Visitor};
 use sha2::{Digest, Sha256};
 use std::borrow::Cow;
 use std::fmt;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Shard `index` of `count` (0 ≤ index < count).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -145,6 +146,42 @@ impl<'de> Visitor<'de> for IdFinder<'_> {
             map.next_value::<de::IgnoredAny>()?;
         }
         Ok(())
+    }
+}
+
+/// The shard's choice of corpus lines, counting what it sees (shared by the corpus
+/// readers of a run, which take lines in order).
+#[derive(Debug)]
+pub(crate) struct Selection {
+    shard: Shard,
+    seen: AtomicU64,
+    owned: AtomicU64,
+}
+
+impl Selection {
+    pub(crate) fn new(shard: Shard) -> Self {
+        Selection {
+            shard,
+            seen: AtomicU64::new(0),
+            owned: AtomicU64::new(0),
+        }
+    }
+
+    /// Whether the shard reads this entry (see [`Shard::owns_line`]).
+    pub(crate) fn keep(&self, line: usize, bytes: &[u8]) -> bool {
+        self.seen.fetch_add(1, Ordering::Relaxed);
+        let keep = self.shard.owns_line(line, bytes);
+        if keep {
+            self.owned.fetch_add(1, Ordering::Relaxed);
+        }
+        keep
+    }
+
+    pub(crate) fn counts(&self) -> (u64, u64) {
+        (
+            self.seen.load(Ordering::Relaxed),
+            self.owned.load(Ordering::Relaxed),
+        )
     }
 }
 

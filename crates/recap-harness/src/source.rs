@@ -1,7 +1,7 @@
 //! The input of a run: corpus files streamed entry by entry, tagged with their corpus,
 //! with the bytes read so far counted for progress.
 
-use crate::part::Selection;
+use crate::shard::Selection;
 use recap_core::{CorpusReader, Entry, RejectedSession, Session};
 use std::io;
 use std::path::{Path, PathBuf};

@@ -2,6 +2,7 @@
 //! up to the run rows the report aggregates, on bench-data of both forms, and the same
 //! records arrive whatever the job count.
 
+use recap_core::Session;
 use recap_harness::engine::SessionOutcome;
 use recap_harness::report::call_rows::CallsCsv;
 use recap_harness::{Backend, Encoding, Hooks, RunConfig, StrategyEntry, Tokenizer, run_corpora};
@@ -45,7 +46,7 @@ fn config(jobs: usize) -> RunConfig {
 fn run(jobs: usize) -> (recap_harness::Report, Vec<(usize, usize, SessionOutcome)>) {
     let cfg = config(jobs);
     let mut seen = Vec::new();
-    let mut hook = |corpus: usize, line: usize, o: &SessionOutcome| {
+    let mut hook = |corpus: usize, line: usize, _: &Session, o: &SessionOutcome| {
         seen.push((corpus, line, o.clone()));
         Ok(())
     };
@@ -129,7 +130,7 @@ fn without_the_option_no_records_are_kept() {
     let mut cfg = config(1);
     cfg.call_records = false;
     let mut kept = 0usize;
-    let mut hook = |_: usize, _: usize, o: &SessionOutcome| {
+    let mut hook = |_: usize, _: usize, _: &Session, o: &SessionOutcome| {
         kept += o.strategies.iter().map(|s| s.calls.len()).sum::<usize>();
         Ok(())
     };

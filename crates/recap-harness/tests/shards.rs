@@ -1,8 +1,13 @@
 //! A run split into shards and merged reports what the whole run reports, in every
 //! deterministic field: on bench-data, on generated sessions of both forms with rejected
 //! lines and repeated ids, for 1, 2, 3 and 7 shards (some of them empty), and on every
-//! real corpus of `../shared/corpora`, imported.
+//! real corpus of `../shared/corpora`, imported. The calls of lowest retention a merged
+//! report shows are the whole run's, with the texts `recap inspect` prints for them.
 
+use recap_core::{CorpusReader, Session};
+use recap_harness::engine::{SessionOutcome, corpus_name};
+use recap_harness::inspect::{InspectOptions, inspect};
+use recap_harness::lowest_retention::{CallView, LowestCalls};
 use recap_harness::output::OutputDir;
 use recap_harness::part::{MergeOptions, PartOptions, merge, open_parts, run_part};
 use recap_harness::report::provenance::Provenance;
@@ -57,8 +62,55 @@ fn strip(v: &mut Value) {
     }
 }
 
+/// Texts cut as the tests' shards cut them, and calls shown, as a report shows them.
+const MAX_CHARS: usize = 200;
+const SHOWN: usize = 6;
+
+/// The whole run's report, and the texts of its calls of lowest retention.
+fn whole(cfg: &RunConfig, corpora: &[PathBuf]) -> (Value, Vec<CallView>) {
+    let names = corpora.iter().map(|p| corpus_name(p)).collect();
+    let mut lowest = LowestCalls::new(cfg, names, MAX_CHARS);
+    let mut hook = |corpus: usize, line: usize, session: &Session, o: &SessionOutcome| {
+        lowest.session(corpus, line, session, o);
+        Ok(())
+    };
+    let hooks = Hooks {
+        session: Some(&mut hook),
+        ..Hooks::default()
+    };
+    let report = deterministic(&run_corpora(cfg, corpora, hooks).unwrap());
+    (report, lowest.views(SHOWN))
+}
+
+/// Each call's texts are what `recap inspect --turn --max-chars` prints for it, its
+/// session read again from the corpus.
+fn check_inspected(cfg: &RunConfig, corpora: &[PathBuf], views: &[CallView]) {
+    for v in views {
+        let path = corpora.iter().find(|p| corpus_name(p) == v.corpus).unwrap();
+        let session = CorpusReader::open(path)
+            .unwrap()
+            .find(|e| e.line == v.line)
+            .unwrap()
+            .session
+            .unwrap();
+        let entry = cfg
+            .strategies
+            .iter()
+            .find(|s| s.name == v.strategy)
+            .unwrap();
+        let opts = InspectOptions {
+            turn: Some(v.call + 1),
+            tokenizers: cfg.tokenizers[..1].to_vec(),
+            max_chars: Some(MAX_CHARS),
+        };
+        let text = inspect(&session, entry.strategy.as_ref(), &opts).unwrap();
+        assert_eq!(format!("{}{}", v.trace, v.prompt), text, "{}", v.strategy);
+        assert!(v.prompt.starts_with("── sent by "), "{}", v.prompt);
+    }
+}
+
 /// Runs every shard of `count` into `dir/partI` and merges them.
-fn sharded(cfg: &RunConfig, corpora: &[PathBuf], count: u32, dir: &Path) -> Value {
+fn sharded(cfg: &RunConfig, corpora: &[PathBuf], count: u32, dir: &Path) -> (Value, Vec<CallView>) {
     let mut parts = Vec::new();
     for i in 0..count {
         let part = dir.join(format!("part{i}"));
@@ -67,7 +119,7 @@ fn sharded(cfg: &RunConfig, corpora: &[PathBuf], count: u32, dir: &Path) -> Valu
             shard: Shard::new(i, count).unwrap(),
             provenance: Provenance::default(),
             prompt_files: None,
-            lowest_max_chars: 200,
+            lowest_max_chars: MAX_CHARS,
             started: SystemTime::now(),
         };
         run_part(cfg, corpora, &out, opts, None).unwrap();
@@ -77,19 +129,26 @@ fn sharded(cfg: &RunConfig, corpora: &[PathBuf], count: u32, dir: &Path) -> Valu
     let parts = open_parts(&parts).unwrap();
     let opts = MergeOptions {
         command_line: vec!["recap".into(), "merge".into()],
-        lowest_calls: 6,
+        lowest_calls: SHOWN,
     };
-    deterministic(&merge(&parts, None, &opts).unwrap().report)
+    let merged = merge(&parts, None, &opts).unwrap();
+    (deterministic(&merged.report), merged.lowest)
 }
 
 fn check(corpora: &[PathBuf], counts: &[u32]) {
     let cfg = config();
-    let whole = deterministic(&run_corpora(&cfg, corpora, Hooks::default()).unwrap());
+    let (whole, lowest) = whole(&cfg, corpora);
+    assert!(!lowest.is_empty(), "calls of lowest retention");
+    check_inspected(&cfg, corpora, &lowest);
     let tmp = tempfile::tempdir().unwrap();
     for &count in counts {
         let dir = tmp.path().join(count.to_string());
-        let merged = sharded(&cfg, corpora, count, &dir);
+        let (merged, merged_lowest) = sharded(&cfg, corpora, count, &dir);
         assert!(merged == whole, "{count} shards differ from the whole run");
+        assert!(
+            merged_lowest == lowest,
+            "{count} shards: other calls of lowest retention"
+        );
     }
 }
 

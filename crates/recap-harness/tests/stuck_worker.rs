@@ -157,7 +157,7 @@ fn run_with(
             )
         });
         let mut outcomes = Vec::new();
-        let mut keep = |_: usize, _: usize, o: &SessionOutcome| {
+        let mut keep = |_: usize, _: usize, _: &Session, o: &SessionOutcome| {
             outcomes.push(o.clone());
             Ok(())
         };

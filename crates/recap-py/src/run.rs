@@ -307,7 +307,10 @@ pub fn run(
             }
         };
         let mut on_session =
-            |corpus: usize, line: usize, o: &recap_harness::engine::SessionOutcome| {
+            |corpus: usize,
+             line: usize,
+             _: &recap_core::Session,
+             o: &recap_harness::engine::SessionOutcome| {
                 if let Some(t) = calls.as_mut() {
                     t.session(corpus, line, o);
                 }

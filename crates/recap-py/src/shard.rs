@@ -9,9 +9,9 @@ use crate::run::{Configured, Settings, configure, no_sessions, provenance};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use recap_harness::Shard;
+use recap_harness::lowest_retention;
 use recap_harness::output::OutputDir;
 use recap_harness::part::{MergeOptions, PartOptions, merge, open_parts, run_part};
-use recap_harness::report::lowest_retention;
 use std::path::PathBuf;
 use std::time::{Duration, Instant, SystemTime};
 

@@ -66,15 +66,22 @@ pub const SESSIONS_CSV: &str = "sessions.csv";
 pub const CALLS_CSV: &str = "calls.csv";
 /// The self-contained HTML report.
 pub const REPORT_HTML: &str = "report.html";
+/// A shard's part (`crate::part`): its header, written last.
+pub const PART_FILE: &str = "part.json";
+/// A shard's part: one record per corpus entry of the shard.
+pub const OUTCOMES_FILE: &str = "outcomes.jsonl";
+/// A shard's part: the texts of its lowest-retention calls, one per line (read only for
+/// the calls the merged report shows).
+pub const LOWEST_FILE: &str = "lowest.jsonl";
 
 /// Names recap writes into a report directory; only these are replaced or removed.
 pub fn is_recap_file(name: &str) -> bool {
     matches!(
         name,
         "report.json"
-            | crate::part::PART_FILE
-            | crate::part::OUTCOMES_FILE
-            | crate::part::LOWEST_FILE
+            | PART_FILE
+            | OUTCOMES_FILE
+            | LOWEST_FILE
             | "report.csv"
             | "report.md"
             | "report.txt"
@@ -308,7 +315,7 @@ fn replace_files(from: &Path, into: &Path, top: bool) -> Result<(), OutputError>
     // A shard's part.json, likewise, marks a complete part.
     produced.sort_by_key(|name| {
         (
-            top && (name == LAST_FILE || name == crate::part::PART_FILE),
+            top && (name == LAST_FILE || name == PART_FILE),
             name.clone(),
         )
     });

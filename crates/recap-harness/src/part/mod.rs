@@ -28,20 +28,14 @@ pub use merge::{MergeOptions, Merged, merge};
 pub use read::{MergeError, Part, open_parts};
 pub use write::{PartError, PartOptions, PartSummary, run_part};
 
+pub use crate::output::{LOWEST_FILE, OUTCOMES_FILE, PART_FILE};
+
 use crate::config::RunShape;
-use crate::report::lowest_retention::Pick;
+use crate::lowest_retention::Pick;
 use crate::report::provenance::{NonDeterministic, Provenance};
 use crate::shard::Shard;
 use serde::{Deserialize, Serialize};
-use std::sync::atomic::{AtomicU64, Ordering};
 
-/// The header of a part, written last.
-pub const PART_FILE: &str = "part.json";
-/// One record per corpus entry of the shard.
-pub const OUTCOMES_FILE: &str = "outcomes.jsonl";
-/// The texts of the shard's lowest-retention calls, one per line (read only for the
-/// calls the merged report shows).
-pub const LOWEST_FILE: &str = "lowest.jsonl";
 /// What `part.json` says it is; another value is a part this recap cannot read.
 pub const FORMAT: &str = "recap partial report 1";
 
@@ -111,46 +105,10 @@ pub struct FileSum {
     pub sha256: String,
 }
 
-/// A call of lowest retention and, when its session could be read again, the line of
-/// [`LOWEST_FILE`] with its texts (a [`crate::report::lowest_retention::CallView`]).
+/// A call of lowest retention and, when `recap inspect` could show it, the line of
+/// [`LOWEST_FILE`] with its texts (a [`crate::lowest_retention::CallView`]).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct LowestCall {
     pub pick: Pick,
     pub view: Option<usize>,
-}
-
-/// The shard's choice of corpus lines, counting what it sees (shared by the corpus
-/// readers of a run, which take lines in order).
-#[derive(Debug)]
-pub(crate) struct Selection {
-    shard: Shard,
-    seen: AtomicU64,
-    owned: AtomicU64,
-}
-
-impl Selection {
-    pub(crate) fn new(shard: Shard) -> Self {
-        Selection {
-            shard,
-            seen: AtomicU64::new(0),
-            owned: AtomicU64::new(0),
-        }
-    }
-
-    /// Whether the shard reads this entry (see [`Shard::owns_line`]).
-    pub(crate) fn keep(&self, line: usize, bytes: &[u8]) -> bool {
-        self.seen.fetch_add(1, Ordering::Relaxed);
-        let keep = self.shard.owns_line(line, bytes);
-        if keep {
-            self.owned.fetch_add(1, Ordering::Relaxed);
-        }
-        keep
-    }
-
-    fn counts(&self) -> (u64, u64) {
-        (
-            self.seen.load(Ordering::Relaxed),
-            self.owned.load(Ordering::Relaxed),
-        )
-    }
 }

@@ -5,18 +5,17 @@ use super::sums::SummingWriter;
 use super::wire::{Record, WireOutcome, WireRejected};
 use super::{
     EntryCounts, FORMAT, FileSum, LOWEST_FILE, LowestCall, OUTCOMES_FILE, PART_FILE, PartHeader,
-    Selection,
 };
 use crate::config::{HarnessError, RunConfig};
 use crate::driver::{Hooks, run_entries};
+use crate::lowest_retention::{CallView, LowestCalls};
 use crate::outcome::SessionOutcome;
 use crate::output::{CALLS_CSV, OutputDir, OutputError, PROMPTS_DIR};
 use crate::report::call_rows::CallsCsv;
-use crate::report::lowest_retention::{CallView, LowestRetention, call_views};
 use crate::report::provenance::{NonDeterministic, Provenance};
-use crate::shard::Shard;
+use crate::shard::{Selection, Shard};
 use crate::source::{corpus_entries, corpus_name};
-use recap_core::RejectedSession;
+use recap_core::{RejectedSession, Session};
 use std::cell::RefCell;
 use std::collections::VecDeque;
 use std::fs::File;
@@ -98,7 +97,7 @@ pub fn run_part(
         None
     };
     let dumps = RefCell::new(opts.prompt_files.clone().map(Dumps::new));
-    let mut lowest = LowestRetention::new(cfg);
+    let mut lowest = LowestCalls::new(cfg, names.clone(), opts.lowest_max_chars);
 
     let mut dump = |s: usize, line: &str| -> io::Result<()> {
         match dumps.borrow_mut().as_mut() {
@@ -106,23 +105,24 @@ pub fn run_part(
             None => Ok(()),
         }
     };
-    let mut on_session = |corpus: usize, line: usize, o: &SessionOutcome| -> io::Result<()> {
-        let calls_bytes = match calls.as_mut() {
-            Some((w, counter)) => {
-                let before = counter.get();
-                w.session(corpus, line, o)?;
-                counter.get() - before
-            }
-            None => 0,
+    let mut on_session =
+        |corpus: usize, line: usize, session: &Session, o: &SessionOutcome| -> io::Result<()> {
+            let calls_bytes = match calls.as_mut() {
+                Some((w, counter)) => {
+                    let before = counter.get();
+                    w.session(corpus, line, o)?;
+                    counter.get() - before
+                }
+                None => 0,
+            };
+            let prompt_bytes = dumps
+                .borrow_mut()
+                .as_mut()
+                .map(Dumps::take_session)
+                .unwrap_or_default();
+            lowest.session(corpus, line, session, o);
+            records.session(corpus, line, o, calls_bytes, prompt_bytes)
         };
-        let prompt_bytes = dumps
-            .borrow_mut()
-            .as_mut()
-            .map(Dumps::take_session)
-            .unwrap_or_default();
-        lowest.session(corpus, line, o);
-        records.session(corpus, line, o, calls_bytes, prompt_bytes)
-    };
     let mut progress = progress;
     let mut on_progress = |done: u64, bytes: u64| {
         if let Some(p) = progress.as_mut() {
@@ -154,8 +154,7 @@ pub fn run_part(
         sessions,
         rejected: report.rejected.len() as u64,
     };
-    let (lowest_retention, views) =
-        lowest_calls(cfg, corpora, &names, lowest, opts.lowest_max_chars);
+    let (lowest_retention, views) = lowest_calls(lowest);
     let mut text = Vec::new();
     for v in &views {
         serde_json::to_writer(&mut text, v).map_err(io::Error::from)?;
@@ -195,32 +194,20 @@ pub fn run_part(
     })
 }
 
-/// Per strategy, the shard's first call of lowest retention, and the texts of those its
-/// corpus still holds (each call's `view` is the index of its texts): any of them may be
-/// the whole run's, so every strategy's is kept, not only the few a report shows.
-fn lowest_calls(
-    cfg: &RunConfig,
-    corpora: &[PathBuf],
-    names: &[String],
-    lowest: LowestRetention,
-    max_chars: usize,
-) -> (Vec<LowestCall>, Vec<CallView>) {
-    let picks = lowest.picks(cfg.strategies.len());
-    let views = call_views(cfg, corpora, &picks, max_chars);
-    let calls = picks
+/// Per strategy, the shard's first call of lowest retention, and its texts (each call's
+/// `view` is the index of its texts): any of them may be the whole run's, so every
+/// strategy's is kept, not only the few a report shows.
+fn lowest_calls(lowest: LowestCalls<'_>) -> (Vec<LowestCall>, Vec<CallView>) {
+    let mut views = Vec::new();
+    let calls = lowest
+        .all()
         .into_iter()
-        .map(|pick| {
-            let at = views.iter().position(|v| {
-                (v.line, &v.session, v.call, &v.strategy)
-                    == (
-                        pick.line,
-                        &pick.session,
-                        pick.call,
-                        &cfg.strategies[pick.strategy].name,
-                    )
-                    && v.corpus == names[pick.corpus]
-            });
-            LowestCall { view: at, pick }
+        .map(|(pick, view)| LowestCall {
+            pick,
+            view: view.map(|v| {
+                views.push(v);
+                views.len() - 1
+            }),
         })
         .collect();
     (calls, views)

@@ -98,17 +98,19 @@ impl<W: Write> CallsCsv<W> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::{CallRecord, StratOutcome};
+    use crate::config::StrategyEntry;
+    use crate::outcome::{CallRecord, StratOutcome};
+    use crate::tokenizer::{Backend, Encoding, Tokenizer};
 
     #[test]
     fn one_row_per_call_strategy_and_tokenizer_with_gaps_for_failed_calls() {
         let reg = recap_builtins::registry();
         let tokenizers = vec![
-            crate::Tokenizer::get(crate::Encoding::O200kBase, crate::Backend::Fast),
-            crate::Tokenizer::get(crate::Encoding::Cl100kBase, crate::Backend::Fast),
+            Tokenizer::get(Encoding::O200kBase, Backend::Fast),
+            Tokenizer::get(Encoding::Cl100kBase, Backend::Fast),
         ];
         let cfg = RunConfig::new(
-            vec![crate::StrategyEntry::new(
+            vec![StrategyEntry::new(
                 reg.build("rolling-window:window=2").unwrap(),
             )],
             reg.build("full-history").unwrap(),

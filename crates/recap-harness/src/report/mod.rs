@@ -9,15 +9,15 @@
 pub mod call_rows;
 mod columns;
 mod csv;
-pub mod html;
-pub mod lowest_retention;
 mod markdown;
 mod notes;
 pub mod provenance;
 pub mod sessions_csv;
 mod table;
 
+pub(crate) use columns::{Align, Shown, cells, shown_columns};
 pub(crate) use notes::notes;
+pub(crate) use table::heading;
 
 pub use columns::{column_keys, parse_columns};
 pub use csv::to_csv;

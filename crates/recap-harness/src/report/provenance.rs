@@ -159,7 +159,7 @@ pub fn corpus_files(corpora: &[PathBuf]) -> Result<Vec<CorpusFile>, HashError> {
         .map(|path| {
             let (sha256, bytes) = file_sha256(path)?;
             Ok(CorpusFile {
-                path: crate::engine::corpus_name(path),
+                path: crate::source::corpus_name(path),
                 bytes,
                 sha256,
             })
@@ -178,17 +178,17 @@ pub fn corpus_files(corpora: &[PathBuf]) -> Result<Vec<CorpusFile>, HashError> {
 /// sharded run) about as much as replaying a session, for a value fixed when recap is
 /// built. A test recomputes them, so a dependency update that changes a vocabulary fails
 /// there instead of passing unnoticed.
-pub fn vocabulary(encoding: crate::Encoding) -> TokenizerVocabulary {
+pub fn vocabulary(encoding: crate::tokenizer::Encoding) -> TokenizerVocabulary {
     let (size, sha256) = match encoding {
-        crate::Encoding::O200kBase => (
+        crate::tokenizer::Encoding::O200kBase => (
             199_998,
             "bb5386e3399c28cc69b4bee4fa8bce4bfcabfd77b77eedfa5e0dec6a16f8568a",
         ),
-        crate::Encoding::Cl100kBase => (
+        crate::tokenizer::Encoding::Cl100kBase => (
             100_256,
             "3494aad2103f500f737237788f1e4c5237da95faba58dec1c2327e5b20024443",
         ),
-        crate::Encoding::DeepseekV3 => (
+        crate::tokenizer::Encoding::DeepseekV3 => (
             128_000,
             "d9555739f05cabeae33925e02008b826d28fcafc0420428f9bbb423d12ad1aef",
         ),
@@ -202,7 +202,7 @@ pub fn vocabulary(encoding: crate::Encoding) -> TokenizerVocabulary {
 
 /// [`vocabulary`] computed from the `tiktoken` tables themselves.
 #[cfg(test)]
-fn hash_tables(encoding: crate::Encoding) -> TokenizerVocabulary {
+fn hash_tables(encoding: crate::tokenizer::Encoding) -> TokenizerVocabulary {
     let mut hasher = Sha256::new();
     let mut size = 0u64;
     if let Some(bpe) = tiktoken::get_encoding(encoding.name()) {
@@ -290,12 +290,12 @@ mod tests {
 
     #[test]
     fn written_vocabularies_are_the_tables_hashes() {
-        for encoding in crate::Encoding::ALL {
+        for encoding in crate::tokenizer::Encoding::ALL {
             assert_eq!(vocabulary(encoding), hash_tables(encoding), "{encoding}");
         }
         let (a, b) = (
-            vocabulary(crate::Encoding::Cl100kBase),
-            vocabulary(crate::Encoding::O200kBase),
+            vocabulary(crate::tokenizer::Encoding::Cl100kBase),
+            vocabulary(crate::tokenizer::Encoding::O200kBase),
         );
         assert_eq!(a.vocabulary_size, 100_256);
         assert_ne!(a.vocabulary_sha256, b.vocabulary_sha256);

@@ -1,6 +1,6 @@
 //! The calls where strategies lost the most recorded facts, found while the run streams
-//! its sessions, and shown afterwards as `recap inspect` shows them: the recorded trace
-//! beside the prompt the strategy sent.
+//! its sessions, with the texts `recap inspect` shows for them (the recorded trace
+//! beside the prompt the strategy sent), taken from the session when its call is picked.
 
 /// Calls of lowest retention a report shows (one per strategy at most): `recap run`,
 /// `recap merge` and the Python package alike.
@@ -11,10 +11,9 @@ pub const SHOWN_MAX_CHARS: usize = 2_000;
 use crate::config::RunConfig;
 use crate::inspect::{InspectOptions, inspect};
 use crate::outcome::SessionOutcome;
-use recap_core::CorpusReader;
+use recap_core::Session;
 use serde::{Deserialize, Serialize};
-use std::collections::{BTreeMap, BTreeSet};
-use std::path::PathBuf;
+use std::collections::BTreeMap;
 
 /// One call chosen for its low retention.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -32,9 +31,13 @@ pub struct Pick {
 impl Pick {
     /// Strictly lower retention than `other` (exact: no floating point).
     fn lower_than(&self, other: &Pick) -> bool {
-        u128::from(self.retained) * u128::from(other.facts)
-            < u128::from(other.retained) * u128::from(self.facts)
+        lower(self.facts, self.retained, other)
     }
+}
+
+/// Whether `retained` of `facts` is a strictly lower retention than `than`'s.
+fn lower(facts: u64, retained: u64, than: &Pick) -> bool {
+    u128::from(retained) * u128::from(than.facts) < u128::from(than.retained) * u128::from(facts)
 }
 
 /// Keeps, per strategy, the first call of lowest retention (calls with facts only).
@@ -45,10 +48,6 @@ pub struct LowestRetention {
 }
 
 impl LowestRetention {
-    pub fn new(cfg: &RunConfig) -> Self {
-        LowestRetention::with_baseline(cfg.baseline)
-    }
-
     /// For a run whose baseline is strategy `baseline`.
     pub fn with_baseline(baseline: usize) -> Self {
         LowestRetention {
@@ -73,20 +72,22 @@ impl LowestRetention {
         }
     }
 
-    /// Looks at one session's call records (needs `RunConfig::call_records`).
-    pub fn session(&mut self, corpus: usize, line: usize, o: &SessionOutcome) {
+    /// The calls of one session (its call records: `RunConfig::call_records`) that
+    /// [`LowestRetention::offer`] would take, at most one per strategy: the session's
+    /// first call of lowest retention, when lower than the strategy's pick so far.
+    fn session_picks(&self, corpus: usize, line: usize, o: &SessionOutcome) -> Vec<Pick> {
+        let mut picks = Vec::new();
         for (s, so) in o.strategies.iter().enumerate() {
             if s == self.baseline || !so.applicable {
                 continue;
             }
+            let worst = self.worst.get(&s);
+            let mut found: Option<Pick> = None;
             for c in so.calls.iter().filter(|c| c.facts > 0) {
                 // Compared before the pick is built: most calls are not the lowest.
-                let lower = self.worst.get(&s).is_none_or(|w| {
-                    u128::from(c.retained) * u128::from(w.facts)
-                        < u128::from(w.retained) * u128::from(c.facts)
-                });
-                if lower {
-                    self.offer(Pick {
+                let than = found.as_ref().or(worst);
+                if than.is_none_or(|w| lower(c.facts, c.retained, w)) {
+                    found = Some(Pick {
                         corpus,
                         line,
                         session: o.id.clone(),
@@ -97,7 +98,9 @@ impl LowestRetention {
                     });
                 }
             }
+            picks.extend(found);
         }
+        picks
     }
 
     /// At most `n` picks, lowest retention first (ties: run order of the strategy).
@@ -134,73 +137,88 @@ pub struct CallView {
     pub prompt: String,
 }
 
-/// The texts of each pick, read again from its corpus (each corpus streamed once, up
-/// to its last picked line, parsing only the picked lines). Texts are cut to `max_chars` per printed value, as
-/// `recap inspect --max-chars` does. A pick whose session cannot be read again (the
-/// file changed meanwhile) is left out.
-pub fn call_views(
-    cfg: &RunConfig,
-    corpora: &[PathBuf],
-    picks: &[Pick],
-    max_chars: usize,
-) -> Vec<CallView> {
-    let mut by_corpus: BTreeMap<usize, Vec<&Pick>> = BTreeMap::new();
-    for p in picks {
-        by_corpus.entry(p.corpus).or_default().push(p);
-    }
-    let mut found: BTreeMap<(usize, usize, usize), CallView> = BTreeMap::new();
-    for (corpus, wanted) in by_corpus {
-        let Some(path) = corpora.get(corpus) else {
-            continue;
-        };
-        let Ok(reader) = CorpusReader::open(path) else {
-            continue;
-        };
-        let lines: BTreeSet<usize> = wanted.iter().map(|p| p.line).collect();
-        let reader = reader.only_lines(move |line, _| lines.contains(&line));
-        let last = wanted.iter().map(|p| p.line).max().unwrap_or(0);
-        for entry in reader {
-            if entry.line > last {
-                break;
-            }
-            let Ok(session) = entry.session else {
-                continue;
-            };
-            for p in wanted.iter().filter(|p| p.line == entry.line) {
-                if session.id != p.session {
-                    continue;
-                }
-                let entry_cfg = &cfg.strategies[p.strategy];
-                let opts = InspectOptions {
-                    turn: Some(p.call + 1),
-                    tokenizers: cfg.tokenizers.iter().take(1).copied().collect(),
-                    max_chars: Some(max_chars),
-                };
-                let Ok(text) = inspect(&session, entry_cfg.strategy.as_ref(), &opts) else {
-                    continue;
-                };
-                let (trace, prompt) = split_inspect(&text);
-                found.insert(
-                    (p.corpus, p.line, p.strategy),
-                    CallView {
-                        strategy: entry_cfg.name.clone(),
-                        corpus: crate::engine::corpus_name(path),
-                        line: p.line,
-                        session: p.session.clone(),
-                        call: p.call,
-                        facts: p.facts,
-                        retained: p.retained,
-                        trace,
-                        prompt,
-                    },
-                );
-            }
+/// The calls of lowest retention of a run as it folds its sessions, with their texts:
+/// when a call becomes its strategy's pick, its texts are taken from the session being
+/// folded, so the page is built from what the run read, never from the corpus again.
+/// A pick changes rarely, so this costs one `recap inspect` of one call per change.
+pub struct LowestCalls<'a> {
+    cfg: &'a RunConfig,
+    /// Corpus names as the report shows them, in run order.
+    corpora: Vec<String>,
+    opts: InspectOptions,
+    worst: LowestRetention,
+    /// Per strategy, the texts of its pick (none when `recap inspect` could not show it).
+    views: BTreeMap<usize, CallView>,
+}
+
+impl<'a> LowestCalls<'a> {
+    /// Texts cut to `max_chars` per printed value, as `recap inspect --max-chars` cuts
+    /// them.
+    pub fn new(cfg: &'a RunConfig, corpora: Vec<String>, max_chars: usize) -> Self {
+        LowestCalls {
+            cfg,
+            corpora,
+            opts: InspectOptions {
+                turn: None,
+                tokenizers: cfg.tokenizers.iter().take(1).copied().collect(),
+                max_chars: Some(max_chars),
+            },
+            worst: LowestRetention::with_baseline(cfg.baseline),
+            views: BTreeMap::new(),
         }
     }
-    picks
-        .iter()
-        .filter_map(|p| found.remove(&(p.corpus, p.line, p.strategy)))
-        .collect()
+
+    /// Folds one session (in input order) and its outcome (with call records).
+    pub fn session(&mut self, corpus: usize, line: usize, session: &Session, o: &SessionOutcome) {
+        for pick in self.worst.session_picks(corpus, line, o) {
+            match self.view(session, &pick) {
+                Some(view) => self.views.insert(pick.strategy, view),
+                None => self.views.remove(&pick.strategy),
+            };
+            self.worst.offer(pick);
+        }
+    }
+
+    /// `recap inspect`'s texts of the picked call of `session`.
+    fn view(&mut self, session: &Session, pick: &Pick) -> Option<CallView> {
+        let entry = self.cfg.strategies.get(pick.strategy)?;
+        self.opts.turn = Some(pick.call + 1);
+        let text = inspect(session, entry.strategy.as_ref(), &self.opts).ok()?;
+        let (trace, prompt) = split_inspect(&text);
+        Some(CallView {
+            strategy: entry.name.clone(),
+            corpus: self.corpora.get(pick.corpus)?.clone(),
+            line: pick.line,
+            session: pick.session.clone(),
+            call: pick.call,
+            facts: pick.facts,
+            retained: pick.retained,
+            trace,
+            prompt,
+        })
+    }
+
+    /// Every strategy's pick with its texts, lowest retention first.
+    pub fn all(mut self) -> Vec<(Pick, Option<CallView>)> {
+        let picks = self.worst.picks(usize::MAX);
+        picks
+            .into_iter()
+            .map(|p| {
+                let view = self.views.remove(&p.strategy);
+                (p, view)
+            })
+            .collect()
+    }
+
+    /// The texts of the `n` calls of lowest retention (as [`LowestRetention::picks`]
+    /// orders them), those `recap inspect` could show.
+    pub fn views(self, n: usize) -> Vec<CallView> {
+        self.all()
+            .into_iter()
+            .take(n)
+            .filter_map(|(_, v)| v)
+            .collect()
+    }
 }
 
 /// `recap inspect`'s text of one call, split where the strategy's prompt starts.
@@ -250,7 +268,7 @@ mod tests {
 
     #[test]
     fn the_first_call_of_lowest_retention_per_strategy_is_kept_baseline_aside() {
-        use crate::engine::{CallRecord, StratOutcome};
+        use crate::outcome::{CallRecord, StratOutcome};
         let call = |call: usize, facts: u64, retained: u64| CallRecord {
             call,
             facts,
@@ -269,12 +287,14 @@ mod tests {
             calls: 3,
             strategies: calls.into_iter().map(strat).collect(),
         };
-        let mut t = LowestRetention {
-            baseline: 0,
-            worst: BTreeMap::new(),
+        let mut t = LowestRetention::with_baseline(0);
+        let fold = |t: &mut LowestRetention, line: usize, o: &SessionOutcome| {
+            for p in t.session_picks(0, line, o) {
+                t.offer(p);
+            }
         };
-        t.session(
-            0,
+        fold(
+            &mut t,
             1,
             &outcome(
                 "a",
@@ -284,8 +304,8 @@ mod tests {
                 ],
             ),
         );
-        t.session(
-            0,
+        fold(
+            &mut t,
             2,
             &outcome("b", vec![vec![], vec![call(0, 6, 3), call(1, 3, 1)]]),
         );

@@ -3,11 +3,11 @@
 //! the SVG charts inline, a per-session table, the calls with the lowest retention
 //! (recorded trace beside the prompt sent) and the run's provenance.
 
-use super::columns::{Align, Shown, cells, shown_columns};
-use super::lowest_retention::CallView;
-use super::table::heading;
-use super::{FormGroup, Report, Run, fmt, notes};
 use crate::charts::Chart;
+use crate::lowest_retention::CallView;
+use crate::report::{
+    Align, FormGroup, Report, Run, SessionDetail, Shown, cells, fmt, heading, notes, shown_columns,
+};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
@@ -219,7 +219,7 @@ fn form_sessions(
         .collect();
     // (corpus order, line) → (session id, calls); cells by (row key, run index).
     let mut rows: BTreeMap<(usize, usize), (&str, &str, usize)> = BTreeMap::new();
-    let mut cells: BTreeMap<((usize, usize), usize), &super::SessionDetail> = BTreeMap::new();
+    let mut cells: BTreeMap<((usize, usize), usize), &SessionDetail> = BTreeMap::new();
     for (i, r) in runs.iter().enumerate() {
         for d in &r.session_details {
             let key = (
@@ -394,20 +394,20 @@ mod tests {
     fn a_library_report_without_provenance_or_session_records_is_still_a_document() {
         use scraper::{Html, Selector};
         let registry = recap_builtins::registry();
-        let mut cfg = crate::RunConfig::new(
-            vec![crate::StrategyEntry::new(
+        let mut cfg = crate::config::RunConfig::new(
+            vec![crate::config::StrategyEntry::new(
                 registry.build("rolling-window:window=1").unwrap(),
             )],
             registry.build("full-history").unwrap(),
-            vec![crate::Tokenizer::get(
-                crate::Encoding::O200kBase,
-                crate::Backend::Fast,
+            vec![crate::tokenizer::Tokenizer::get(
+                crate::tokenizer::Encoding::O200kBase,
+                crate::tokenizer::Backend::Fast,
             )],
         )
         .unwrap();
         cfg.session_details = false;
         let sessions = recap_gen::handwritten::sessions().unwrap();
-        let mut report = crate::run_sessions(&cfg, "<hand>.jsonl", sessions).unwrap();
+        let mut report = crate::engine::run_sessions(&cfg, "<hand>.jsonl", sessions).unwrap();
         report.runs[1].strategy = "<b>bold</b>".into();
         let charts = crate::charts::charts(&report).unwrap();
         let doc = Html::parse_document(&to_html(&report, &charts, &[]));
