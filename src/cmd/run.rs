@@ -300,7 +300,7 @@ pub fn run(mut args: Args) -> Result<ExitCode> {
         &plugins,
         &load_failures,
         &corpora,
-        super::shard::hashed_vocabularies(args.shard, &cfg.tokenizers),
+        &cfg.tokenizers,
     )?;
     // Checked and locked before the run, so a long run never ends in "cannot write" or
     // in a race with another run into the same directory.

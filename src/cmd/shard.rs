@@ -5,20 +5,10 @@ use anyhow::{Context, Result};
 use recap_harness::output::OutputDir;
 use recap_harness::part::{PartOptions, run_part};
 use recap_harness::report::provenance::Provenance;
-use recap_harness::{RunConfig, Shard, Tokenizer};
+use recap_harness::{RunConfig, Shard};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::SystemTime;
-
-/// The tokenizers whose vocabularies a run hashes for its provenance. Shards other than
-/// the first leave them out: the merged report takes the first shard's provenance, and
-/// the merge accepts only parts of the same recap, built with the same vocabularies.
-pub fn hashed_vocabularies(shard: Option<Shard>, tokenizers: &[Tokenizer]) -> &[Tokenizer] {
-    match shard {
-        Some(s) if s.index() > 0 => &[],
-        _ => tokenizers,
-    }
-}
 
 /// A shard of a configured run.
 pub struct Job<'a> {

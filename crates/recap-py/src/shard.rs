@@ -53,10 +53,7 @@ pub fn run_shard<'py>(
         jobs,
         &settings,
     )?;
-    // As `recap run --shard`: the merged report takes the first shard's provenance, so
-    // only the first hashes the vocabularies.
-    let vocabularies = if index == 0 { &cfg.tokenizers[..] } else { &[] };
-    let provenance = provenance(py, &plugins, &corpora, vocabularies, command_line)?;
+    let provenance = provenance(py, &plugins, &corpora, &cfg.tokenizers, command_line)?;
     let dir = OutputDir::create(&out, force).map_err(|e| recap_error(py, e.to_string()))?;
     let opts = PartOptions {
         shard,
