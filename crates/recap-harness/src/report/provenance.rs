@@ -173,7 +173,7 @@ pub fn corpus_files(corpora: &[PathBuf]) -> Result<Vec<CorpusFile>, HashError> {
 /// vocabulary files, and `tests/tokenizer_identity.rs` shows they count alike, so one
 /// hash serves both.
 ///
-/// The figures are the ones [`hash_tables`] computes from the compiled-in `tiktoken`
+/// The figures are the ones `hash_tables` (a test) computes from the compiled-in `tiktoken`
 /// tables, written down: hashing 200,000 tokens costs every process (every shard of a
 /// sharded run) about as much as replaying a session, for a value fixed when recap is
 /// built. A test recomputes them, so a dependency update that changes a vocabulary fails
