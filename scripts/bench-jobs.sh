@@ -15,6 +15,8 @@
 # speed-up needs two idle CPUs. Also checks that both reports are identical.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# shellcheck source=scripts/lib.sh
+source scripts/lib.sh
 
 size="${1:-64}"
 repeats="${2:-3}"
@@ -23,21 +25,12 @@ repeats="${2:-3}"
     exit 2
 }
 
-echo "==> building recap and gen-corpus (release)" >&2
-cargo build --release --quiet --bin recap
-cargo build --release --quiet -p recap-gen --example gen-corpus
-target="$(cargo metadata --format-version 1 --no-deps | sed -n 's/.*"target_directory":"\([^"]*\)".*/\1/p')"
-recap="$target/release/recap"
-gen="$target/release/examples/gen-corpus"
-[[ -x "$recap" && -x "$gen" ]] || { echo "error: built binaries not found under $target/release" >&2; exit 1; }
-
-tmp="$(mktemp -d)"
-trap 'rm -rf "$tmp"' EXIT
+bench_setup
 corpus="$tmp/corpus.jsonl"
 : > "$corpus"
 seed=1
 while (( $(stat -c %s "$corpus") < size * 1000000 )); do
-    "$gen" --seed "$seed" --sessions 100 --turns 1..=30 --out "$tmp/chunk.jsonl" 2>/dev/null
+    gen_chunk "$seed" "$tmp/chunk.jsonl"
     cat "$tmp/chunk.jsonl" >> "$corpus"
     seed=$(( seed + 1 ))
 done

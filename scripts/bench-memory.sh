@@ -17,6 +17,8 @@
 # CARGO_TARGET_DIR (as for cargo).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# shellcheck source=scripts/lib.sh
+source scripts/lib.sh
 
 if [[ ! -x /usr/bin/time ]]; then
     echo "error: /usr/bin/time (GNU time) is missing; install it: apt-get install time" >&2
@@ -28,16 +30,7 @@ for s in "${sizes[@]}"; do
     [[ "$s" =~ ^[1-9][0-9]*$ ]] || { echo "error: size $s is not a whole number of MB" >&2; exit 2; }
 done
 
-echo "==> building recap and gen-corpus (release)" >&2
-cargo build --release --quiet --bin recap
-cargo build --release --quiet -p recap-gen --example gen-corpus
-target="$(cargo metadata --format-version 1 --no-deps | sed -n 's/.*"target_directory":"\([^"]*\)".*/\1/p')"
-recap="$target/release/recap"
-gen="$target/release/examples/gen-corpus"
-[[ -x "$recap" && -x "$gen" ]] || { echo "error: built binaries not found under $target/release" >&2; exit 1; }
-
-tmp="$(mktemp -d)"
-trap 'rm -rf "$tmp"' EXIT
+bench_setup
 
 # Chunks are generated once, up to the largest size; corpus N MB = the first chunks
 # whose total reaches N MB.
@@ -49,7 +42,7 @@ total=0
 seed=1
 while (( total < largest * 1000000 )); do
     chunk="$tmp/chunk-$seed.jsonl"
-    "$gen" --seed "$seed" --sessions 100 --turns 1..=30 --out "$chunk" 2>/dev/null
+    gen_chunk "$seed" "$chunk"
     chunks+=("$chunk")
     total=$(( total + $(stat -c %s "$chunk") ))
     seed=$(( seed + 1 ))

@@ -18,24 +18,18 @@
 # Also checks that the merged report equals the unsharded one (timings aside).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# shellcheck source=scripts/lib.sh
+source scripts/lib.sh
 
 rounds="${1:-5}"
 [[ "$rounds" =~ ^[1-9][0-9]*$ ]] || { echo "usage: $0 [ROUNDS]" >&2; exit 2; }
 command -v /usr/bin/time > /dev/null || { echo "error: needs GNU time (/usr/bin/time)" >&2; exit 1; }
 
-echo "==> building recap and gen-corpus (release)" >&2
-cargo build --release --quiet --bin recap
-cargo build --release --quiet -p recap-gen --example gen-corpus
-target="$(cargo metadata --format-version 1 --no-deps | sed -n 's/.*"target_directory":"\([^"]*\)".*/\1/p')"
-recap="$target/release/recap"
-gen="$target/release/examples/gen-corpus"
-
-tmp="$(mktemp -d)"
-trap 'rm -rf "$tmp"' EXIT
+bench_setup
 corpus="$tmp/corpus.jsonl"
 : > "$corpus"
 for seed in 1 2 3 4 5; do
-    "$gen" --seed "$seed" --sessions 100 --turns 1..=30 --out "$tmp/chunk.jsonl" 2>/dev/null
+    gen_chunk "$seed" "$tmp/chunk.jsonl"
     cat "$tmp/chunk.jsonl" >> "$corpus"
 done
 echo "==> corpus: $(stat -c %s "$corpus") bytes, $(wc -l < "$corpus") sessions" >&2

@@ -3,23 +3,12 @@
 //! people and for pandas (report.html — parsed, and rendered in headless Chromium —
 //! sessions.csv, calls.csv).
 
-use recap_testkit::cli::{Run, run};
-use recap_testkit::recap_command;
+mod cli_common;
+
+use cli_common::{bench, recap, root};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn recap(dir: &Path, args: &[&str]) -> Run {
-    run(recap_command!().current_dir(dir).args(args))
-}
-
-fn bench(name: &str) -> String {
-    root().join("bench-data").join(name).display().to_string()
-}
 
 /// A directory with `bench-data/handwritten.jsonl`, for experiment files that name it.
 fn workspace() -> tempfile::TempDir {

@@ -1,23 +1,12 @@
 //! `recap run` and `recap inspect` end to end (the binary).
 
-use recap_testkit::cli::{Run, run};
-use recap_testkit::recap_command;
+mod cli_common;
+
+use cli_common::{bench, recap, root};
 use std::path::{Path, PathBuf};
 
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-/// `recap ARGS` run in `dir`.
-fn recap(dir: &Path, args: &[&str]) -> Run {
-    run(recap_command!().current_dir(dir).args(args))
-}
-
 fn handwritten() -> String {
-    root()
-        .join("bench-data/handwritten.jsonl")
-        .display()
-        .to_string()
+    bench("handwritten.jsonl")
 }
 
 #[test]

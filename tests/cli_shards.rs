@@ -3,24 +3,15 @@
 //! timings and the command line aside — and every set of parts that is not one finished
 //! run is refused with nothing written.
 
+mod cli_common;
+
+use cli_common::{bench, recap, root};
 use recap_testkit::cli::{Run, run};
 use recap_testkit::recap_command;
 use serde_json::Value;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
-
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn recap(dir: &Path, args: &[&str]) -> Run {
-    run(recap_command!().current_dir(dir).args(args))
-}
-
-fn bench(name: &str) -> String {
-    root().join("bench-data").join(name).display().to_string()
-}
 
 /// `recap run ARGS --shard I/COUNT --out pI` for every shard at once, as separate
 /// processes (a job array); returns the part directories.

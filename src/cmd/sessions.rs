@@ -4,6 +4,7 @@
 //! both of them use.
 
 use anyhow::{Result, bail};
+use recap_core::corpus::{Lookup, find_session};
 use recap_core::{CorpusReader, Form, Session};
 use recap_harness::calls::{calls, recorded_input, recorded_usage};
 use recap_harness::report::fmt::{int, plural};
@@ -31,24 +32,13 @@ pub struct Args {
 /// Streams `corpus` to the session `id`. An invalid line with that id says why; an id
 /// that is not there lists the ids that are (`recap sessions` lists them all).
 pub fn find(corpus: &Path, id: &str) -> Result<Session> {
-    let reader = CorpusReader::open(corpus)?;
-    let mut ids: Vec<String> = Vec::new();
-    let mut total = 0u64;
-    for entry in reader {
-        match entry.session {
-            Ok(session) if session.id == id => return Ok(session),
-            Ok(session) => {
-                total += 1;
-                if ids.len() < 8 {
-                    ids.push(session.id);
-                }
-            }
-            Err(rejected) if rejected.session_id.as_deref() == Some(id) => {
-                bail!("session {id:?} is in the corpus but invalid: {rejected}");
-            }
-            Err(_) => {}
+    let (ids, total) = match find_session(CorpusReader::open(corpus)?, id) {
+        Lookup::Found(session) => return Ok(session),
+        Lookup::Invalid(rejected) => {
+            bail!("session {id:?} is in the corpus but invalid: {rejected}")
         }
-    }
+        Lookup::Missing { ids, total } => (ids, total),
+    };
     if total == 0 {
         bail!(
             "{}: no session {id:?} (the corpus has no valid sessions)",

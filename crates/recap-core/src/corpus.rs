@@ -534,10 +534,79 @@ pub fn read_all<R: Read>(file: &Path, reader: R) -> Vec<Entry> {
     CorpusReader::new(file, BufReader::new(reader)).collect()
 }
 
+/// How many ids of other sessions a [`Lookup::Missing`] keeps, to show what is there.
+pub const LISTED_IDS: usize = 8;
+
+/// What a corpus holds under one session id ([`find_session`]).
+#[derive(Debug)]
+pub enum Lookup {
+    Found(Session),
+    /// The line with that id, rejected.
+    Invalid(RejectedSession),
+    /// No line has that id: the first [`LISTED_IDS`] ids of the valid sessions, and how
+    /// many valid sessions there are.
+    Missing {
+        ids: Vec<String>,
+        total: u64,
+    },
+}
+
+/// Reads `entries` up to the session `id` (`recap render` and `recap inspect`, and
+/// their Python counterparts, take one session of a corpus by id).
+pub fn find_session(entries: impl IntoIterator<Item = Entry>, id: &str) -> Lookup {
+    let mut ids: Vec<String> = Vec::new();
+    let mut total = 0u64;
+    for entry in entries {
+        match entry.session {
+            Ok(session) if session.id == id => return Lookup::Found(session),
+            Ok(session) => {
+                total += 1;
+                if ids.len() < LISTED_IDS {
+                    ids.push(session.id);
+                }
+            }
+            Err(rejected) if rejected.session_id.as_deref() == Some(id) => {
+                return Lookup::Invalid(rejected);
+            }
+            Err(_) => {}
+        }
+    }
+    Lookup::Missing { ids, total }
+}
+
 #[cfg(test)]
 mod tests {
-    use super::surely_closed;
+    use super::{LISTED_IDS, Lookup, find_session, read_all, surely_closed};
     use proptest::prelude::*;
+    use std::path::Path;
+
+    fn lookup(corpus: &str, id: &str) -> Lookup {
+        find_session(read_all(Path::new("c.jsonl"), corpus.as_bytes()), id)
+    }
+
+    #[test]
+    fn find_session_tells_found_invalid_and_missing_apart() {
+        let line = |id: &str| {
+            format!(r#"{{"id":"{id}","mission":"m","system_prompt":"s","max_turns":2}}"#)
+        };
+        let corpus: String = (0..10).map(|i| line(&format!("s{i}")) + "\n").collect();
+        let corpus = format!("{corpus}{{\"id\":\"bad\"}}\n");
+        match lookup(&corpus, "s9") {
+            Lookup::Found(s) => assert_eq!(s.id, "s9"),
+            other => panic!("{other:?}"),
+        }
+        match lookup(&corpus, "bad") {
+            Lookup::Invalid(r) => assert_eq!((r.line, r.field.as_str()), (11, "mission")),
+            other => panic!("{other:?}"),
+        }
+        match lookup(&corpus, "nope") {
+            Lookup::Missing { ids, total } => {
+                assert_eq!(ids.len(), LISTED_IDS);
+                assert_eq!((ids[0].as_str(), total), ("s0", 10));
+            }
+            other => panic!("{other:?}"),
+        }
+    }
 
     /// The plain byte-by-byte scan `surely_closed` must agree with.
     fn reference(line: &[u8]) -> bool {

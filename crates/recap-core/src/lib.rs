@@ -16,6 +16,8 @@ pub mod rescue;
 pub mod session;
 pub mod strategy;
 pub mod strict_json;
+#[cfg(test)]
+mod test_fixtures;
 pub mod text;
 pub mod tokens;
 pub mod value;

@@ -36,7 +36,7 @@ pub fn define<E>(live: &mut Vec<E>, entry: E, same_name: impl FnMut(&E) -> bool)
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::session::{DefKind, TurnError};
+    use crate::session::DefKind;
     use crate::value::Value;
 
     fn def(name: &str, v: i64) -> Definition {
@@ -48,22 +48,11 @@ mod tests {
         }
     }
 
-    fn turn(number: u32, success: bool, defs: Vec<Definition>) -> Turn {
+    /// Folding reads only a turn's success and its definitions.
+    fn turn(number: u32, success: bool, definitions: Vec<Definition>) -> Turn {
         Turn {
-            number,
-            program: String::new(),
-            raw_response: String::new(),
-            success,
-            error: (!success).then(|| TurnError {
-                message: "boom".into(),
-                reason: None,
-            }),
-            result: None,
-            prints: vec![],
-            tool_calls: vec![],
-            definitions: defs,
-            feedback: None,
-            usage: None,
+            definitions,
+            ..crate::test_fixtures::turn(number, success)
         }
     }
 

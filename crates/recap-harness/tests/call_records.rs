@@ -2,12 +2,14 @@
 //! up to the run rows the report aggregates, on bench-data of both forms, and the same
 //! records arrive whatever the job count.
 
+mod common;
+
+use common::builtins;
 use recap_core::Session;
 use recap_harness::engine::SessionOutcome;
 use recap_harness::report::call_rows::CallsCsv;
-use recap_harness::{Backend, Encoding, Hooks, RunConfig, StrategyEntry, Tokenizer, run_corpora};
+use recap_harness::{Hooks, RunConfig, run_corpora};
 use std::path::PathBuf;
-use std::sync::Arc;
 
 fn corpora() -> Vec<PathBuf> {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../bench-data");
@@ -18,26 +20,15 @@ fn corpora() -> Vec<PathBuf> {
 }
 
 fn config(jobs: usize) -> RunConfig {
-    let mut registry = recap_builtins::registry();
-    registry.set_counter(Arc::new(Tokenizer::get(Encoding::O200kBase, Backend::Fast)));
+    let registry = builtins::registry();
     let strategies = [
         "rolling-window:window=2",
         "single-user-coalesced",
         "observation-masking",
     ]
     .iter()
-    .map(|s| StrategyEntry::new(registry.build(s).unwrap()))
-    .collect();
-    let mut cfg = RunConfig::new(
-        strategies,
-        registry.build("full-history").unwrap(),
-        vec![
-            Tokenizer::get(Encoding::O200kBase, Backend::Fast),
-            Tokenizer::get(Encoding::Cl100kBase, Backend::Fast),
-        ],
-    )
-    .unwrap();
-    cfg.jobs = jobs;
+    .map(|s| registry.build(s).unwrap());
+    let mut cfg = builtins::config(&registry, strategies, jobs);
     cfg.call_records = true;
     cfg
 }

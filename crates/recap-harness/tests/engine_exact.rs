@@ -4,9 +4,12 @@
 //! whole prompts tokenized with tiktoken-rs by the formula of SPEC 9 / 11.2, common
 //! prefixes from whole-message token ids, facts searched in whole texts.
 
+mod common;
+
+use common::builtins;
 use recap_core::{CorpusReader, Form, Message, Session, Strategy};
 use recap_harness::retention::Facts;
-use recap_harness::{Backend, Encoding, RunConfig, StrategyEntry, Tokenizer, run_sessions};
+use recap_harness::run_sessions;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -119,23 +122,12 @@ fn naive(strategy: &dyn Strategy, sessions: &[Session], tok: &tiktoken_rs::CoreB
 #[test]
 fn engine_totals_equal_the_definitions_on_bench_data() {
     let sessions = sessions();
-    let mut registry = recap_builtins::registry();
-    // Strategies with token budgets count with the run's (first) tokenizer.
-    registry.set_counter(Arc::new(Tokenizer::get(Encoding::O200kBase, Backend::Fast)));
+    let registry = builtins::registry();
     let strategies: Vec<Arc<dyn Strategy>> = registry
         .infos()
         .map(|i| registry.build(&i.name).unwrap())
         .collect();
-    let mut cfg = RunConfig::new(
-        strategies.iter().cloned().map(StrategyEntry::new).collect(),
-        registry.build("full-history").unwrap(),
-        vec![
-            Tokenizer::get(Encoding::O200kBase, Backend::Fast),
-            Tokenizer::get(Encoding::Cl100kBase, Backend::Fast),
-        ],
-    )
-    .unwrap();
-    cfg.jobs = 2;
+    let cfg = builtins::config(&registry, strategies.iter().cloned(), 2);
     let report = run_sessions(&cfg, "bench-data", sessions.clone()).unwrap();
     for (t, reference) in [
         tiktoken_rs::o200k_base_singleton(),

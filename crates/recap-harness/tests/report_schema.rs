@@ -1,11 +1,13 @@
 //! The JSON report schema (docs/report-schema.md) and determinism across job counts,
 //! on the bench-data corpora with every built-in strategy of their (PTC-Lisp) form.
 
+mod common;
+
+use common::builtins;
 use recap_core::Form;
-use recap_harness::{Backend, Encoding, RunConfig, StrategyEntry, Tokenizer, run_corpora};
+use recap_harness::{Backend, Encoding, RunConfig, Tokenizer, run_corpora};
 use serde_json::Value;
 use std::path::PathBuf;
-use std::sync::Arc;
 
 fn bench_data() -> Vec<PathBuf> {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../bench-data");
@@ -20,27 +22,13 @@ fn bench_data() -> Vec<PathBuf> {
 }
 
 fn config(jobs: usize) -> RunConfig {
-    let mut registry = recap_builtins::registry();
-    // Strategies with token budgets count with the run's (first) tokenizer.
-    registry.set_counter(Arc::new(Tokenizer::get(Encoding::O200kBase, Backend::Fast)));
+    let registry = builtins::registry();
     let strategies = registry
         .infos()
         .map(|i| registry.build(&i.name).unwrap())
         // bench-data is in the PTC-Lisp form.
-        .filter(|s| s.forms().contains(&Form::Ptc))
-        .map(StrategyEntry::new)
-        .collect();
-    let mut cfg = RunConfig::new(
-        strategies,
-        registry.build("full-history").unwrap(),
-        vec![
-            Tokenizer::get(Encoding::O200kBase, Backend::Fast),
-            Tokenizer::get(Encoding::Cl100kBase, Backend::Fast),
-        ],
-    )
-    .unwrap();
-    cfg.jobs = jobs;
-    cfg
+        .filter(|s| s.forms().contains(&Form::Ptc));
+    builtins::config(&registry, strategies, jobs)
 }
 
 fn run_json(jobs: usize) -> Value {

@@ -4,6 +4,9 @@
 //! real corpus of `../shared/corpora`, imported. The calls of lowest retention a merged
 //! report shows are the whole run's, with the texts `recap inspect` prints for them.
 
+mod common;
+
+use common::builtins;
 use recap_core::{CorpusReader, Session};
 use recap_harness::engine::{SessionOutcome, corpus_name};
 use recap_harness::inspect::{InspectOptions, inspect};
@@ -11,32 +14,15 @@ use recap_harness::lowest_retention::{CallView, LowestCalls};
 use recap_harness::output::OutputDir;
 use recap_harness::part::{MergeOptions, PartOptions, merge, open_parts, run_part};
 use recap_harness::report::provenance::Provenance;
-use recap_harness::{
-    Backend, Encoding, Hooks, RunConfig, Shard, StrategyEntry, Tokenizer, run_corpora,
-};
+use recap_harness::{Hooks, RunConfig, Shard, run_corpora};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::time::SystemTime;
 
 fn config() -> RunConfig {
-    let mut registry = recap_builtins::registry();
-    registry.set_counter(Arc::new(Tokenizer::get(Encoding::O200kBase, Backend::Fast)));
-    let names: Vec<String> = registry.infos().map(|i| i.name.clone()).collect();
-    let strategies = names
-        .iter()
-        .map(|s| StrategyEntry::new(registry.build(s).unwrap()))
-        .collect();
-    let mut cfg = RunConfig::new(
-        strategies,
-        registry.build("full-history").unwrap(),
-        vec![
-            Tokenizer::get(Encoding::O200kBase, Backend::Fast),
-            Tokenizer::get(Encoding::Cl100kBase, Backend::Fast),
-        ],
-    )
-    .unwrap();
-    cfg.jobs = 2;
+    let registry = builtins::registry();
+    let strategies = registry.infos().map(|i| registry.build(&i.name).unwrap());
+    let mut cfg = builtins::config(&registry, strategies, 2);
     cfg.call_records = true;
     cfg
 }

@@ -9,7 +9,8 @@
 
 use crate::conversation::Conversation;
 use crate::messages::{
-    Place, anthropic_response, anthropic_tools, anthropic_user_parts, content_text, feed_user_parts,
+    Place, anthropic_message_keys, anthropic_response, anthropic_tools, anthropic_user_parts,
+    content_text, feed_user_parts,
 };
 use crate::ojson::{J, to_map};
 use crate::openai_chat::is_message;
@@ -18,18 +19,6 @@ use crate::source::{Doc, Located};
 use crate::unmapped::Unmapped;
 use crate::{Import, Options};
 use std::path::Path;
-
-/// Keys of a message (a request message, or a response object) that are mapped.
-const MESSAGE_KEYS: [&str; 8] = [
-    "role",
-    "content",
-    "id",
-    "type",
-    "model",
-    "usage",
-    "stop_reason",
-    "stop_sequence",
-];
 
 /// Imports every conversation of a parsed file.
 pub(crate) fn import_doc(file: &Path, doc: &Doc, _opts: &Options, out: &mut Import) {
@@ -192,9 +181,9 @@ fn message(conv: &mut Conversation, keys: &mut Unmapped, place: Place, m: &J) {
     if !crate::messages::is_message_object(conv, place, m) {
         return;
     }
-    keys.unknown(place.name, m, &MESSAGE_KEYS, place.at);
-    keys.dropped(
-        place.name,
+    anthropic_message_keys(
+        keys,
+        place,
         m,
         &[
             ("id", "the provider's message id; not part of the history"),
@@ -202,10 +191,7 @@ fn message(conv: &mut Conversation, keys: &mut Unmapped, place: Place, m: &J) {
                 "model",
                 "which model answered; per-message models have no place in a turn",
             ),
-            ("stop_reason", "why the provider stopped generating"),
-            ("stop_sequence", "the stop sequence that ended the response"),
         ],
-        place.at,
     );
     match m.at("role").as_str() {
         Some("user") => {

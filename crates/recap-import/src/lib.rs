@@ -460,6 +460,31 @@ pub(crate) fn import_meta(
     serde_json::Value::Object(m)
 }
 
+/// A PTC-Lisp session of `turns` whose budget is its number of turns: the logs of
+/// the PTC importers do not record the agent's limit (their `meta.import.max_turns`
+/// says so).
+pub(crate) fn ptc_session(
+    id: String,
+    mission: String,
+    system_prompt: String,
+    turns: Vec<recap_core::Turn>,
+    meta: serde_json::Map<String, serde_json::Value>,
+) -> Session {
+    Session {
+        id,
+        mission,
+        system_prompt,
+        max_turns: turns.len() as u32,
+        budget_recorded: true,
+        form: Form::Ptc,
+        tools: BTreeMap::new(),
+        data: BTreeMap::new(),
+        meta,
+        turns,
+        chat_turns: Vec::new(),
+    }
+}
+
 /// A corpus needs unique ids. A session id met again (the same run in two files, or
 /// one file under two names) keeps its first session; each later copy is a skipped
 /// problem naming both places.

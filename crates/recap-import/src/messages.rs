@@ -404,6 +404,43 @@ pub(crate) fn anthropic_tools(list: &J) -> BTreeMap<String, ToolSpec> {
     tools
 }
 
+/// Keys of an Anthropic message object (a request message, or a response) that are
+/// mapped or deliberately dropped.
+const ANTHROPIC_MESSAGE_KEYS: [&str; 8] = [
+    "role",
+    "content",
+    "id",
+    "type",
+    "model",
+    "usage",
+    "stop_reason",
+    "stop_sequence",
+];
+
+/// Counts the keys of the Anthropic message object `m` that are not carried: unknown
+/// ones, how generation stopped, and `dropped`, the keys the caller's format drops
+/// (known as well).
+pub(crate) fn anthropic_message_keys(
+    keys: &mut Unmapped,
+    place: Place,
+    m: &J,
+    dropped: &[(&str, &'static str)],
+) {
+    let mut known = ANTHROPIC_MESSAGE_KEYS.to_vec();
+    known.extend(dropped.iter().map(|(k, _)| *k));
+    keys.unknown(place.name, m, &known, place.at);
+    keys.dropped(
+        place.name,
+        m,
+        &[
+            ("stop_reason", "why the provider stopped generating"),
+            ("stop_sequence", "the stop sequence that ended the response"),
+        ],
+        place.at,
+    );
+    keys.dropped(place.name, m, dropped, place.at);
+}
+
 /// The response of an Anthropic assistant message's content: text blocks → content,
 /// `thinking` → reasoning, `tool_use` → calls (input written compactly, keys in order).
 pub(crate) fn anthropic_response(

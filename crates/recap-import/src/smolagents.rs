@@ -14,7 +14,6 @@ use crate::text::{JsonLine, content_text, json_lines, read_file};
 use crate::{Import, pydefs, pylit};
 use recap_core::{Session, ToolCall, Turn, TurnError, Value};
 use serde_json::{Map, Value as Json};
-use std::collections::BTreeMap;
 use std::path::Path;
 
 const TOOL_CALL_LEAD: &str = "Calling tools:\n";
@@ -169,19 +168,13 @@ fn import_run(
         }
     }
     meta.insert("import".into(), import);
-    Some(Session {
-        id: id.to_string(),
+    Some(crate::ptc_session(
+        id.to_string(),
         mission,
-        system_prompt: system_prompt.unwrap_or_default(),
-        max_turns: turns.len() as u32,
-        budget_recorded: true,
-        form: recap_core::Form::Ptc,
-        tools: BTreeMap::new(),
-        data: BTreeMap::new(),
-        meta,
+        system_prompt.unwrap_or_default(),
         turns,
-        chat_turns: Vec::new(),
-    })
+        meta,
+    ))
 }
 
 /// A message after a step's assistant message: its tool calls, their responses, or

@@ -22,6 +22,7 @@ use std::cell::RefCell;
 use std::rc::Rc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
 
 /// A run's stop: set by Ctrl-C or by a Python strategy that raised a `KeyboardInterrupt`
 /// (kept, to be raised by `run` once the sessions in flight are done).
@@ -51,6 +52,36 @@ impl Interrupt {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .take()
+    }
+}
+
+/// How often a run looks for Ctrl-C (KeyboardInterrupt) between sessions.
+const SIGNAL_CHECK: Duration = Duration::from_millis(100);
+
+/// Ctrl-C seen from the engine's progress callback: Python's signal handlers run only
+/// when something asks, and asking takes the GIL, so at most every [`SIGNAL_CHECK`].
+pub struct SignalWatch {
+    checked: Instant,
+}
+
+impl Default for SignalWatch {
+    fn default() -> Self {
+        SignalWatch {
+            checked: Instant::now(),
+        }
+    }
+}
+
+impl SignalWatch {
+    /// Stops `interrupt` with the `KeyboardInterrupt` (or other exception) a signal
+    /// handler raised, if it is time to look and the run is not stopped already.
+    pub fn check(&mut self, interrupt: &Interrupt) {
+        if self.checked.elapsed() >= SIGNAL_CHECK && !interrupt.is_set() {
+            self.checked = Instant::now();
+            if let Err(e) = Python::attach(|py| py.check_signals()) {
+                interrupt.stop(Some(e));
+            }
+        }
     }
 }
 

@@ -81,12 +81,14 @@ impl PyReport {
         let mut cols = SessionCols::default();
         for r in &self.report.runs {
             for d in &r.session_details {
-                cols.corpus.push(Some(d.corpus.clone()));
-                cols.line.push(Some(d.line as u64));
-                cols.session.push(Some(d.session.clone()));
-                cols.form.push(Some(r.form.clone()));
-                cols.strategy.push(Some(r.strategy.clone()));
-                cols.tokenizer.push(Some(r.tokenizer.clone()));
+                cols.key.push(
+                    &d.corpus,
+                    d.line,
+                    &d.session,
+                    &r.form,
+                    &r.strategy,
+                    &r.tokenizer,
+                );
                 cols.calls.push(Some(d.calls as u64));
                 cols.complete.push(Some(d.complete));
                 cols.total.push(d.prompt_tokens_total);
@@ -111,14 +113,66 @@ impl PyReport {
     }
 }
 
+/// The columns that lead both `sessions.csv` and `calls.csv`: which session of which
+/// corpus, replayed by which strategy, counted with which tokenizer.
 #[derive(Default)]
-struct SessionCols {
+struct KeyCols {
     corpus: Vec<Option<String>>,
     line: Vec<Option<u64>>,
     session: Vec<Option<String>>,
     form: Vec<Option<String>>,
     strategy: Vec<Option<String>>,
     tokenizer: Vec<Option<String>>,
+}
+
+/// How many columns [`KeyCols`] holds.
+const KEY_COLUMNS: usize = 6;
+
+impl KeyCols {
+    fn push(
+        &mut self,
+        corpus: &str,
+        line: usize,
+        session: &str,
+        form: &str,
+        strategy: &str,
+        tokenizer: &str,
+    ) {
+        self.corpus.push(Some(corpus.to_string()));
+        self.line.push(Some(line as u64));
+        self.session.push(Some(session.to_string()));
+        self.form.push(Some(form.to_string()));
+        self.strategy.push(Some(strategy.to_string()));
+        self.tokenizer.push(Some(tokenizer.to_string()));
+    }
+
+    /// The table's columns: these, then `rest`, named by `header`. `rest` is typed by
+    /// the header's length, so a column added to the CSV and not here fails to compile
+    /// instead of shifting every name after it.
+    fn columns<const REST: usize>(
+        self,
+        header: &[&str],
+        rest: [Col; REST],
+    ) -> Vec<(String, arrow_array::ArrayRef)> {
+        let key: [Col; KEY_COLUMNS] = [
+            Col::Str(self.corpus),
+            Col::U64(self.line),
+            Col::Str(self.session),
+            Col::Str(self.form),
+            Col::Str(self.strategy),
+            Col::Str(self.tokenizer),
+        ];
+        header
+            .iter()
+            .zip(key.into_iter().chain(rest))
+            .map(|(name, c)| (name.to_string(), c.finish()))
+            .collect()
+    }
+}
+
+#[derive(Default)]
+struct SessionCols {
+    key: KeyCols,
     calls: Vec<Option<u64>>,
     complete: Vec<Option<bool>>,
     total: Vec<Option<u64>>,
@@ -136,15 +190,7 @@ struct SessionCols {
 impl SessionCols {
     /// In `SESSION_COLUMNS` order.
     fn finish(self) -> Vec<(String, arrow_array::ArrayRef)> {
-        // Typed by the header's length, so a column added to `sessions.csv` and not
-        // here fails to compile instead of shifting every name after it.
-        let cols: [Col; SESSION_COLUMNS.len()] = [
-            Col::Str(self.corpus),
-            Col::U64(self.line),
-            Col::Str(self.session),
-            Col::Str(self.form),
-            Col::Str(self.strategy),
-            Col::Str(self.tokenizer),
+        let rest: [Col; SESSION_COLUMNS.len() - KEY_COLUMNS] = [
             Col::U64(self.calls),
             Col::Bool(self.complete),
             Col::U64(self.total),
@@ -158,11 +204,7 @@ impl SessionCols {
             Col::U64(self.ns),
             Col::Bool(self.implicit),
         ];
-        SESSION_COLUMNS
-            .iter()
-            .zip(cols)
-            .map(|(name, c)| (name.to_string(), c.finish()))
-            .collect()
+        self.key.columns(&SESSION_COLUMNS, rest)
     }
 }
 
@@ -171,12 +213,7 @@ pub struct CallsTable {
     corpora: Vec<String>,
     strategies: Vec<String>,
     tokenizers: Vec<String>,
-    corpus: Vec<Option<String>>,
-    line: Vec<Option<u64>>,
-    session: Vec<Option<String>>,
-    form: Vec<Option<String>>,
-    strategy: Vec<Option<String>>,
-    tokenizer: Vec<Option<String>>,
+    key: KeyCols,
     call: Vec<Option<u64>>,
     prompt_tokens: Vec<Option<u64>>,
     cached_tokens: Vec<Option<u64>>,
@@ -198,12 +235,7 @@ impl CallsTable {
                 .iter()
                 .map(|t| t.encoding().name().to_string())
                 .collect(),
-            corpus: Vec::new(),
-            line: Vec::new(),
-            session: Vec::new(),
-            form: Vec::new(),
-            strategy: Vec::new(),
-            tokenizer: Vec::new(),
+            key: KeyCols::default(),
             call: Vec::new(),
             prompt_tokens: Vec::new(),
             cached_tokens: Vec::new(),
@@ -229,12 +261,14 @@ impl CallsTable {
             for c in &so.calls {
                 let retention = (c.facts > 0).then(|| c.retained as f64 / c.facts as f64);
                 for (t, tokenizer) in self.tokenizers.iter().enumerate() {
-                    self.corpus.push(Some(corpus.clone()));
-                    self.line.push(Some(line as u64));
-                    self.session.push(Some(o.id.clone()));
-                    self.form.push(Some(o.form.as_str().to_string()));
-                    self.strategy.push(Some(self.strategies[s].clone()));
-                    self.tokenizer.push(Some(tokenizer.clone()));
+                    self.key.push(
+                        &corpus,
+                        line,
+                        &o.id,
+                        o.form.as_str(),
+                        &self.strategies[s],
+                        tokenizer,
+                    );
                     self.call.push(Some(c.call as u64));
                     self.prompt_tokens.push(c.prompt_tokens.get(t).copied());
                     self.cached_tokens.push(c.cached_tokens.get(t).copied());
@@ -251,14 +285,7 @@ impl CallsTable {
 
     /// The table, columns in `CALL_COLUMNS` order.
     pub fn finish(self, py: Python<'_>) -> PyResult<ArrowTable> {
-        // Typed by the header's length (see `SessionCols::finish`).
-        let cols: [Col; CALL_COLUMNS.len()] = [
-            Col::Str(self.corpus),
-            Col::U64(self.line),
-            Col::Str(self.session),
-            Col::Str(self.form),
-            Col::Str(self.strategy),
-            Col::Str(self.tokenizer),
+        let rest: [Col; CALL_COLUMNS.len() - KEY_COLUMNS] = [
             Col::U64(self.call),
             Col::U64(self.prompt_tokens),
             Col::U64(self.cached_tokens),
@@ -269,11 +296,6 @@ impl CallsTable {
             Col::Str(self.render_error),
             Col::U64(self.render_ns),
         ];
-        let columns = CALL_COLUMNS
-            .iter()
-            .zip(cols)
-            .map(|(name, c)| (name.to_string(), c.finish()))
-            .collect();
-        table(py, columns)
+        table(py, self.key.columns(&CALL_COLUMNS, rest))
     }
 }

@@ -1,7 +1,7 @@
 //! `run`: the harness over corpora, as `recap run` runs it, with the GIL released while
 //! the engine works.
 
-use crate::bridge::{Interrupt, PyStrategy};
+use crate::bridge::{Interrupt, PyStrategy, SignalWatch};
 use crate::errors::recap_error;
 use crate::report::{CallsTable, PyReport};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -20,8 +20,6 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicU64;
 use std::time::{Duration, Instant, SystemTime};
 
-/// How often a run looks for Ctrl-C (KeyboardInterrupt) between sessions.
-const SIGNAL_CHECK: Duration = Duration::from_millis(100);
 /// Runs shorter than this show no progress bar.
 const QUIET_START: Duration = Duration::from_secs(1);
 
@@ -130,7 +128,7 @@ fn spec_entry(py: Python<'_>, registry: &Registry, spec: &str) -> PyResult<Strat
         .map_err(|e| recap_error(py, format!("strategy {spec:?}: {e}")))
 }
 
-pub fn provenance(
+fn provenance(
     py: Python<'_>,
     plugins: &[Arc<Plugin>],
     corpora: &[PathBuf],
@@ -189,13 +187,14 @@ pub fn progress_bar(total_bytes: u64) -> Option<ProgressBar> {
 /// A configured run: what `run` and `run_shard` share.
 pub struct Configured {
     pub cfg: RunConfig,
-    pub plugins: Vec<Arc<Plugin>>,
     /// The run's stop, shared with its Python strategies.
     pub interrupt: Arc<Interrupt>,
+    pub provenance: Provenance,
 }
 
 /// Checks the corpora and builds the run's configuration as `recap run` does: plugins
-/// loaded, tokenizers and strategies resolved, settings applied and validated.
+/// loaded, tokenizers and strategies resolved, settings applied and validated; and its
+/// provenance.
 #[allow(clippy::too_many_arguments)]
 pub fn configure(
     py: Python<'_>,
@@ -205,6 +204,7 @@ pub fn configure(
     plugins: &[PathBuf],
     jobs: Option<usize>,
     settings: &Settings,
+    command_line: Vec<String>,
 ) -> PyResult<Configured> {
     check_readable(py, corpora)?;
     if let Some(seconds) = settings.plugin_timeout {
@@ -231,10 +231,11 @@ pub fn configure(
     cfg.session_details = settings.session_details;
     cfg.call_records = settings.calls;
     cfg.validate().map_err(|e| recap_error(py, e.to_string()))?;
+    let provenance = provenance(py, &loaded, corpora, &cfg.tokenizers, command_line)?;
     Ok(Configured {
         cfg,
-        plugins: loaded,
         interrupt,
+        provenance,
     })
 }
 
@@ -255,8 +256,8 @@ pub fn run(
     let started = SystemTime::now();
     let Configured {
         cfg,
-        plugins,
         interrupt,
+        provenance,
     } = configure(
         py,
         &corpora,
@@ -265,8 +266,8 @@ pub fn run(
         &plugins,
         jobs,
         &settings,
+        command_line,
     )?;
-    let provenance = provenance(py, &plugins, &corpora, &cfg.tokenizers, command_line)?;
     let names: Vec<String> = corpora
         .iter()
         .map(|c| recap_harness::engine::corpus_name(c))
@@ -290,7 +291,7 @@ pub fn run(
         // in flight.
         let entries = all_corpus_entries(&corpora, &bytes).take_while(move |_| !go_on.is_set());
         let begun = Instant::now();
-        let mut checked = Instant::now();
+        let mut signals = SignalWatch::default();
         let mut progress = |done: u64, read: u64| {
             if let Some(b) = &bar {
                 if b.is_hidden() && begun.elapsed() > QUIET_START {
@@ -299,12 +300,7 @@ pub fn run(
                 b.set_position(read);
                 b.set_message(format!("{done} sessions"));
             }
-            if checked.elapsed() >= SIGNAL_CHECK && !stop.is_set() {
-                checked = Instant::now();
-                if let Err(e) = Python::attach(|py| py.check_signals()) {
-                    stop.stop(Some(e));
-                }
-            }
+            signals.check(&stop);
         };
         let mut on_session =
             |corpus: usize,

@@ -5,7 +5,7 @@ use crate::errors::{corpus_error, recap_error};
 use pyo3::exceptions::{PyIndexError, PyStopIteration};
 use pyo3::prelude::*;
 use pyo3::types::PyList;
-use recap_core::corpus::RejectedSession;
+use recap_core::corpus::{Lookup, RejectedSession};
 use recap_core::{CorpusReader, Form, Message, Session};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -217,22 +217,12 @@ impl SessionReader {
 /// not there, or the reason when its line was rejected.
 pub fn find_session(py: Python<'_>, corpus: &std::path::Path, id: &str) -> PyResult<Session> {
     let reader = CorpusReader::open(corpus).map_err(|r| corpus_error(py, &r))?;
-    let mut ids: Vec<String> = Vec::new();
-    let mut total = 0usize;
-    for entry in reader {
-        match entry.session {
-            Ok(session) if session.id == id => return Ok(session),
-            Ok(session) => {
-                total += 1;
-                if ids.len() < 8 {
-                    ids.push(session.id);
-                }
-            }
-            Err(r) if r.session_id.as_deref() == Some(id) => return Err(corpus_error(py, &r)),
-            Err(_) => {}
-        }
-    }
-    let more = if total > ids.len() {
+    let (ids, total) = match recap_core::corpus::find_session(reader, id) {
+        Lookup::Found(session) => return Ok(session),
+        Lookup::Invalid(r) => return Err(corpus_error(py, &r)),
+        Lookup::Missing { ids, total } => (ids, total),
+    };
+    let more = if total > ids.len() as u64 {
         format!(", … ({total} in all)")
     } else {
         String::new()

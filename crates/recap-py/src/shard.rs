@@ -3,9 +3,10 @@
 //! report, as `recap merge` folds them. Both are the harness's own code
 //! (`recap_harness::part`); `recap_replay.ray` runs the shards as Ray tasks.
 
+use crate::bridge::SignalWatch;
 use crate::errors::recap_error;
 use crate::report::PyReport;
-use crate::run::{Configured, Settings, configure, no_sessions, provenance};
+use crate::run::{Configured, Settings, configure, no_sessions};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use recap_harness::Shard;
@@ -13,10 +14,7 @@ use recap_harness::lowest_retention;
 use recap_harness::output::OutputDir;
 use recap_harness::part::{MergeOptions, PartOptions, merge, open_parts, run_part};
 use std::path::PathBuf;
-use std::time::{Duration, Instant, SystemTime};
-
-/// How often a shard looks for Ctrl-C.
-const SIGNAL_CHECK: Duration = Duration::from_millis(100);
+use std::time::SystemTime;
 
 /// Runs shard `index` of `count` into the part directory `out` (refused if it holds
 /// files, unless `force`); returns what it wrote. Ctrl-C, or a Python strategy raising
@@ -42,8 +40,8 @@ pub fn run_shard<'py>(
     let shard = Shard::new(index, count).map_err(|e| recap_error(py, e.to_string()))?;
     let Configured {
         cfg,
-        plugins,
         interrupt,
+        provenance,
     } = configure(
         py,
         &corpora,
@@ -52,8 +50,8 @@ pub fn run_shard<'py>(
         &plugins,
         jobs,
         &settings,
+        command_line,
     )?;
-    let provenance = provenance(py, &plugins, &corpora, &cfg.tokenizers, command_line)?;
     let dir = OutputDir::create(&out, force).map_err(|e| recap_error(py, e.to_string()))?;
     let opts = PartOptions {
         shard,
@@ -63,15 +61,8 @@ pub fn run_shard<'py>(
         started,
     };
     let written = py.detach(|| {
-        let mut checked = Instant::now();
-        let mut progress = |_: u64, _: u64| {
-            if checked.elapsed() >= SIGNAL_CHECK && !interrupt.is_set() {
-                checked = Instant::now();
-                if let Err(e) = Python::attach(|py| py.check_signals()) {
-                    interrupt.stop(Some(e));
-                }
-            }
-        };
+        let mut signals = SignalWatch::default();
+        let mut progress = |_: u64, _: u64| signals.check(&interrupt);
         run_part(&cfg, &corpora, &dir, opts, Some(&mut progress))
     });
     if let Some(e) = interrupt.take() {

@@ -1,5 +1,6 @@
 use super::*;
-use crate::session::{Turn, TurnError};
+use crate::session::Turn;
+use crate::test_fixtures::turn;
 use std::collections::BTreeMap;
 
 /// The context of a call checked on its own: no previous call, no second render.
@@ -28,25 +29,6 @@ fn session(turns: Vec<Turn>) -> Session {
         meta: Default::default(),
         turns,
         chat_turns: Vec::new(),
-    }
-}
-
-fn turn(number: u32, success: bool) -> Turn {
-    Turn {
-        number,
-        program: format!("(step {number})"),
-        raw_response: format!("```clojure\n(step {number})\n```"),
-        success,
-        error: (!success).then(|| TurnError {
-            message: "boom".into(),
-            reason: None,
-        }),
-        result: None,
-        prints: vec![],
-        tool_calls: vec![],
-        definitions: vec![],
-        feedback: None,
-        usage: None,
     }
 }
 

@@ -1,5 +1,8 @@
-//! Tiny strategies and sessions for the harness tests, independent of the built-ins.
+//! Tiny strategies and sessions for the harness tests, independent of the built-ins;
+//! runs of the built-ins are in [`builtins`].
 #![allow(dead_code)]
+
+pub mod builtins;
 
 use recap_core::{Message, RenderError, RenderRequest, Replay, Session, Strategy, each_call};
 use std::sync::Arc;

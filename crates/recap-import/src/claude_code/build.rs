@@ -6,7 +6,9 @@ use super::split::{Entry, Group};
 use super::{DROPPED_ENTRY_KEYS, ENVELOPE, known_entry_keys};
 use crate::Import;
 use crate::conversation::{Conversation, Response};
-use crate::messages::{Place, anthropic_response, anthropic_user_parts, feed_user_parts};
+use crate::messages::{
+    Place, anthropic_message_keys, anthropic_response, anthropic_user_parts, feed_user_parts,
+};
 use crate::ojson::{J, to_map};
 use crate::unmapped::Unmapped;
 use serde_json::{Map, Value as Json};
@@ -137,31 +139,11 @@ fn entry<'a>(conv: &mut Conversation, keys: &mut Unmapped, e: &Entry<'a>, seen: 
         name: "entry.message",
         at: e.at,
     };
-    keys.unknown(
-        "entry.message",
+    anthropic_message_keys(
+        keys,
+        place,
         m,
-        &[
-            "role",
-            "content",
-            "id",
-            "type",
-            "model",
-            "usage",
-            "stop_reason",
-            "stop_sequence",
-            "container",
-        ],
-        e.at,
-    );
-    keys.dropped(
-        "entry.message",
-        m,
-        &[
-            ("stop_reason", "why the provider stopped generating"),
-            ("stop_sequence", "the stop sequence that ended the response"),
-            ("container", "the provider's code-execution container"),
-        ],
-        e.at,
+        &[("container", "the provider's code-execution container")],
     );
     if v.at("type").as_str() != Some("assistant") {
         if v.at("isCompactSummary").as_bool() == Some(true) {

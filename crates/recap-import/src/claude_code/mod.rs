@@ -29,21 +29,14 @@ use std::path::Path;
 
 pub use join::import_files;
 
-/// Entry keys that are mapped, or kept in `meta` (the envelope).
-pub(super) const ENTRY_KEYS: [&str; 13] = [
+/// Entry keys that are mapped (the ones kept in `meta` are [`ENVELOPE`]).
+const MAPPED_ENTRY_KEYS: [&str; 6] = [
     "type",
     "message",
     "isSidechain",
     "isCompactSummary",
     "isApiErrorMessage",
     "sessionId",
-    "cwd",
-    "version",
-    "gitBranch",
-    "userType",
-    "slug",
-    "agentId",
-    "teamName",
 ];
 
 /// Entry keys that are known and deliberately not carried over, with the reason.
@@ -235,8 +228,10 @@ fn note_task_calls(s: &recap_core::Session, task_calls: &mut BTreeMap<String, (S
     }
 }
 
+/// Every entry key the importer knows: mapped, kept in `meta`, or dropped.
 pub(super) fn known_entry_keys() -> Vec<&'static str> {
-    let mut k: Vec<&str> = ENTRY_KEYS.to_vec();
+    let mut k: Vec<&str> = MAPPED_ENTRY_KEYS.to_vec();
+    k.extend(ENVELOPE);
     k.extend(DROPPED_ENTRY_KEYS.iter().map(|(name, _)| *name));
     k
 }

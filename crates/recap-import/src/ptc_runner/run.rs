@@ -108,19 +108,7 @@ pub(super) fn import_run(
         results,
         report.problems,
     );
-    Some(Session {
-        id,
-        mission,
-        system_prompt,
-        max_turns: turns.len() as u32,
-        budget_recorded: true,
-        form: recap_core::Form::Ptc,
-        tools: BTreeMap::new(),
-        data: BTreeMap::new(),
-        meta,
-        turns,
-        chat_turns: Vec::new(),
-    })
+    Some(crate::ptc_session(id, mission, system_prompt, turns, meta))
 }
 
 /// Pass 1: the records that matter, in file order, and the run id; a record that
