@@ -34,7 +34,6 @@ pub mod sweep;
 mod text_memo;
 mod token_memo;
 pub mod tokenizer;
-mod whitespace_pieces;
 
 pub use engine::{
     Checker, DeterminismCheck, HarnessError, Hooks, PromptDump, RunConfig, StrategyEntry,

@@ -220,12 +220,6 @@ impl Tokenizer {
     /// Number of tokens of `text`; special-token markers count as ordinary text.
     pub fn count_tokens(&self, text: &str) -> usize {
         match self.imp {
-            // The whitespace cuts are argued for the same two patterns as the line splits.
-            Imp::Fast(bpe) if self.encoding.line_additive() => crate::whitespace_pieces::count(
-                text,
-                |chunk| bpe.count(chunk),
-                |piece| crate::whitespace_pieces::ws_tokens(self.slot(), piece, |p| bpe.count(p)),
-            ),
             Imp::Fast(bpe) => bpe.count(text),
             Imp::Reference(bpe) => bpe.encode_ordinary(text).len(),
         }
