@@ -16,7 +16,7 @@ pub mod counting;
 mod driver;
 pub mod engine;
 pub mod inspect;
-pub mod line_table;
+pub mod line_store;
 mod outcome;
 pub mod output;
 pub mod part;
@@ -31,8 +31,6 @@ pub mod shard;
 mod source;
 pub mod stats;
 pub mod sweep;
-mod text_memo;
-mod token_memo;
 pub mod tokenizer;
 
 pub use engine::{

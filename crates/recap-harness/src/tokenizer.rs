@@ -238,20 +238,6 @@ fn slot(encoding: Encoding, backend: Backend) -> usize {
     2 * (encoding as usize) + usize::from(backend == Backend::Reference)
 }
 
-/// Strategies with token budgets count with the run's tokenizer (SPEC 11.3), through
-/// the per-thread memo: they count the same messages at every call of both renders.
-impl recap_core::TokenCounter for Tokenizer {
-    fn name(&self) -> &str {
-        self.encoding.name()
-    }
-    fn count(&self, text: &str) -> u64 {
-        crate::token_memo::text_tokens(self, text)
-    }
-    fn count_text(&self, text: &recap_core::Text) -> u64 {
-        crate::token_memo::shared_text_tokens(self, text)
-    }
-}
-
 /// Fixed per-message overhead of the chat format: `<|start|>`, `<|message|>`, `<|end|>`
 /// around the role and content (SPEC section 9).
 pub const MESSAGE_OVERHEAD: usize = 3;
