@@ -68,6 +68,7 @@ struct Line {
 
 impl Line {
     /// The line's count under `tok`, tokenized at the first asking.
+    #[inline]
     fn count(&mut self, tok: &Tokenizer) -> u32 {
         let cell = &mut self.counts[tok.slot()];
         if *cell == 0 {
@@ -77,6 +78,7 @@ impl Line {
     }
 
     /// What the line holds for session `session`, the previous session's dropped.
+    #[inline]
     fn of_session(&mut self, session: u32) -> &mut Line {
         if self.session != session {
             self.session = session;
@@ -340,6 +342,7 @@ impl<'m> CallLines<'_, 'm> {
     }
 
     /// The line with id `id`.
+    #[inline]
     pub fn line(&self, id: u32) -> &str {
         &self.store.lines[id as usize].text
     }
@@ -394,12 +397,14 @@ impl<'m> CallLines<'_, 'm> {
     }
 
     /// The id at position `i` of a range [`CallLines::walk_text`] returned.
+    #[inline]
     pub fn walked_id(&self, i: usize) -> u32 {
         self.store.walks.ids[i]
     }
 
     /// The count of line `id` under `tok` for the run's counting, and whether the run's
     /// counting met the line before.
+    #[inline]
     pub fn run_count(&mut self, tok: &Tokenizer, id: u32) -> (u32, bool) {
         let line = self.store.lines[id as usize].of_session(self.store.session);
         let bit = 1 << tok.slot();

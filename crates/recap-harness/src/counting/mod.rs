@@ -58,6 +58,7 @@ impl SegmentCounts {
     }
 
     /// The count of the line with id `id`.
+    #[inline]
     fn line(&mut self, tok: &Tokenizer, lines: &mut CallLines<'_, '_>, id: u32) -> u32 {
         let (n, met) = lines.run_count(tok, id);
         if met {
