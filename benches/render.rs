@@ -35,7 +35,7 @@ use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_m
 use recap_core::{Form, Message, Session, Strategy, Value, render_call};
 use recap_harness::Tokenizer;
 use recap_harness::counting::{CallDiff, Prev, RoleTokens, SegmentCounts, TokenMemory, count_call};
-use recap_harness::line_table::LineTable;
+use recap_harness::line_store::LineStore;
 use std::hint::black_box;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -101,7 +101,7 @@ fn by_turns(c: &mut Criterion) {
 }
 
 /// The harness's counting of one strategy's prompts over one session (`calls` in call
-/// order), with the session's line counts `counts` over its line table `lines` (here
+/// order), with the session's line counts `counts` over its line store `lines` (here
 /// counting walks each changed text itself; in `recap run` retention, which reads the
 /// same texts first, walks them); returns the prompt tokens.
 fn count_as_harness(
@@ -109,7 +109,7 @@ fn count_as_harness(
     roles: &RoleTokens,
     calls: &[Vec<Message>],
     counts: &mut SegmentCounts,
-    lines: &mut LineTable,
+    lines: &mut LineStore,
 ) -> u64 {
     let (mut mem, mut per_message) = (TokenMemory::default(), Vec::new());
     let mut prev: Option<&[Message]> = None;
@@ -160,7 +160,7 @@ fn count_in_run(tok: &Tokenizer, prompts: &RunPrompts, x: usize, iters: u64) -> 
     for _ in 0..iters {
         for per_strategy in prompts {
             let mut counts = SegmentCounts::new(tok);
-            let mut lines = LineTable::default();
+            let mut lines = LineStore::default();
             for (s, calls) in per_strategy.iter().enumerate().take(x + 1) {
                 let Some(calls) = calls else { continue };
                 let start = Instant::now();

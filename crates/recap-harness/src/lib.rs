@@ -17,7 +17,7 @@ mod driver;
 pub mod engine;
 pub mod html;
 pub mod inspect;
-pub mod line_table;
+pub mod line_store;
 pub mod lowest_retention;
 mod outcome;
 pub mod output;
@@ -33,10 +33,7 @@ pub mod shard;
 mod source;
 pub mod stats;
 pub mod sweep;
-mod text_memo;
-mod token_memo;
 pub mod tokenizer;
-mod whitespace_pieces;
 
 pub use engine::{
     Checker, DeterminismCheck, HarnessError, Hooks, PromptDump, RunConfig, StrategyEntry,

@@ -6,7 +6,7 @@ use crate::config::RunConfig;
 use crate::counting::{
     CallDiff, CallTokens, Prev, RoleTokens, SegmentCounts, TokenMemory, count_call,
 };
-use crate::line_table::{CallLines, LineTable};
+use crate::line_store::{CallLines, LineStore};
 use crate::outcome::{CallError, CallRecord, SessionOutcome, StratOutcome, TokOutcome};
 use crate::prompt_dump::{DumpedCall, dump_line};
 use crate::retention::{RetentionScans, SessionRetention};
@@ -81,11 +81,10 @@ pub(crate) struct SessionRunner<'a> {
     checked: Vec<bool>,
 }
 
-/// What the strategies of one session share: its retention and, per tokenizer, the
-/// token counts of the lines seen so far (strategies render many of the same lines).
+/// What the strategies of one session share besides the thread's [`LineStore`] (its
+/// lines and what is known of them): its retention and, per tokenizer, the statistics
+/// of its line counts.
 struct Shared {
-    /// The session's distinct lines, which counting and retention read together.
-    lines: LineTable,
     retention: SessionRetention,
     counts: Vec<SegmentCounts>,
     /// The session's print line counts, once a strategy whose summaries have limits
@@ -137,8 +136,8 @@ impl<'a> SessionRunner<'a> {
         session: &Session,
         overran: &[Overran],
     ) -> SessionOutcome {
+        LineStore::begin_session();
         let mut shared = Shared {
-            lines: LineTable::default(),
             retention: SessionRetention::new(session),
             counts: self.cfg.tokenizers.iter().map(SegmentCounts::new).collect(),
             print_lines: OnceCell::new(),
@@ -201,9 +200,9 @@ impl<'a> SessionRunner<'a> {
             let diff = CallDiff::new(prev, messages, call.kept);
             // One read of the session's lines for retention and counting together; it
             // borrows the call's messages, so it ends before they become `prev`.
-            let prompt_tokens = {
-                let mut lines = shared.lines.call();
-                pass.retention(k, messages, &diff, &mut shared.retention, &mut lines);
+            let prompt_tokens = LineStore::with_thread(|store| {
+                let mut lines = store.call();
+                pass.retention(k, messages, &diff, &shared.retention, &mut lines);
                 pass.count_tokens(
                     session,
                     k,
@@ -213,7 +212,7 @@ impl<'a> SessionRunner<'a> {
                     &mut shared.counts,
                     &mut lines,
                 )
-            };
+            });
             if self.cfg.dump_prompts {
                 pass.dump(corpus, session, k, messages, &prompt_tokens);
             }
@@ -498,7 +497,7 @@ impl<'r> StrategyPass<'r> {
         k: usize,
         messages: &'m [Message],
         diff: &CallDiff,
-        retention: &mut SessionRetention,
+        retention: &SessionRetention,
         lines: &mut CallLines<'_, 'm>,
     ) {
         let call = self.scans.mark(retention, k, messages, &diff.reuse, lines);

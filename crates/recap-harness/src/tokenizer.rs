@@ -220,12 +220,6 @@ impl Tokenizer {
     /// Number of tokens of `text`; special-token markers count as ordinary text.
     pub fn count_tokens(&self, text: &str) -> usize {
         match self.imp {
-            // The whitespace cuts are argued for the same two patterns as the line splits.
-            Imp::Fast(bpe) if self.encoding.line_additive() => crate::whitespace_pieces::count(
-                text,
-                |chunk| bpe.count(chunk),
-                |piece| crate::whitespace_pieces::ws_tokens(self.slot(), piece, |p| bpe.count(p)),
-            ),
             Imp::Fast(bpe) => bpe.count(text),
             Imp::Reference(bpe) => bpe.encode_ordinary(text).len(),
         }
@@ -242,20 +236,6 @@ impl Tokenizer {
 
 fn slot(encoding: Encoding, backend: Backend) -> usize {
     2 * (encoding as usize) + usize::from(backend == Backend::Reference)
-}
-
-/// Strategies with token budgets count with the run's tokenizer (SPEC 11.3), through
-/// the per-thread memo: they count the same messages at every call of both renders.
-impl recap_core::TokenCounter for Tokenizer {
-    fn name(&self) -> &str {
-        self.encoding.name()
-    }
-    fn count(&self, text: &str) -> u64 {
-        crate::token_memo::text_tokens(self, text)
-    }
-    fn count_text(&self, text: &recap_core::Text) -> u64 {
-        crate::token_memo::shared_text_tokens(self, text)
-    }
 }
 
 /// Fixed per-message overhead of the chat format: `<|start|>`, `<|message|>`, `<|end|>`

@@ -5,9 +5,10 @@
 //! tokens. Message contents are tokenized on their own, so a message whose content
 //! equals a message of the previous call has the same count and is not tokenized again;
 //! a changed message is counted line by line ([`crate::segments`]), and only the lines
-//! not yet seen in the session (by any strategy) are tokenized. The lines are those of
-//! the session's [`LineTable`](crate::line_table::LineTable), which retention reads too: a message text retention
-//! walked in this call is not looked up again.
+//! not yet counted in the session (by any strategy, or by a strategy's token budget) are
+//! tokenized. The lines are those of the session's [`LineStore`](crate::line_store::LineStore),
+//! which retention reads too: a message text retention walked in this call is not looked
+//! up again.
 //!
 //! Cache reuse: the tokens of a call that lie in the longest common prefix with the
 //! previous call's prompt. Whole equal messages (role and content) count entirely; the
@@ -20,9 +21,8 @@ mod diff;
 
 pub use diff::{CallDiff, Prev};
 
-use crate::line_table::{CallLines, PerLine};
+use crate::line_store::CallLines;
 use crate::segments::segments;
-use crate::text_memo::TextMemo;
 use crate::tokenizer::{MESSAGE_OVERHEAD, PROMPT_OVERHEAD, Tokenizer};
 use recap_core::{Message, Role, Text};
 
@@ -37,15 +37,11 @@ pub struct TokenMemory {
     pub reused: u64,
 }
 
-/// Content token counts of the segments seen in one session, for one tokenizer; shared
-/// by every strategy of the session (they render many of the same lines). The segments
-/// are the lines of the session's [`crate::line_table::LineTable`].
+/// The run's counting of one session's lines under one tokenizer: the counts live in the
+/// session's [`crate::line_store::LineStore`], shared by every strategy of the session
+/// (they render many of the same lines); here are the statistics of what was tokenized
+/// and what reused.
 pub struct SegmentCounts {
-    /// Each line's count, by the line's id.
-    counts: PerLine<u32>,
-    /// Whole shared texts' counts ([`TextMemo`]), each with how many lines it has (a
-    /// hit reuses them all, as `segments_reused` reports).
-    texts: TextMemo<(u32, u64)>,
     /// Split into lines (exact for this encoding) or count contents whole.
     split: bool,
     pub segments_tokenized: u64,
@@ -55,8 +51,6 @@ pub struct SegmentCounts {
 impl SegmentCounts {
     pub fn new(tok: &Tokenizer) -> Self {
         SegmentCounts {
-            counts: PerLine::default(),
-            texts: TextMemo::default(),
             split: tok.encoding().line_additive(),
             segments_tokenized: 0,
             segments_reused: 0,
@@ -64,15 +58,14 @@ impl SegmentCounts {
     }
 
     /// The count of the line with id `id`.
-    fn line(&mut self, tok: &Tokenizer, lines: &CallLines<'_, '_>, id: u32) -> u32 {
-        if let Some(&n) = self.counts.get(lines, id) {
+    #[inline]
+    fn line(&mut self, tok: &Tokenizer, lines: &mut CallLines<'_, '_>, id: u32) -> u32 {
+        let (n, met) = lines.run_count(tok, id);
+        if met {
             self.segments_reused += 1;
-            return n;
+        } else {
+            self.segments_tokenized += 1;
         }
-        self.segments_tokenized += 1;
-        // Strategies with budgets may have counted this line already.
-        let n = crate::token_memo::segment_tokens(tok, lines.line(id));
-        self.counts.set(lines, id, n);
         n
     }
 
@@ -90,7 +83,7 @@ impl SegmentCounts {
         text: &'m Text,
         lines: &mut CallLines<'_, 'm>,
     ) -> u32 {
-        if let Some(&(n, seen)) = self.texts.get(text) {
+        if let Some((n, seen)) = lines.run_text_count(tok, text) {
             self.segments_reused += seen;
             return n;
         }
@@ -106,7 +99,7 @@ impl SegmentCounts {
             self.count(tok, lines, text)
         };
         let seen = self.segments_tokenized + self.segments_reused - before;
-        self.texts.insert_with(text, || (n, seen));
+        lines.keep_run_text_count(tok, text, n, seen);
         n
     }
 

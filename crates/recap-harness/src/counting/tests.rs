@@ -1,5 +1,5 @@
 use super::*;
-use crate::line_table::LineTable;
+use crate::line_store::LineStore;
 use crate::tokenizer::{Backend, Encoding};
 
 fn tok() -> Tokenizer {
@@ -31,11 +31,11 @@ fn line_cache_counts_and_prefixes_equal_whole_text_ones() {
     ] {
         let t = Tokenizer::get(e, Backend::Fast);
         let mut cache = SegmentCounts::new(&t);
-        let mut table = LineTable::default();
+        let mut store = LineStore::default();
         let as_texts: Vec<Text> = texts.iter().map(|b| Text::from(*b)).collect();
         // Twice: the second count of each text comes from the cache.
         for a in texts.iter().chain(&texts) {
-            let mut lines = table.call();
+            let mut lines = store.call();
             assert_eq!(
                 cache.count(&t, &mut lines, a) as usize,
                 t.count_tokens(a),
@@ -64,7 +64,7 @@ fn shared_texts_are_counted_once_with_the_same_figures() {
     let text = Text::from("first line\nsecond line\n\nthird");
     let held = text.clone();
     let (mut memo, mut plain) = (SegmentCounts::new(&t), SegmentCounts::new(&t));
-    let (mut memo_lines, mut plain_lines) = (LineTable::default(), LineTable::default());
+    let (mut memo_lines, mut plain_lines) = (LineStore::default(), LineStore::default());
     for _ in 0..3 {
         assert_eq!(
             memo.count_text(&t, &text, &mut memo_lines.call()),
@@ -73,13 +73,13 @@ fn shared_texts_are_counted_once_with_the_same_figures() {
         assert_eq!(memo.segments_tokenized, plain.segments_tokenized);
         assert_eq!(memo.segments_reused, plain.segments_reused);
     }
-    assert_eq!(memo.texts.len(), 1);
+    assert_eq!(memo_lines.shared_texts(), 1);
     let alone = Text::from("made for one prompt");
     assert_eq!(
         memo.count_text(&t, &alone, &mut memo_lines.call()),
         plain.count(&t, &mut plain_lines.call(), &alone)
     );
-    assert_eq!(memo.texts.len(), 1, "an unshared text is not kept");
+    assert_eq!(memo_lines.shared_texts(), 1, "an unshared text is not kept");
     drop(held);
     assert!(
         text.is_shared(),
@@ -111,7 +111,7 @@ fn partial_prefix_of_single_user_prompts() {
     ];
     let mut mem = TokenMemory::default();
     let mut cache = SegmentCounts::new(&t);
-    let mut table = LineTable::default();
+    let mut store = LineStore::default();
     let mut counts = Vec::new();
     let mut prev: Option<&[Message]> = None;
     for cur in &calls {
@@ -124,7 +124,7 @@ fn partial_prefix_of_single_user_prompts() {
             &diff,
             &mut mem,
             &mut cache,
-            &mut table.call(),
+            &mut store.call(),
             &mut counts,
         );
         assert_eq!(got.prompt, prompt_tokens(&t, cur));
@@ -151,7 +151,7 @@ fn a_text_walked_earlier_in_the_call_is_counted_as_one_counted_alone() {
     for e in [Encoding::O200kBase, Encoding::Cl100kBase] {
         let t = Tokenizer::get(e, Backend::Fast);
         let (mut walked, mut alone) = (SegmentCounts::new(&t), SegmentCounts::new(&t));
-        let (mut shared, mut own) = (LineTable::default(), LineTable::default());
+        let (mut shared, mut own) = (LineStore::default(), LineStore::default());
         for _ in 0..2 {
             let mut lines = shared.call();
             let walk = lines.walk_text(&text);

@@ -8,7 +8,7 @@
 //! fewer instructions on generated and imported corpora than with the NFA.
 
 use super::facts::Facts;
-use crate::line_table::{CallLines, PerLine};
+use crate::line_store::CallLines;
 use recap_core::Text;
 
 /// Facts per automaton: a bound on one automaton's size (daachorse holds at most 2^24
@@ -115,15 +115,6 @@ impl Chunk {
     }
 }
 
-/// The facts found in each line (segment, [`crate::segments`]) seen so far in one
-/// session, whichever strategy rendered it, by the line's id in the session's
-/// [`LineTable`](crate::line_table::LineTable): a changed message is searched only in
-/// its new lines.
-#[derive(Default)]
-pub struct FactLines {
-    found: PerLine<Box<[u32]>>,
-}
-
 impl FactMatcher {
     pub fn new(facts: &Facts) -> FactMatcher {
         Self::chunked(facts, FACTS_PER_AUTOMATON)
@@ -153,14 +144,15 @@ impl FactMatcher {
     }
 
     /// Indices (ascending, unique) of the facts found in `content`, searching only the
-    /// lines of `content` not in `found` yet. Same result as [`FactMatcher::scan`]: a
-    /// fact without a line break lies within one line, and the (rare) facts with one
+    /// lines of `content` not searched yet in the session (whichever strategy rendered
+    /// them: the facts found in each line are kept in the session's
+    /// [`LineStore`](crate::line_store::LineStore)). Same result as [`FactMatcher::scan`]:
+    /// a fact without a line break lies within one line, and the (rare) facts with one
     /// are searched in the whole content.
     pub fn scan_lines<'m>(
         &self,
         content: &'m Text,
         facts: &Facts,
-        found_in: &mut FactLines,
         lines: &mut CallLines<'_, 'm>,
     ) -> Vec<u32> {
         if self.n == 0 {
@@ -172,12 +164,12 @@ impl FactMatcher {
         let mut found: Vec<u32> = Vec::new();
         for i in lines.walk_text(content) {
             let id = lines.walked_id(i);
-            match found_in.found.get(lines, id) {
+            match lines.line_facts(id) {
                 Some(f) => found.extend_from_slice(f),
                 None => {
                     let f = self.scan(lines.line(id), facts).into_boxed_slice();
                     found.extend_from_slice(&f);
-                    found_in.found.set(lines, id, f);
+                    lines.set_line_facts(id, f);
                 }
             }
         }
@@ -246,21 +238,17 @@ impl FactMatcher {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::line_table::LineTable;
+    use crate::line_store::LineStore;
 
-    /// A session's line table and the facts found in its lines; each text is scanned in
-    /// a call of its own.
+    /// A session's lines and the facts found in them; each text is scanned in a call of
+    /// its own.
     #[derive(Default)]
-    struct Lines {
-        table: LineTable,
-        found: FactLines,
-    }
+    struct Lines(LineStore);
 
     impl Lines {
         fn scan(&mut self, m: &FactMatcher, text: &str, facts: &Facts) -> Vec<u32> {
             let text = Text::from(text);
-            let mut call = self.table.call();
-            m.scan_lines(&text, facts, &mut self.found, &mut call)
+            m.scan_lines(&text, facts, &mut self.0.call())
         }
     }
 

@@ -16,25 +16,23 @@ mod facts;
 mod matcher;
 
 pub use facts::{Facts, PRINT_FACT_CHARS, print_fact};
-pub use matcher::{FactLines, FactMatcher};
+pub use matcher::FactMatcher;
 
 use crate::calls::calls;
-use crate::line_table::{CallLines, LineTable};
-use crate::text_memo::TextMemo;
+use crate::line_store::{CallLines, LineStore};
 use recap_core::{Form, Message, Session, Text};
 
-/// One session's facts and what finding them costs once: the matcher, and the facts
-/// found in each line seen so far (shared by every strategy of the session, since they
-/// render many of the same lines).
+/// One session's facts and what finding them costs once: the matcher. The facts found in
+/// each line and in each shared text are kept in the session's [`LineStore`] (shared by
+/// every strategy of the session, since they render many of the same lines and texts).
 pub struct SessionRetention {
     facts: Facts,
     /// Facts recorded before call k: `facts.list()[..before_call[k]]`.
     before_call: Vec<usize>,
     matcher: FactMatcher,
-    lines: FactLines,
-    /// The facts found in each shared text ([`TextMemo`]): the strategies of a session
-    /// share the turns' texts, so each is scanned once.
-    texts: TextMemo<Vec<u32>>,
+    /// The lines [`SessionRetention::marks`] reads (`recap inspect` marks every call),
+    /// apart from the run's store, which [`RetentionScans::mark`]'s caller passes.
+    own: LineStore,
 }
 
 impl SessionRetention {
@@ -52,8 +50,7 @@ impl SessionRetention {
             matcher: FactMatcher::new(&facts),
             facts,
             before_call,
-            lines: FactLines::default(),
-            texts: TextMemo::default(),
+            own: LineStore::default(),
         }
     }
 
@@ -65,19 +62,16 @@ impl SessionRetention {
     /// Which of the facts recorded before call `k` the prompt `messages` keeps, in the
     /// order of [`SessionRetention::facts_before`].
     pub fn marks(&mut self, k: usize, messages: &[Message]) -> Vec<bool> {
-        // Its own line table, and so its own per-line results: those held for the
-        // session's table are indexed by that table's ids.
-        let mut table = LineTable::default();
-        let session_lines = std::mem::take(&mut self.lines);
+        let mut own = std::mem::take(&mut self.own);
         let mut scans = RetentionScans::default();
         scans.mark(
             self,
             k,
             messages,
             &vec![None; messages.len()],
-            &mut table.call(),
+            &mut own.call(),
         );
-        self.lines = session_lines;
+        self.own = own;
         scans.present[..self.before_call[k]]
             .iter()
             .map(|&c| c > 0)
@@ -85,20 +79,18 @@ impl SessionRetention {
     }
 
     /// Indices of the session's facts (any call's) found in `content`.
-    fn scan<'m>(&mut self, content: &'m Text, lines: &mut CallLines<'_, 'm>) -> Vec<u32> {
-        if let Some(found) = self.texts.get(content) {
-            return found.clone();
+    fn scan<'m>(&self, content: &'m Text, lines: &mut CallLines<'_, 'm>) -> Vec<u32> {
+        if let Some(found) = lines.text_facts(content) {
+            return found.to_vec();
         }
-        let found = self
-            .matcher
-            .scan_lines(content, &self.facts, &mut self.lines, lines);
-        self.texts.insert_with(content, || found.clone());
+        let found = self.matcher.scan_lines(content, &self.facts, lines);
+        lines.keep_text_facts(content, &found);
         found
     }
 
     /// Indices of the facts found in a message: in its content or in one of its tool
     /// calls' arguments (a fact must lie inside one of these texts), ascending.
-    fn scan_message<'m>(&mut self, m: &'m Message, lines: &mut CallLines<'_, 'm>) -> Vec<u32> {
+    fn scan_message<'m>(&self, m: &'m Message, lines: &mut CallLines<'_, 'm>) -> Vec<u32> {
         let mut found = self.scan(&m.content, lines);
         if !m.tool_calls.is_empty() {
             for call in &m.tool_calls {
@@ -143,7 +135,7 @@ impl RetentionScans {
     /// [`SessionRetention`]'s per-line results were found with.
     pub fn mark<'m>(
         &mut self,
-        retention: &mut SessionRetention,
+        retention: &SessionRetention,
         k: usize,
         messages: &'m [Message],
         reuse: &[Option<usize>],
@@ -288,13 +280,13 @@ mod tests {
         let shared = Text::from("alpha and boom: gamma, total-a");
         let held = shared.clone();
         let copy = Text::from(shared.as_str());
-        let mut table = LineTable::default();
-        let fresh = r.scan(&copy, &mut table.call());
+        let mut store = LineStore::default();
+        let fresh = r.scan(&copy, &mut store.call());
         assert_eq!(fresh, [0, 1, 3]);
-        assert!(r.texts.is_empty(), "an unshared text is not kept");
-        assert_eq!(r.scan(&shared, &mut table.call()), fresh);
-        assert_eq!(r.scan(&shared, &mut table.call()), fresh);
-        assert_eq!(r.texts.len(), 1);
+        assert_eq!(store.shared_texts(), 0, "an unshared text is not kept");
+        assert_eq!(r.scan(&shared, &mut store.call()), fresh);
+        assert_eq!(r.scan(&shared, &mut store.call()), fresh);
+        assert_eq!(store.shared_texts(), 1);
         drop(held);
         let m = Message::user(shared);
         assert_eq!(
@@ -309,9 +301,9 @@ mod tests {
     fn reused_scans_mark_what_a_fresh_scan_marks() {
         let mut r = SessionRetention::new(&session());
         let mut scans = RetentionScans::default();
-        let mut table = LineTable::default();
+        let mut store = LineStore::default();
         let first = [Message::user("alpha beta total-a")];
-        let call = scans.mark(&mut r, 1, &first, &[None], &mut table.call());
+        let call = scans.mark(&r, 1, &first, &[None], &mut store.call());
         assert_eq!(
             call,
             CallRetention {
@@ -323,7 +315,7 @@ mod tests {
             Message::user("boom: gamma"),
             Message::user("alpha beta total-a"),
         ];
-        let call = scans.mark(&mut r, 2, &second, &[None, Some(0)], &mut table.call());
+        let call = scans.mark(&r, 2, &second, &[None, Some(0)], &mut store.call());
         assert_eq!(
             call,
             CallRetention {
@@ -366,7 +358,7 @@ mod tests {
                 ["alpha", "beta total-a", "boom: gamma", "nothing", "alpha beta", "total-a"];
             let mut r = SessionRetention::new(&session());
             let mut scans = RetentionScans::default();
-            let mut table = LineTable::default();
+            let mut store = LineStore::default();
             let mut prev: Vec<&str> = Vec::new();
             for (k, picks, failed) in calls {
                 if failed {
@@ -382,7 +374,7 @@ mod tests {
                     })
                     .collect();
                 let messages: Vec<Message> = texts.iter().map(|t| Message::user(*t)).collect();
-                let call = scans.mark(&mut r, k, &messages, &reuse, &mut table.call());
+                let call = scans.mark(&r, k, &messages, &reuse, &mut store.call());
                 let fresh = r.marks(k, &messages);
                 proptest::prop_assert_eq!(call.facts, fresh.len() as u64);
                 proptest::prop_assert_eq!(
