@@ -17,6 +17,8 @@
 3. Whether a Python strategy slows the Rust strategies of the same run: the Rust
    strategies' summed render_ns with and without the Python twin beside them, in
    alternating rounds (target: at most 10 % more).
+4. The same like with like: the Rust strategies' render_ns beside the Python twin against
+   beside a built-in that keeps every turn, every call of both rendered twice.
 """
 
 from __future__ import annotations
@@ -109,6 +111,27 @@ def rust_beside_python(rounds: int, jobs: int) -> None:
           f"(each {', '.join(f'{r:.3f}' for r in ratios)})")
 
 
+def rust_beside_python_or_rust(rounds: int, jobs: int) -> None:
+    """Like with like: one more strategy in the run takes CPU time from the others
+    whatever its language (its renders, counting and checks share the cores and caches),
+    so the Python twin is set against a built-in that keeps every turn too
+    (`rolling-window` with a window wider than any session), with every call of it
+    rendered twice as the Python twin's are (`check_determinism = "all"` for both runs,
+    so the Rust strategies are rendered twice in both)."""
+    ratios = []
+    config = {"progress": False, "session_details": False, "check_determinism": "all"}
+    for _ in range(rounds):
+        runs = {}
+        for name, extra in (("rust", "rolling-window:window=100000"), ("python", FullHistory())):
+            calls = rr.run(CORPORA, [*RUST, extra], jobs=jobs, config=config).calls
+            runs[name] = int(calls[calls.strategy.isin(RUST)].render_ns.fillna(0).sum())
+        ratios.append(runs["python"] / runs["rust"])
+    print(f"4. Rust strategies' render time beside the Python twin / beside a built-in keeping every "
+          f"turn, every call rendered twice, jobs={jobs}, {rounds} alternating rounds: median "
+          f"{statistics.median(ratios):.3f}, max {max(ratios):.3f} "
+          f"(each {', '.join(f'{r:.3f}' for r in ratios)})")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=5)
@@ -117,6 +140,7 @@ def main() -> None:
     bridge_cost(args.jobs)
     whole_runs(args.rounds, args.jobs)
     rust_beside_python(args.rounds, args.jobs)
+    rust_beside_python_or_rust(args.rounds, args.jobs)
 
 
 if __name__ == "__main__":

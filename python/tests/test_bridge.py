@@ -83,6 +83,14 @@ def test_python_strategies_are_checked_for_determinism_and_built_ins_are_not(twi
     assert "py-full-history" in twins.to_table()
 
 
+def test_check_determinism_all_checks_the_built_ins_too():
+    report = rr.run(CHAT, ["rolling-window:window=2"], config={"progress": False, "check_determinism": "all"})
+    checked = {r["strategy"]: r["determinism_checked"] for r in report.to_dict()["runs"]}
+    assert checked == {"full-history": True, "rolling-window:window=2": True}
+    with pytest.raises(rr.RecapError, match='check_determinism: expected "opaque" .* got "every"'):
+        rr.run(CHAT, ["full-history"], config={"progress": False, "check_determinism": "every"})
+
+
 class Bad:
     """Renders full-history, but at call ``at`` of session ``session`` returns what
     ``answer(k)`` returns (or raises what it raises)."""
@@ -259,6 +267,14 @@ def test_a_bad_experiment_file_names_the_key(tmp_path, body, message):
     done = _main("run", str(file))
     assert done.returncode == 2
     assert str(file) in done.stderr and message in done.stderr, done.stderr
+
+
+def test_an_experiment_file_sets_the_determinism_check(tmp_path):
+    file = tmp_path / "experiment.toml"
+    file.write_text(f'corpora = ["{CHAT}"]\nstrategies = ["full-history"]\ncheck_determinism = "all"\nformat = "json"\n')
+    done = _main("run", str(file))
+    assert done.returncode == 0, done.stderr
+    assert [r["determinism_checked"] for r in json.loads(done.stdout)["runs"]] == [True]
 
 
 def test_the_recap_binary_sends_python_experiments_to_the_package(cli, tmp_path):

@@ -12,7 +12,9 @@ use recap_harness::report::provenance::{
     PluginFile, Provenance, corpus_files, file_sha256, vocabulary,
 };
 use recap_harness::report::{NonDeterministic, Report};
-use recap_harness::{Backend, Encoding, Hooks, RunConfig, StrategyEntry, Tokenizer};
+use recap_harness::{
+    Backend, DeterminismCheck, Encoding, Hooks, RunConfig, StrategyEntry, Tokenizer,
+};
 use recap_plugin_host::Plugin;
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -33,6 +35,23 @@ pub struct Settings {
     calls: bool,
     plugin_timeout: Option<f64>,
     progress: bool,
+    check_determinism: String,
+}
+
+/// The run's determinism check from its setting, named as `--check-determinism` names it.
+fn determinism_check(py: Python<'_>, name: &str) -> PyResult<DeterminismCheck> {
+    [DeterminismCheck::Opaque, DeterminismCheck::All]
+        .into_iter()
+        .find(|c| c.as_str() == name)
+        .ok_or_else(|| {
+            recap_error(
+                py,
+                format!(
+                    "config: check_determinism: expected \"opaque\" (strategies recap cannot \
+                     see into) or \"all\" (built-ins too), got {name:?}"
+                ),
+            )
+        })
 }
 
 /// Built-ins plus the strategies of `plugins`, loaded in-process; any library that
@@ -230,6 +249,7 @@ pub fn configure(
     cfg.jobs = jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
     cfg.session_details = settings.session_details;
     cfg.call_records = settings.calls;
+    cfg.check_determinism = determinism_check(py, &settings.check_determinism)?;
     cfg.validate().map_err(|e| recap_error(py, e.to_string()))?;
     let provenance = provenance(py, &loaded, corpora, &cfg.tokenizers, command_line)?;
     Ok(Configured {

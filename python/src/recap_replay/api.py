@@ -30,6 +30,9 @@ SETTINGS: dict[str, Any] = {
     "plugin_timeout": None,
     # A progress bar on stderr for runs longer than a second (only on a terminal).
     "progress": True,
+    # Which strategies have every call rendered twice and compared (SPEC 7.6):
+    # "opaque", those recap cannot see into (plugins, Python strategies); "all", built-ins too.
+    "check_determinism": "opaque",
 }
 
 def _paths(value: PathLike | Iterable[PathLike], what: str) -> list[str]:

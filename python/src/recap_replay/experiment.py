@@ -37,6 +37,7 @@ KEYS = (
     "cache_read_ratio",
     "jobs",
     "session_details",
+    "check_determinism",
     "format",
 )
 #: Keys of ``recap run --config`` this command does not run (use ``recap run``).
@@ -48,7 +49,6 @@ CLI_ONLY = (
     "out",
     "force",
     "dump_prompts",
-    "check_determinism",
 )
 FORMATS = ("table", "json", "csv", "markdown")
 
