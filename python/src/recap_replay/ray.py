@@ -68,8 +68,9 @@ def run(
         out: write every file ``recap merge --out`` writes into this directory.
 
     Ray is started with ``ray.init()`` unless it is already (call ``ray.init``
-    first to choose a cluster or resources). Ctrl-C cancels the tasks and no report
-    is returned.
+    first to choose a cluster or resources). Ctrl-C cancels the tasks still running
+    and no report is returned; when a shard fails, the others run to their end (their
+    results are dropped) and the failure is raised.
 
     Raises:
         StrategyError: a Python strategy that is malformed or does not pickle.
@@ -101,8 +102,12 @@ def run(
     refs = [task.remote(args, i, shards, shared, force) for i in range(shards)]
     try:
         results = _gather(ray, refs)
-    except BaseException:
-        for ref in refs:
+    except KeyboardInterrupt:
+        # Only the tasks still running: force-cancelling one as it completes trips a
+        # check in Ray's core worker (2.60: "Tried to complete task that was not
+        # pending") that aborts this process.
+        _, running = ray.wait(refs, num_returns=len(refs), timeout=0)
+        for ref in running:
             ray.cancel(ref, force=True)
         raise
     if shared is not None:
