@@ -123,6 +123,19 @@ pub enum HarnessError {
 }
 
 impl RunConfig {
+    /// The strategies' names, in report order (the index a per-call record carries).
+    pub fn strategy_names(&self) -> Vec<String> {
+        self.strategies.iter().map(|s| s.name.clone()).collect()
+    }
+
+    /// The tokenizers' encoding names, in report order.
+    pub fn tokenizer_names(&self) -> Vec<String> {
+        self.tokenizers
+            .iter()
+            .map(|t| t.encoding().name().to_string())
+            .collect()
+    }
+
     /// A run of `strategies` plus `baseline` (full-history), added as an implicit run
     /// when no strategy has the same spec; with defaults for the rest.
     pub fn new(

@@ -66,12 +66,7 @@ fn cut(text: &str, max: usize) -> String {
 /// The whole document.
 pub fn to_html(report: &Report, charts: &[Chart], calls: &[CallView]) -> String {
     let mut out = String::with_capacity(64 * 1024);
-    let corpora: Vec<&str> = report
-        .settings
-        .corpora
-        .iter()
-        .map(|c| c.path.as_str())
-        .collect();
+    let corpora = report.settings.corpus_paths();
     let _ = write!(
         out,
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\

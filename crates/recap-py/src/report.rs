@@ -229,12 +229,8 @@ impl CallsTable {
     pub fn new(cfg: &RunConfig, corpora: &[String]) -> Self {
         CallsTable {
             corpora: corpora.to_vec(),
-            strategies: cfg.strategies.iter().map(|s| s.name.clone()).collect(),
-            tokenizers: cfg
-                .tokenizers
-                .iter()
-                .map(|t| t.encoding().name().to_string())
-                .collect(),
+            strategies: cfg.strategy_names(),
+            tokenizers: cfg.tokenizer_names(),
             key: KeyCols::default(),
             call: Vec::new(),
             prompt_tokens: Vec::new(),

@@ -371,12 +371,7 @@ pub fn run(
 
 /// Why a run that replayed no session has nothing to report.
 pub fn no_sessions(py: Python<'_>, report: &Report) -> PyErr {
-    let names: Vec<&str> = report
-        .settings
-        .corpora
-        .iter()
-        .map(|c| c.path.as_str())
-        .collect();
+    let names = report.settings.corpus_paths();
     let why = match report.rejected.len() {
         0 => "they are empty or hold only blank lines".to_string(),
         n => format!(

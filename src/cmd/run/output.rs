@@ -85,12 +85,7 @@ pub(super) fn check_readable(corpora: &[PathBuf]) -> Result<()> {
 /// Why a run that replayed no session at all has nothing to report.
 pub(crate) fn no_sessions(report: &Report) -> anyhow::Error {
     if report.rejected.is_empty() {
-        let names: Vec<&str> = report
-            .settings
-            .corpora
-            .iter()
-            .map(|c| c.path.as_str())
-            .collect();
+        let names = report.settings.corpus_paths();
         anyhow::anyhow!(
             "no sessions to replay: {} {} empty or only blank lines (a corpus is JSON Lines, one session per line; docs/format.md)",
             names.join(", "),

@@ -41,12 +41,8 @@ impl<W: Write> CallsCsv<W> {
         Ok(CallsCsv {
             out,
             corpora,
-            strategies: cfg.strategies.iter().map(|s| s.name.clone()).collect(),
-            tokenizers: cfg
-                .tokenizers
-                .iter()
-                .map(|t| t.encoding().name().to_string())
-                .collect(),
+            strategies: cfg.strategy_names(),
+            tokenizers: cfg.tokenizer_names(),
         })
     }
 

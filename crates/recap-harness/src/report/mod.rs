@@ -63,6 +63,13 @@ pub struct Settings {
     pub cache_read_ratio: f64,
 }
 
+impl Settings {
+    /// The corpora's paths, as the report names them.
+    pub fn corpus_paths(&self) -> Vec<&str> {
+        self.corpora.iter().map(|c| c.path.as_str()).collect()
+    }
+}
+
 #[derive(Debug, Clone, Serialize)]
 pub struct CorpusInfo {
     pub path: String,
