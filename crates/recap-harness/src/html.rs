@@ -90,14 +90,7 @@ fn meta_line(report: &Report) -> String {
         .settings
         .corpora
         .iter()
-        .map(|c| {
-            format!(
-                "{} ({}, {} rejected)",
-                c.path,
-                fmt::plural(c.sessions, "session", "sessions"),
-                fmt::int(c.rejected)
-            )
-        })
+        .map(|c| format!("{} {}", c.path, c.counts()))
         .collect();
     let mut line = format!("Corpora: {}", corpora.join(", "));
     if let Some(p) = &report.provenance {

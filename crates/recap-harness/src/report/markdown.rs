@@ -2,7 +2,7 @@
 
 use super::columns::{Align, Shown, cells, shown_columns};
 use super::table::heading;
-use super::{Report, Run, fmt, notes};
+use super::{Report, Run, notes};
 
 /// Text as a literal in a Markdown table cell or list item: a `|` would end the cell,
 /// a line break the row, and `*`, `_`, `` ` `` or `\` could start emphasis or code
@@ -34,14 +34,7 @@ pub fn to_markdown(report: &Report) -> String {
         .settings
         .corpora
         .iter()
-        .map(|c| {
-            format!(
-                "`{}` ({}, {} rejected)",
-                c.path,
-                fmt::plural(c.sessions, "session", "sessions"),
-                fmt::int(c.rejected)
-            )
-        })
+        .map(|c| format!("`{}` {}", c.path, c.counts()))
         .collect();
     out.push_str(&corpora.join(", "));
     out.push('\n');

@@ -77,6 +77,18 @@ pub struct CorpusInfo {
     pub rejected: u64,
 }
 
+impl CorpusInfo {
+    /// `(N sessions, K rejected)`, as the Markdown and HTML reports write it after the
+    /// corpus's path.
+    pub fn counts(&self) -> String {
+        format!(
+            "({}, {} rejected)",
+            fmt::plural(self.sessions, "session", "sessions"),
+            fmt::int(self.rejected)
+        )
+    }
+}
+
 /// The sessions of one form, which every row of that form is measured over.
 #[derive(Debug, Clone, Serialize)]
 pub struct FormGroup {
