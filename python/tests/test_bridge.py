@@ -149,6 +149,76 @@ def test_every_bad_answer_is_a_render_error_of_its_call(bad_report, bad, kind, m
     assert f"render error: {bad.name}" in bad_report.to_table()
 
 
+class Appends(Bad):
+    """full-history, with ``extra(prompt)`` appended at call ``at`` of ``session``: a bad
+    message after messages the bridge read at the call before."""
+
+    def __init__(self, name, extra):
+        super().__init__(name, None)
+        self.extra = extra
+
+    def render(self, session, k):
+        prompt = session.messages(k)
+        if session.id == self.session and k == self.at:
+            prompt.append(self.extra(prompt))
+        return prompt
+
+
+def _last_result_again(prompt):
+    return dict(next(m for m in reversed(prompt) if m["role"] == "tool"))
+
+
+@pytest.mark.parametrize(
+    "extra,message",
+    [(lambda prompt: {"content": "x"}, "role: missing"), (_last_result_again, "answers no tool call")],
+    ids=["no-role", "result-answered-in-the-kept-part"],
+)
+def test_a_bad_message_after_the_part_kept_from_the_last_call_is_named_by_its_place(extra, message):
+    report = rr.run(CHAT, [Appends("appends", extra)], jobs=1)
+    (example,) = _rows(report)[("appends", "o200k_base")]["render_errors"]["examples"]
+    session = next(s for s in rr.read_sessions(CHAT) if s.id == "retail-return")
+    at = len(session.messages(2))
+    assert (example["session"], example["call"]) == ("retail-return", 2)
+    assert example["message"].startswith(f"[{at}].") and message in example["message"], example["message"]
+
+
+class _Stamped:
+    """full-history whose first message says which call it is: written into one dict
+    kept across calls (``in_place``), or into a new dict at every call."""
+
+    forms = ("chat",)
+
+    def __init__(self, name, in_place):
+        self.name, self.in_place = name, in_place
+
+    def render(self, session, k):
+        return self.open(session).next(k)
+
+    def open(self, session):
+        strategy, head = self, {"role": "system", "content": ""}
+
+        class Replay:
+            def next(self, k):
+                stamp = "call " * (k + 1)
+                if strategy.in_place:
+                    head["content"] = stamp
+                    first = head
+                else:
+                    first = {"role": "system", "content": stamp}
+                return [first, *session.messages(k)[1:]]
+
+        return Replay()
+
+
+def test_a_message_changed_in_place_since_the_last_call_is_read_again():
+    """The bridge reads only what differs from a replay's last prompt: a dict the
+    strategy changed in place after returning it differs."""
+    calls = rr.run(CHAT, [_Stamped("in-place", True), _Stamped("new-dicts", False)], jobs=1).calls
+    tokens = {name: list(calls[calls.strategy == name].prompt_tokens) for name in ("in-place", "new-dicts")}
+    assert tokens["in-place"] == tokens["new-dicts"]
+    assert len(set(tokens["in-place"])) > 1
+
+
 def test_a_failing_open_fails_the_calls_of_its_session_only():
     class OpenFails(FullHistory):
         def open(self, session):

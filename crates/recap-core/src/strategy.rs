@@ -245,6 +245,15 @@ pub trait Strategy: Send + Sync {
     fn opaque(&self) -> bool {
         false
     }
+
+    /// Runs `pass` — the harness's replay of one session through this strategy, its
+    /// calls with their checks, on the thread that renders them — within whatever the
+    /// strategy's calls should share for the length of a session rather than take at
+    /// every call (a strategy written in Python: the interpreter's lock). The default
+    /// runs it as it is.
+    fn around_session(&self, pass: &mut dyn FnMut()) {
+        pass()
+    }
 }
 
 /// A replay's answer to one call: the prompt as what it keeps of the previous one and

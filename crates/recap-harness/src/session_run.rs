@@ -183,6 +183,14 @@ impl<'a> SessionRunner<'a> {
         session: &Session,
         shared: &mut Shared,
     ) -> StratOutcome {
+        let mut outcome = None;
+        self.cfg.strategies[s]
+            .strategy
+            .around_session(&mut || outcome = Some(self.pass(s, corpus, session, shared)));
+        outcome.unwrap_or_else(|| self.pass(s, corpus, session, shared))
+    }
+
+    fn pass(&self, s: usize, corpus: &str, session: &Session, shared: &mut Shared) -> StratOutcome {
         let mut pass = StrategyPass::new(self, s, session);
         let calls = calls(session);
         let end = calls.end;

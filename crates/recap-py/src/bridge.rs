@@ -4,15 +4,20 @@
 //! plugins.
 //!
 //! Recap cannot see into Python code, so such a strategy is opaque (SPEC 7.6: every
-//! call rendered through two replays and compared). Each call takes the GIL only while
-//! Python runs and its answer is read; the harness's workers hold it no longer, so the
-//! Rust strategies of other sessions go on meanwhile. A call runs under the run's one
+//! call rendered through two replays and compared). A worker holds the GIL for a
+//! session's pass of the strategy (`Strategy::around_session`), its checks included,
+//! and Python hands it to another worker that asks at its own switch interval. Taking
+//! it at every call instead made the two workers trade it thousands of times a second,
+//! each trade a sleep and a wake-up that slowed the other worker's Rust renders by a
+//! quarter (docs/python.md). The Rust strategies never take it and go on meanwhile.
+//! Each answer is read only where it differs from the replay's last one
+//! ([`prompt_from_py`]). A call runs under the run's one
 //! time limit (`recap_plugin_host::ForeignLimit`). Whatever goes wrong in a call — an
 //! exception, a value that is not a list of messages, a malformed message — is a render
 //! error of that call; a `KeyboardInterrupt` (or any other `BaseException` that is not
 //! an `Exception`) stops the run instead ([`Interrupt`]).
 
-use crate::messages::messages_from_py;
+use crate::messages::prompt_from_py;
 use crate::session::PySession;
 use pyo3::prelude::*;
 use pyo3::types::PyString;
@@ -148,6 +153,7 @@ impl PyStrategy {
                 shared: Arc::clone(&self.shared),
                 session,
                 replay: None,
+                last: Vec::new(),
             },
         })
     }
@@ -176,6 +182,11 @@ impl Strategy for PyStrategy {
     fn opaque(&self) -> bool {
         true
     }
+
+    /// The session's calls and their checks with the GIL held: see the module's notes.
+    fn around_session(&self, pass: &mut dyn FnMut()) {
+        Python::attach(|_| pass())
+    }
 }
 
 /// The session object a replay gives Python, made at its first call (and again should
@@ -194,19 +205,22 @@ struct ReplayState {
     session: SessionSlot,
     /// What `open(session)` returned, for strategies with `open`.
     replay: Option<Py<PyAny>>,
+    /// The prompt this replay's last call returned, read: the next answer is read
+    /// against it ([`prompt_from_py`]). Empty after a call that failed.
+    last: Vec<recap_core::Message>,
 }
 
 impl Replay for PyReplay {
-    fn call(&mut self, session: &Session, k: usize, _held: usize) -> recap_core::Answer {
+    fn call(&mut self, session: &Session, k: usize, held: usize) -> recap_core::Answer {
         if self.state.shared.interrupt.is_set() {
             return Err(RenderError::new("interrupted", "the run was interrupted"));
         }
         let state = &mut self.state;
-        let answer = self
-            .calls
-            .call(k, || Python::attach(|py| state.render(py, session, k)));
+        let answer = self.calls.call(k, || {
+            Python::attach(|py| state.render(py, session, k, held))
+        });
         match answer {
-            Ok(answer) => answer.map(PromptDelta::whole),
+            Ok(answer) => answer,
             Err(TimedOut { limit, earlier }) => Err(RenderError::new(
                 "timeout",
                 if earlier {
@@ -225,13 +239,46 @@ impl Replay for PyReplay {
 }
 
 impl ReplayState {
-    /// The Python prompt of call `k`, read into recap's messages.
+    /// The Python prompt of call `k`, read into recap's messages: as a change to the
+    /// previous prompt when the harness holds it (`held` messages long), whole when not.
     fn render(
         &mut self,
         py: Python<'_>,
         session: &Session,
         k: usize,
-    ) -> Result<Vec<recap_core::Message>, RenderError> {
+        held: usize,
+    ) -> Result<PromptDelta, RenderError> {
+        let answered = self.answer(py, session, k);
+        let last = std::mem::take(&mut self.last);
+        let (same, read) = prompt_from_py(&answered?, &last).map_err(|bad| {
+            let at = if bad.path.is_empty() {
+                String::new()
+            } else {
+                format!("{}: ", bad.path)
+            };
+            RenderError::new("invalid_response", format!("{at}{}", bad.message))
+        })?;
+        let held_last = held == last.len();
+        self.last = last;
+        self.last.truncate(same);
+        self.last.extend(read.iter().cloned());
+        Ok(if held_last {
+            PromptDelta {
+                kept: same,
+                tail: read,
+            }
+        } else {
+            PromptDelta::whole(self.last.clone())
+        })
+    }
+
+    /// What the strategy's Python code returns for call `k`.
+    fn answer<'py>(
+        &mut self,
+        py: Python<'py>,
+        session: &Session,
+        k: usize,
+    ) -> Result<Bound<'py, PyAny>, RenderError> {
         let session = self
             .session_object(py, session)
             .map_err(|e| self.raised(py, e))?;
@@ -251,15 +298,7 @@ impl ReplayState {
         } else {
             object.call_method1("render", (session, k))
         };
-        let value = value.map_err(|e| self.raised(py, e))?;
-        messages_from_py(&value).map_err(|bad| {
-            let at = if bad.path.is_empty() {
-                String::new()
-            } else {
-                format!("{}: ", bad.path)
-            };
-            RenderError::new("invalid_response", format!("{at}{}", bad.message))
-        })
+        value.map_err(|e| self.raised(py, e))
     }
 
     /// The read-only session object for `session`.
