@@ -207,3 +207,21 @@ def test_keyboard_interrupt_in_a_python_strategy_stops_a_shard_with_nothing_writ
     with pytest.raises(KeyboardInterrupt):
         rr.run_shard([CHAT, PTC], ["full-history", Interrupts()], shard="0/1", out=tmp_path / "p")
     assert not (tmp_path / "p").exists() or not any((tmp_path / "p").iterdir())
+
+
+def test_keyboard_interrupt_in_a_python_strategy_inside_a_ray_task_fails_its_shard_by_name(local_ray, tmp_path):
+    # Defined here, so that Ray's workers get the class itself (it is not importable).
+    class Interrupts(FullHistory):
+        def render(self, session, k):
+            if k == 1:
+                raise KeyboardInterrupt
+            return session.messages(k)
+
+        open = None  # every call through render
+
+    with pytest.raises(rr.RecapError, match=r"shard \d/2: stopped by KeyboardInterrupt \(raised by a Python strategy") as raised:
+        rr_ray.run(CHAT, ["full-history", Interrupts("interrupts")], shards=2, parts_dir=tmp_path / "parts")
+    # The failed shard's task has ended (the other may still run): it left no part.
+    shard = str(raised.value).split("/", 1)[0].removeprefix("shard ")
+    left = tmp_path / "parts" / f"shard-{shard}-of-2"
+    assert not [p.name for p in left.rglob("*") if p.name != ".recap.lock"], sorted(left.rglob("*"))

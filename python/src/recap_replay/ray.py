@@ -160,7 +160,28 @@ def _shard_task(
     force: bool,
 ) -> dict[str, Any]:
     """One Ray task: shard ``index/count`` written as a part; with no shared
-    directory, its files come back in the result (relative path → bytes)."""
+    directory, its files come back in the result (relative path → bytes).
+
+    A ``KeyboardInterrupt`` or ``SystemExit`` in the task (a Python strategy raised it,
+    or the task was cancelled) is this shard's failure, named as such: Ray would report
+    it as a cancelled task and nothing more."""
+    try:
+        return _shard_part(args, index, count, shared, force)
+    except (KeyboardInterrupt, SystemExit) as e:
+        said = f": {e}" if str(e) else ""
+        raise RecapError(
+            f"stopped by {type(e).__name__}{said} (raised by a Python strategy, or the task "
+            "was cancelled); the shard wrote no part"
+        ) from None
+
+
+def _shard_part(
+    args: tuple[Any, ...],
+    index: int,
+    count: int,
+    shared: str | None,
+    force: bool,
+) -> dict[str, Any]:
     from . import _native
 
     if shared is not None:
