@@ -152,21 +152,14 @@ def _gather(ray: Any, refs: list[Any]) -> list[dict[str, Any]]:
     return [r for r in results if r is not None]
 
 
-def _shard_task(
-    args: tuple[Any, ...],
-    index: int,
-    count: int,
-    shared: str | None,
-    force: bool,
-) -> dict[str, Any]:
-    """One Ray task: shard ``index/count`` written as a part; with no shared
-    directory, its files come back in the result (relative path → bytes).
+def _shard_task(*task: Any) -> dict[str, Any]:
+    """One Ray task: :func:`_shard_part` of ``task``.
 
     A ``KeyboardInterrupt`` or ``SystemExit`` in the task (a Python strategy raised it,
     or the task was cancelled) is this shard's failure, named as such: Ray would report
     it as a cancelled task and nothing more."""
     try:
-        return _shard_part(args, index, count, shared, force)
+        return _shard_part(*task)
     except (KeyboardInterrupt, SystemExit) as e:
         said = f": {e}" if str(e) else ""
         raise RecapError(
@@ -182,6 +175,8 @@ def _shard_part(
     shared: str | None,
     force: bool,
 ) -> dict[str, Any]:
+    """Shard ``index/count`` written as a part; with no shared directory, its files
+    come back in the result (relative path → bytes)."""
     from . import _native
 
     if shared is not None:
