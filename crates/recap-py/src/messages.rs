@@ -154,6 +154,7 @@ fn reads_as(item: &Bound<'_, PyAny>, m: &Message) -> bool {
         && (name || m.name.is_none())
 }
 
+/// The value of `key` in `d`, if it has one.
 fn item<'py>(d: &Bound<'py, PyDict>, key: &str) -> Option<Bound<'py, PyAny>> {
     d.get_item(key).ok().flatten()
 }
@@ -184,14 +185,14 @@ fn calls_are(v: &Bound<'_, PyAny>, calls: &[MessageToolCall]) -> bool {
         })
 }
 
-/// Reads item `i` of a prompt. Paths are spelled out only for an error: a prompt's
+/// Reads `value`, item `i` of a prompt. Paths are spelled out only for an error: a prompt's
 /// messages are read at every call.
-fn message_from_py(item: &Bound<'_, PyAny>, i: usize) -> Checked<Message> {
+fn message_from_py(value: &Bound<'_, PyAny>, i: usize) -> Checked<Message> {
     let at = |field: &str| format!("[{i}]{field}");
-    let dict = item.cast::<PyDict>().map_err(|_| {
+    let dict = value.cast::<PyDict>().map_err(|_| {
         bad(
             at(""),
-            format!("expected a message (a dict), got {}", type_name(item)),
+            format!("expected a message (a dict), got {}", type_name(value)),
         )
     })?;
     for (key, _) in dict.iter() {
@@ -207,8 +208,7 @@ fn message_from_py(item: &Bound<'_, PyAny>, i: usize) -> Checked<Message> {
             ));
         }
     }
-    let field = |key: &str| dict.get_item(key).ok().flatten();
-    let role = match field("role") {
+    let role = match item(dict, "role") {
         None => return Err(bad(at(".role"), "missing (every message needs a role)")),
         Some(r) => string(&r, || at(".role"))?,
     };
@@ -221,12 +221,12 @@ fn message_from_py(item: &Bound<'_, PyAny>, i: usize) -> Checked<Message> {
                 format!("unknown role {role:?}; expected system, user, assistant or tool"),
             )
         })?;
-    let content = match field("content") {
+    let content = match item(dict, "content") {
         None => String::new(),
         Some(c) => content(&c, || at(".content"))?,
     };
     let mut message = Message::new(role, content);
-    if let Some(calls) = field("tool_calls")
+    if let Some(calls) = item(dict, "tool_calls")
         && !calls.is_none()
     {
         if role != Role::Assistant {
@@ -237,7 +237,7 @@ fn message_from_py(item: &Bound<'_, PyAny>, i: usize) -> Checked<Message> {
         }
         message.tool_calls = tool_calls(&calls, || at(".tool_calls"))?.into();
     }
-    match (field("tool_call_id"), role) {
+    match (item(dict, "tool_call_id"), role) {
         (Some(id), Role::Tool) => {
             message.tool_call_id = Some(Text::from(string(&id, || at(".tool_call_id"))?));
         }
@@ -255,7 +255,7 @@ fn message_from_py(item: &Bound<'_, PyAny>, i: usize) -> Checked<Message> {
         }
         _ => {}
     }
-    if let Some(name) = field("name")
+    if let Some(name) = item(dict, "name")
         && !name.is_none()
     {
         message.name = Some(Text::from(string(&name, || at(".name"))?));
@@ -296,7 +296,7 @@ fn content(v: &Bound<'_, PyAny>, at: impl Fn() -> String) -> Checked<String> {
                 format!("expected a text part (a dict), got {}", type_name(&part)),
             )
         })?;
-        let kind = match dict.get_item("type").ok().flatten() {
+        let kind = match item(dict, "type") {
             Some(k) => string(&k, || part_at(".type"))?,
             None => return Err(bad(part_at(".type"), "missing")),
         };
@@ -306,7 +306,7 @@ fn content(v: &Bound<'_, PyAny>, at: impl Fn() -> String) -> Checked<String> {
                 format!("{kind:?}: only text parts can be replayed"),
             ));
         }
-        match dict.get_item("text").ok().flatten() {
+        match item(dict, "text") {
             Some(t) => text.push_str(&string(&t, || part_at(".text"))?),
             None => return Err(bad(part_at(".text"), "missing")),
         }
@@ -329,13 +329,13 @@ fn tool_calls(v: &Bound<'_, PyAny>, at: impl Fn() -> String) -> Checked<Vec<Mess
         })?;
         let field =
             |d: &Bound<'_, PyDict>, key: &str, path: &dyn Fn() -> String| -> Checked<String> {
-                match d.get_item(key).ok().flatten() {
+                match item(d, key) {
                     Some(x) => string(&x, path),
                     None => Err(bad(path(), "missing")),
                 }
             };
         let id = field(dict, "id", &|| call_at(".id"))?;
-        if let Some(kind) = dict.get_item("type").ok().flatten() {
+        if let Some(kind) = item(dict, "type") {
             let kind = string(&kind, || call_at(".type"))?;
             if kind != "function" {
                 return Err(bad(
@@ -344,7 +344,7 @@ fn tool_calls(v: &Bound<'_, PyAny>, at: impl Fn() -> String) -> Checked<Vec<Mess
                 ));
             }
         }
-        let function = match dict.get_item("function").ok().flatten() {
+        let function = match item(dict, "function") {
             Some(f) => f,
             None => return Err(bad(call_at(".function"), "missing")),
         };
