@@ -6,9 +6,9 @@
 //! Recap cannot see into Python code, so such a strategy is opaque (SPEC 7.6: every
 //! call rendered through two replays and compared). A worker holds the GIL for a
 //! session's pass of the strategy (`Strategy::around_session`), its checks included,
-//! and Python hands it to another worker that asks at its own switch interval. Taking
-//! it at every call instead made the two workers trade it thousands of times a second,
-//! each trade a sleep and a wake-up that slowed the other worker's Rust renders by a
+//! and Python hands it to another worker that asks at its own switch interval. Taken
+//! at every call instead, it passes between two workers thousands of times a second,
+//! each trade a sleep and a wake-up that slows the other worker's Rust renders by a
 //! quarter (docs/python.md). The Rust strategies never take it and go on meanwhile.
 //! Each answer is read only where it differs from the replay's last one
 //! ([`prompt_from_py`]). A call runs under the run's one
